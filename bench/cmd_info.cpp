@@ -1,0 +1,63 @@
+// `pipebench info`: what this build is and what it found, one `key: value` line each (or --json).
+#include <hdf5.h>
+
+#include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/commands.hpp"
+#include "bench/version.hpp"
+#include "comm/build_info.hpp"
+#include "kernels/build_info.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+std::string hdf5_description() {
+  unsigned maj = 0, min = 0, rel = 0;
+  H5get_libversion(&maj, &min, &rel);
+  std::string s = "HDF5 " + std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
+#ifdef H5_HAVE_PARALLEL
+  return s + " (parallel, MPI-IO)";
+#else
+  return s + " (serial)";
+#endif
+}
+
+std::vector<std::pair<std::string, std::string>> collect() {
+  return {
+      {"pipebench", std::string(version()) + " (commit " + commit() + ")"},
+      {"build", std::string(build_type()) + ", " + compiler()},
+      {"mpi", comm::mpi_library_version()},
+      {"kokkos", kernels::kokkos_version() + ", " + kernels::kokkos_backends()},
+      {"kokkoskernels", kernels::kokkoskernels_version()},
+      {"blas", kernels::blas_description()},
+      {"hdf5", hdf5_description()},
+      {"nccl", comm::nccl_version()},
+      {"cuda", comm::cuda_runtime()},
+  };
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("info", "Print the version, commit and the libraries this build uses");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print one JSON object instead of text");
+  cmd->callback([json] {
+    const auto items = collect();
+    if (*json) {
+      nlohmann::ordered_json j;
+      for (const auto& [k, v] : items) j[k] = v;
+      std::cout << j.dump(2) << '\n';
+      return;
+    }
+    for (const auto& [k, v] : items) std::cout << k << ": " << std::string(14 - k.size(), ' ') << v << '\n';
+  });
+}
+
+}  // namespace pipebench::bench
