@@ -1,0 +1,41 @@
+#pragma once
+// Event-driven simulation of a schedule: each rank executes its list in order; an action starts when
+// its rank is free and its inputs have arrived (sends are non-blocking). Cost is linear in actions.
+#include <vector>
+
+#include "analysis/metrics.hpp"
+#include "analysis/schedule.hpp"
+#include "analysis/timeline.hpp"
+
+namespace pipebench::analysis {
+
+// Duration of one chunk's action on one stage (already divided by v and scaled by stage multipliers).
+struct StageTimes {
+  double f = 0;
+  double b = 0;  // full backward; the input part I takes b - w
+  double w = 0;
+};
+
+struct SimCosts {
+  std::vector<StageTimes> stage;  // one per stage of the schedule
+  // An overlapped F&B pair takes overlap_factor * (F of its forward stage + B of its backward stage).
+  double overlap_factor = 1.0;
+  // Time for an activation or gradient to cross between two different ranks (0 on the same rank).
+  double p2p = 0;
+};
+
+// Per-kind times for one rank's whole share of layers (DESIGN.md): chunk times are tf/v, tb/v, tw/v,
+// times stage_mult[depth] when given (one multiplier per stage of a model copy). t_overlap is the
+// overlapped F&B time for the whole share; a negative value means tf + tb.
+SimCosts uniform_costs(const Schedule& s, double tf, double tb, double tw, double t_overlap = -1,
+                       const std::vector<double>& stage_mult = {}, double p2p = 0);
+
+struct SimResult {
+  Metrics metrics;
+  Timeline timeline;  // every action with its start and end
+};
+
+// Throws pipebench::Error naming the blocked ranks and actions if the schedule deadlocks.
+SimResult simulate(const Schedule& s, const SimCosts& costs);
+
+}  // namespace pipebench::analysis
