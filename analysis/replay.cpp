@@ -1,0 +1,215 @@
+#include "analysis/replay.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+namespace pipebench::analysis {
+
+namespace {
+
+// Outputs an action can produce, per (stage, micro-batch).
+enum Part : int { kFwd = 0, kGrad = 1, kWeight = 2 };  // activation, input gradient, weight gradient
+const char* part_rule(Part p) {
+  switch (p) {
+    case kFwd: return "F of a stage needs the F of the previous stage (or, for I/B, its own F) for the same micro-batch";
+    case kGrad: return "I/B of a stage needs the I/B of the next stage for the same micro-batch, and W needs its own I";
+    case kWeight: return "weight gradient";
+  }
+  return "";
+}
+const char* part_name(Part p) { return p == kFwd ? "F" : p == kGrad ? "I/B" : "W"; }
+
+struct Dep {
+  Part part;
+  int stage;
+  int mb;
+};
+
+class Engine {
+ public:
+  Engine(const Schedule& s, double p2p) : s_(s), p2p_(p2p), S_(s.num_stages()), m_(s.m) {
+    done_.assign(static_cast<std::size_t>(3) * S_ * m_, kNotDone);
+  }
+
+  Timeline run(const DurationFn& duration) {
+    const int p = static_cast<int>(s_.actions.size());
+    cursor_.assign(p, 0);
+    free_.assign(p, 0.0);
+    waiting_on_.assign(p, -1);
+    parked_.assign(done_.size(), -1);
+    next_parked_.assign(p, -1);
+    Timeline tl;
+    tl.reserve(s_.num_actions());
+    std::vector<int> ready(p);
+    for (int r = 0; r < p; ++r) ready[r] = p - 1 - r;  // pop from the back: rank 0 first
+    Dep deps[4];
+    while (!ready.empty()) {
+      const int r = ready.back();
+      ready.pop_back();
+      const auto& list = s_.actions[r];
+      while (cursor_[r] < list.size()) {
+        const Action& a = list[cursor_[r]];
+        const int n = dependencies(a, deps);
+        double start = free_[r];
+        int missing = -1;
+        for (int i = 0; i < n; ++i) {
+          const double t = done_[key(deps[i])];
+          if (t == kNotDone) {
+            missing = key(deps[i]);
+            break;
+          }
+          start = std::max(start, t + (s_.stage_rank[deps[i].stage] != r ? p2p_ : 0.0));
+        }
+        if (missing >= 0) {  // park on the missing output; its producer wakes us
+          waiting_on_[r] = missing;
+          next_parked_[r] = parked_[missing];
+          parked_[missing] = r;
+          break;
+        }
+        const double end = start + duration(r, a);
+        free_[r] = end;
+        tl.push_back(TimedOp{r, a, start, end});
+        ++cursor_[r];
+        produce(a, end, ready);
+      }
+    }
+    for (int r = 0; r < p; ++r)
+      if (cursor_[r] < s_.actions[r].size()) throw ScheduleError(deadlock_message());
+    return tl;
+  }
+
+ private:
+  static constexpr double kNotDone = -std::numeric_limits<double>::infinity();
+
+  int key(const Dep& d) const { return (d.part * S_ + d.stage) * m_ + d.mb; }
+
+  int forward_deps(int stage, int mb, Dep* out) const {
+    if (s_.is_first_stage(stage)) return 0;
+    out[0] = {kFwd, stage - 1, mb};
+    return 1;
+  }
+  int backward_deps(int stage, int mb, Dep* out) const {
+    out[0] = {kFwd, stage, mb};
+    if (s_.is_last_stage(stage)) return 1;
+    out[1] = {kGrad, stage + 1, mb};
+    return 2;
+  }
+  int dependencies(const Action& a, Dep* out) const {
+    switch (a.kind) {
+      case Kind::F: return forward_deps(a.stage, a.mb, out);
+      case Kind::B:
+      case Kind::I: return backward_deps(a.stage, a.mb, out);
+      case Kind::W: out[0] = {kGrad, a.stage, a.mb}; return 1;
+      case Kind::FB: {
+        const int n = forward_deps(a.stage, a.mb, out);
+        return n + backward_deps(a.b_stage, a.b_mb, out + n);
+      }
+    }
+    return 0;
+  }
+
+  void mark(Part part, int stage, int mb, double t, std::vector<int>& ready) {
+    const int k = key({part, stage, mb});
+    done_[k] = t;
+    for (int r = parked_[k]; r >= 0; r = next_parked_[r]) {
+      waiting_on_[r] = -1;
+      ready.push_back(r);
+    }
+    parked_[k] = -1;
+  }
+
+  void produce(const Action& a, double t, std::vector<int>& ready) {
+    switch (a.kind) {
+      case Kind::F: mark(kFwd, a.stage, a.mb, t, ready); break;
+      case Kind::B: mark(kGrad, a.stage, a.mb, t, ready); mark(kWeight, a.stage, a.mb, t, ready); break;
+      case Kind::I: mark(kGrad, a.stage, a.mb, t, ready); break;
+      case Kind::W: mark(kWeight, a.stage, a.mb, t, ready); break;
+      case Kind::FB:
+        mark(kFwd, a.stage, a.mb, t, ready);
+        mark(kGrad, a.b_stage, a.b_mb, t, ready);
+        mark(kWeight, a.b_stage, a.b_mb, t, ready);
+        break;
+    }
+  }
+
+  // Where (rank, step) an output is produced, or rank -1 if no action produces it.
+  std::pair<int, int> producer(Part part, int stage, int mb) const {
+    for (int r = 0; r < static_cast<int>(s_.actions.size()); ++r) {
+      const auto& list = s_.actions[r];
+      for (int i = 0; i < static_cast<int>(list.size()); ++i) {
+        const Action& a = list[i];
+        const bool f = (a.kind == Kind::F || a.kind == Kind::FB) && a.stage == stage && a.mb == mb;
+        const bool g = ((a.kind == Kind::B || a.kind == Kind::I) && a.stage == stage && a.mb == mb) ||
+                       (a.kind == Kind::FB && a.b_stage == stage && a.b_mb == mb);
+        if ((part == kFwd && f) || (part == kGrad && g)) return {r, i};
+      }
+    }
+    return {-1, -1};
+  }
+
+  std::string deadlock_message() const {
+    std::ostringstream os;
+    int first_rank = -1;
+    std::string first_line;
+    for (int r = 0; r < static_cast<int>(s_.actions.size()); ++r) {
+      if (cursor_[r] >= s_.actions[r].size()) continue;
+      const int k = waiting_on_[r];
+      const auto part = static_cast<Part>(k / (S_ * m_));
+      const int stage = (k / m_) % S_, mb = k % m_;
+      const auto [pr, pi] = producer(part, stage, mb);
+      std::ostringstream line;
+      line << "rank " << r << ", step " << cursor_[r] << " (" << to_string(s_.actions[r][cursor_[r]]) << ") waits for "
+           << part_name(part) << " of stage " << stage << ", micro-batch " << mb;
+      if (pr < 0)
+        line << ", which no rank runs";
+      else if (pr == r)
+        line << ", which this rank runs later, at step " << pi << " (" << to_string(s_.actions[pr][pi]) << ")";
+      else
+        line << ", which rank " << pr << " runs at step " << pi << " (" << to_string(s_.actions[pr][pi]) << ")";
+      if (first_rank < 0) {
+        first_rank = r;
+        first_line = line.str() + "\n  rule: " + part_rule(part);
+      } else {
+        os << "\n  also blocked: " << line.str();
+      }
+    }
+    return "invalid schedule '" + s_.name + "': deadlock: " + first_line + os.str() + "\n" +
+           grid_window(s_, first_rank, static_cast<int>(cursor_[first_rank]));
+  }
+
+  const Schedule& s_;
+  double p2p_;
+  int S_, m_;
+  std::vector<double> done_;
+  std::vector<std::size_t> cursor_;
+  std::vector<double> free_;
+  std::vector<int> waiting_on_, parked_, next_parked_;
+};
+
+}  // namespace
+
+Timeline replay(const Schedule& s, const DurationFn& duration, double p2p) {
+  return Engine(s, p2p).run(duration);
+}
+
+std::string grid_window(const Schedule& s, int rank, int step, int radius) {
+  const int lo = std::max(0, step - radius);
+  const int hi = step + radius;
+  std::ostringstream os;
+  os << "  steps " << lo << ".." << hi << ":\n";
+  for (int r = 0; r < static_cast<int>(s.actions.size()); ++r) {
+    os << (r == rank ? "> " : "  ") << "rank " << r << ":";
+    const auto& list = s.actions[r];
+    for (int i = lo; i <= hi && i < static_cast<int>(list.size()); ++i) {
+      const std::string t = to_string(list[i]);
+      os << ' ' << (r == rank && i == step ? "[" + t + "]" : t);
+    }
+    os << '\n';
+  }
+  return os.str();
+}
+
+}  // namespace pipebench::analysis

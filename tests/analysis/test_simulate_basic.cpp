@@ -1,0 +1,51 @@
+// Simulator and metrics on the seed's unit-time figures (F = 1, B = 2).
+#include <gtest/gtest.h>
+
+#include "analysis/error.hpp"
+#include "analysis/generators.hpp"
+#include "analysis/simulate.hpp"
+
+using namespace pipebench::analysis;
+
+namespace {
+SimResult unit(const char* name, int p, int m) {
+  const Schedule s = make_schedule({name, p, m});
+  return simulate(s, uniform_costs(s, 1, 2, 1));
+}
+}  // namespace
+
+TEST(SimulateBasic, SeedFigures) {
+  // REFERENCE.md: p=4, m=4 -> 21, 42.9 %; p=8, m=64 -> 213, 9.9 %, stage 0 holds 64 (GPipe) / 8 (1F1B).
+  for (const char* name : {"gpipe", "1f1b"}) {
+    const auto a = unit(name, 4, 4);
+    EXPECT_DOUBLE_EQ(a.metrics.makespan, 21);
+    EXPECT_NEAR(a.metrics.bubble_fraction, 3.0 / 7.0, 1e-12);
+    const auto b = unit(name, 8, 64);
+    EXPECT_DOUBLE_EQ(b.metrics.makespan, 213);
+    EXPECT_NEAR(b.metrics.bubble_fraction, 7.0 / 71.0, 1e-12);
+  }
+  EXPECT_EQ(unit("gpipe", 8, 64).metrics.ranks[0].peak_inflight, 64);
+  EXPECT_EQ(unit("1f1b", 8, 64).metrics.ranks[0].peak_inflight, 8);
+}
+
+TEST(SimulateBasic, PerRankMetricsOf1F1B) {
+  const auto r = unit("1f1b", 4, 8);
+  ASSERT_EQ(r.metrics.ranks.size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    const auto& rm = r.metrics.ranks[k];
+    EXPECT_DOUBLE_EQ(rm.busy, 24);                    // 8 * (1 + 2)
+    EXPECT_DOUBLE_EQ(rm.idle, 33 - 24);               // (m+p-1)(F+B) = 33
+    EXPECT_EQ(rm.peak_inflight, 4 - k);               // min(p-r, m)
+    EXPECT_DOUBLE_EQ(rm.span_bubble, 3.0 * (3 - k));  // starts at r*F, ends at 33 - r*B: (p-1-r)(F+B)
+  }
+}
+
+TEST(SimulateBasic, StageMultipliersAndP2P) {
+  const Schedule s = make_schedule({"gpipe", 2, 1});
+  // Last stage twice as heavy, 0.5 per cross-rank message: 0F0 [0,1] 1F0 [1.5,3.5] 1B0 [3.5,7.5] 0B0 [8,10].
+  const auto r = simulate(s, uniform_costs(s, 1, 2, 1, -1, {1, 2}, 0.5));
+  EXPECT_DOUBLE_EQ(r.metrics.makespan, 10);
+  EXPECT_THROW(uniform_costs(s, 1, 2, 1, -1, {1, 2, 3}), pipebench::UsageError);
+  EXPECT_THROW(uniform_costs(s, 0, 2, 1), pipebench::UsageError);
+  EXPECT_THROW(uniform_costs(s, 1, 2, 2), pipebench::UsageError);  // tw must be < tb
+}
