@@ -67,10 +67,12 @@ void dual_program(DualRank& k, int P, int h, int M) {
   for (int j = 0; j <= h; ++j) k.f(0), k.f(1);
   for (int j = 0; j < P - h - 1; ++j) k.i(1), k.w(), k.f(1);
   for (int j = 0; j < M - 2 * P + h + 1; ++j) {
-    if (j == 0 && h == P - 1)
-      k.f(0), k.b(1);
-    else
+    if (j == 0 && h == P - 1) {
+      k.f(0);
+      k.b(1);
+    } else {
       k.fb(0, 1);
+    }
     k.fb(1, 0);
   }
   for (int j = 0; j < P - h - 1; ++j) k.b(1), k.fb(1, 0);
@@ -87,17 +89,16 @@ void dual_program(DualRank& k, int P, int h, int M) {
   for (int j = 0; j <= h; ++j) k.w();
 }
 
-void require_m_at_least_2p(const char* name, int p, int m) {
+void require_m_at_least_2p(const char* name, int p, int m, const char* who) {
   if (m < 2 * p)
     throw UsageError("schedule '" + std::string(name) + "' needs m >= 2p = " + std::to_string(2 * p) +
-                     " micro-batches; got m = " + std::to_string(m) +
-                     " (its warm-up fills both chunks of every rank before the first backward)");
+                     " micro-batches, as " + who + " requires; got m = " + std::to_string(m));
 }
 
 }  // namespace
 
 Schedule dualpipev(const ScheduleParams& q) {
-  require_m_at_least_2p("dualpipev", q.p, q.m);
+  require_m_at_least_2p("dualpipev", q.p, q.m, "DeepSeek's DualPipeV (and torch ScheduleDualPipeV)");
   Schedule s = v_layout("dualpipev", q.p, q.m);
   for (int r = 0; r < q.p; ++r) {
     DualRank k(s.actions[r], {r, 0}, {2 * q.p - 1 - r, 0});
@@ -106,8 +107,8 @@ Schedule dualpipev(const ScheduleParams& q) {
   return s;
 }
 
-// Copy 0 (stages 0..p-1, stage j on rank j) carries micro-batches 0..m/2-1 from rank 0 down; copy 1
-// (stages p..2p-1, stage p+j on rank p-1-j) carries m/2..m-1 from rank p-1 up. A rank in the first half
+// Copy 0 (stages 0..p-1, stage j on rank j) carries micro-batches 0..m/2-1, entering at rank 0; copy 1
+// (stages p..2p-1, stage p+j on rank p-1-j) carries m/2..m-1, entering at rank p-1. A rank in the first half
 // meets copy 0 early, one in the second half copy 1.
 Schedule dualpipe(const ScheduleParams& q) {
   const int p = q.p, m = q.m;
@@ -117,7 +118,7 @@ Schedule dualpipe(const ScheduleParams& q) {
   if (m % 2 != 0)
     throw UsageError("schedule 'dualpipe' needs an even m (half the micro-batches run in each direction); got m = " +
                      std::to_string(m));
-  require_m_at_least_2p("dualpipe", p, m);
+  require_m_at_least_2p("dualpipe", p, m, "DeepSeek's DualPipe");
   Schedule s = v_layout("dualpipe", p, m);
   s.pipes = 2;
   const int half = m / 2;
