@@ -139,6 +139,11 @@ TEST(GenDualPipe, UnitTimeFigures) {
   EXPECT_DOUBLE_EQ(d.makespan, 26);  // busy 24 = 8 micro-batches x 1 chunk x 3
   EXPECT_DOUBLE_EQ(d.max_idle(), 2);
   EXPECT_DOUBLE_EQ(run(make_schedule({"dualpipe", 2, 4}), {1, 1, 1, 3}).max_idle(), 0);
+  // With overlap gain (F&B = 2.5) ranks differ: rank 0 has the fewest pairs, so the most busy time.
+  const Metrics g = run(make_schedule({"dualpipev", 3, 6}), {1, 1, 1, 2.5});
+  EXPECT_NEAR(g.makespan, 36.5, 1e-9);
+  EXPECT_NEAR(g.ranks[0].idle, 2.5, 1e-9);
+  EXPECT_NEAR(g.max_idle(), 3, 1e-9);  // (p-1)(F&B + B - 3W) = 2 (2.5 + 2 - 3)
 }
 
 // REFERENCE.md: DualPipeV 2p+1 chunks, DualPipe p+1 "in its own units", which are chunks too: a
