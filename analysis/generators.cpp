@@ -18,6 +18,13 @@ const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
       {{"gpipe", "all forwards, then all backwards (Huang 2019)", 1, true, false}, detail::gpipe},
       {{"1f1b", "one forward one backward, PipeDream-Flush (Narayanan 2021)", 1, true, false}, detail::one_f_one_b},
+      {{"zbv", "zero bubble in a V, two chunks per rank, split backward (Qi 2024, torch ScheduleZBVZeroBubble)", 2, true, true},
+       detail::zbv},
+      {{"dualpipev", "DualPipe cut in half: V of two chunks, overlapped F&B pairs (DeepSeek 2024, torch ScheduleDualPipeV)", 2,
+        true, true},
+       detail::dualpipev},
+      {{"dualpipe", "two model copies in opposite directions, overlapped F&B pairs (DeepSeek-V3 2024)", 1, true, true},
+       detail::dualpipe},
   };
   return entries;
 }

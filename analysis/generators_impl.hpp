@@ -12,5 +12,8 @@ Schedule v_layout(const std::string& name, int p, int m);
 
 Schedule gpipe(const ScheduleParams& q);
 Schedule one_f_one_b(const ScheduleParams& q);
+Schedule zbv(const ScheduleParams& q);        // gen_zbv.cpp
+Schedule dualpipev(const ScheduleParams& q);  // gen_dualpipe.cpp
+Schedule dualpipe(const ScheduleParams& q);   // gen_dualpipe.cpp, pipes = 2
 
 }  // namespace pipebench::analysis::detail
