@@ -70,7 +70,12 @@ std::string_view trim(std::string_view s) {
 }  // namespace
 
 Action parse_action(std::string_view text) {
-  const std::string_view t = trim(text);
+  std::string_view t = trim(text);
+  // torch's _dump_csv writes an overlapped pair as `(0F7;7B3)OVERLAP_F_B`: the suffix repeats what the
+  // parentheses already say.
+  constexpr std::string_view kTorchSuffix = "OVERLAP_F_B";
+  if (t.size() > kTorchSuffix.size() && t.substr(t.size() - kTorchSuffix.size()) == kTorchSuffix && t.front() == '(')
+    t = trim(t.substr(0, t.size() - kTorchSuffix.size()));
   Action a;
   bool ok = false;
   if (t.size() >= 2 && t.front() == '(' && t.back() == ')') {

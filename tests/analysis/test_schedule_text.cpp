@@ -14,10 +14,11 @@ TEST(ActionText, RoundTripsSimpleAndOverlapped) {
   EXPECT_EQ(a.b_stage, 7);
   EXPECT_EQ(a.b_mb, 3);
   EXPECT_EQ(parse_action(" 2W4 "), Action::make(Kind::W, 2, 4));
+  EXPECT_EQ(parse_action("(0F7;7B3)OVERLAP_F_B"), a);  // as torch's _dump_csv writes it
 }
 
 TEST(ActionText, RejectsMalformed) {
-  for (const char* t : {"", "F0", "3F", "3X0", "-1F0", "3F0x", "(0F7)", "(0B7;7F3)", "(0F7;7I3)", "3 F0"})
+  for (const char* t : {"", "F0", "3F", "3X0", "-1F0", "3F0x", "(0F7)", "(0B7;7F3)", "(0F7;7I3)", "3 F0", "3F0OVERLAP_F_B"})
     EXPECT_THROW(parse_action(t), pipebench::UsageError) << "'" << t << "'";
 }
 
