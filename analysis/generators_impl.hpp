@@ -12,5 +12,9 @@ Schedule v_layout(const std::string& name, int p, int m);
 
 Schedule gpipe(const ScheduleParams& q);
 Schedule one_f_one_b(const ScheduleParams& q);
+Schedule interleaved(const ScheduleParams& q);
+Schedule looped_bfs(const ScheduleParams& q);
+Schedule zb_h1(const ScheduleParams& q);
+Schedule zb_h2(const ScheduleParams& q);
 
 }  // namespace pipebench::analysis::detail
