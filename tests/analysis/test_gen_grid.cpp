@@ -1,0 +1,76 @@
+// Every registered schedule, over p 1..16, m 1..64, v 1..4 (only its own v when v is fixed): what
+// make_schedule accepts must validate (shape, completeness, replay without deadlock); what
+// docs/schedules.md says is allowed must be accepted. Schedules added later are covered through
+// schedule_catalog(); the allowed ranges are asserted for the schedules documented in schedules.md.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/error.hpp"
+#include "analysis/generators.hpp"
+#include "analysis/validate.hpp"
+
+using namespace pipebench::analysis;
+
+namespace {
+
+using Allowed = std::function<bool(int p, int m, int v)>;
+
+// docs/schedules.md, "Constraints" of each schedule (default group for interleaved).
+const std::map<std::string, Allowed>& documented() {
+  static const std::map<std::string, Allowed> rules = {
+      {"gpipe", [](int, int, int) { return true; }},
+      {"1f1b", [](int, int, int) { return true; }},
+      {"interleaved", [](int p, int m, int v) { return v == 1 || (m >= p && m % p == 0); }},
+      {"looped-bfs", [](int, int, int) { return true; }},
+      {"zb-h1", [](int, int, int) { return true; }},
+      {"zb-h2", [](int, int, int) { return true; }},
+  };
+  return rules;
+}
+
+}  // namespace
+
+TEST(GenGrid, EveryScheduleValidatesOverTheGrid) {
+  for (const ScheduleInfo& info : schedule_catalog()) {
+    SCOPED_TRACE(info.name);
+    const auto rule = documented().find(info.name);
+    std::vector<int> vs = {info.default_v};
+    if (!info.fixed_v) vs = {1, 2, 3, 4};
+    int accepted = 0;
+    for (int p = 1; p <= 16; ++p)
+      for (int m = 1; m <= 64; ++m)
+        for (int v : vs) {
+          Schedule s;
+          try {
+            s = make_schedule({info.name, p, m, v});
+          } catch (const pipebench::UsageError& e) {
+            if (rule != documented().end() && rule->second(p, m, v))
+              ADD_FAILURE() << "p=" << p << " m=" << m << " v=" << v << " is documented as allowed: " << e.what();
+            continue;
+          }
+          ++accepted;
+          ASSERT_EQ(s.name, info.name);
+          ASSERT_EQ(s.p, p);
+          ASSERT_EQ(s.m, m);
+          ASSERT_EQ(s.v(), v);
+          try {
+            validate(s);
+          } catch (const ScheduleError& e) {
+            FAIL() << "p=" << p << " m=" << m << " v=" << v << ": " << e.what();
+          }
+        }
+    EXPECT_GT(accepted, 0) << "no combination of the grid is accepted";
+    if (info.fixed_v) {
+      EXPECT_THROW(make_schedule({info.name, 4, 16, info.default_v + 1}), pipebench::UsageError);
+    }
+  }
+}
+
+TEST(GenGrid, DocumentedSchedulesAreRegistered) {
+  for (const auto& [name, rule] : documented()) EXPECT_EQ(schedule_info(name).name, name);
+  EXPECT_GE(schedule_catalog().size(), documented().size());
+}
