@@ -3,6 +3,7 @@
 // exactly what the docs say is allowed. Schedules added later are covered through schedule_catalog().
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "analysis/error.hpp"
 #include "analysis/generators.hpp"
+#include "analysis/simulate.hpp"
 #include "analysis/validate.hpp"
 
 using namespace pipebench::analysis;
@@ -78,4 +80,24 @@ TEST(GenGrid, EveryScheduleValidatesOverTheGrid) {
 TEST(GenGrid, EveryRegisteredScheduleHasDocumentedConstraints) {
   for (const ScheduleInfo& info : schedule_catalog())
     EXPECT_EQ(documented().count(info.name), 1u) << "schedule '" << info.name << "' has no line in documented()";
+}
+
+TEST(GenGrid, GPipeAnd1F1BFormulas) {
+  // docs/schedules.md: for every m, makespan (m+p-1)(F+B), idle (p-1)(F+B), span bubble of rank r
+  // (p-1-r)(F+B); peak m (GPipe) and min(p-r, m) (1F1B).
+  const double fb[][2] = {{1, 2}, {1, 1}, {3, 1}};
+  for (const char* name : {"gpipe", "1f1b"})
+    for (int p = 1; p <= 8; ++p)
+      for (int m = 1; m <= 16; ++m)
+        for (const auto& t : fb) {
+          const Schedule s = make_schedule({name, p, m});
+          const Metrics mt = simulate(s, uniform_costs(s, t[0], t[1], 0)).metrics;
+          const double step = t[0] + t[1];
+          EXPECT_DOUBLE_EQ(mt.makespan, (m + p - 1) * step) << name << " p=" << p << " m=" << m;
+          for (const RankMetrics& rm : mt.ranks) {
+            EXPECT_DOUBLE_EQ(rm.idle, (p - 1) * step);
+            EXPECT_DOUBLE_EQ(rm.span_bubble, (p - 1 - rm.rank) * step);
+            EXPECT_EQ(rm.peak_inflight, std::string(name) == "gpipe" ? m : std::min(p - rm.rank, m));
+          }
+        }
 }
