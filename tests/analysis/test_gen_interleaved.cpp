@@ -105,7 +105,8 @@ TEST(GenInterleaved, MatchesTorchRoundsAsGroups) {
       const int rounds = std::max(1, m / p);
       if (m % rounds != 0) continue;
       for (int v = 2; v <= 4; ++v) {
-        EXPECT_EQ(interleaved(p, m, v, m / rounds).actions, torch_interleaved(p, m, v)) << "p=" << p << " m=" << m << " v=" << v;
+        EXPECT_EQ(interleaved(p, m, v, m / rounds).actions, torch_interleaved(p, m, v))
+            << "p=" << p << " m=" << m << " v=" << v;
         ++compared;
       }
     }
