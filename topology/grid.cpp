@@ -82,16 +82,18 @@ Grid::Grid(int t, int p, int d, int v, std::string_view order) : size_{t, p, d},
   }
 }
 
+// Axes of size 1 are left out: their coordinate is always 0.
 std::string Grid::rank_formula() const {
   std::string s = "rank =";
   bool first = true;
   for (GroupKind k : fastest_first_) {
+    if (size(k) == 1) continue;
     s += first ? " " : " + ";
     first = false;
     if (stride(k) != 1) s += std::to_string(stride(k)) + "*";
     s += group_kind_name(k);
   }
-  return s;
+  return first ? s + " 0" : s;
 }
 
 void Grid::check_rank(int rank) const {

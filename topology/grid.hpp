@@ -43,7 +43,7 @@ class Grid {
   int stride(GroupKind k) const { return stride_[idx(k)]; }
   int world_size() const { return world_; }
   const std::string& order() const { return order_; }  // normalised: lower case, as given otherwise
-  std::string rank_formula() const;                     // e.g. "rank = tp + 2*dp + 4*pp"
+  std::string rank_formula() const;                     // e.g. "rank = tp + 2*dp + 4*pp"; size-1 axes left out
 
   Coords coords(int rank) const;  // UsageError when rank is outside [0, world_size)
   int coord(GroupKind k, int rank) const;

@@ -1,6 +1,7 @@
 #include "topology/placement.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <unordered_map>
 #include <utility>
 
@@ -47,6 +48,35 @@ Placement Placement::from_nodes(std::vector<int> node_of_rank, std::vector<std::
 std::string Placement::node_name(int node) const {
   if (node >= 0 && node < static_cast<int>(names_.size())) return names_[static_cast<std::size_t>(node)];
   return "node" + std::to_string(node);
+}
+
+std::vector<std::string> parse_hostfile(std::istream& in, const std::string& source) {
+  std::vector<std::string> hosts;
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    line = line.substr(0, line.find('#'));
+    const auto begin = line.find_first_not_of(" \t\r");
+    if (begin == std::string::npos) continue;
+    line = line.substr(begin, line.find_last_not_of(" \t\r") + 1 - begin);
+    const auto colon = line.rfind(':');
+    std::string host = line.substr(0, colon);
+    long n = 1;
+    if (colon != std::string::npos) {
+      const std::string count = line.substr(colon + 1);
+      char* end = nullptr;
+      n = std::strtol(count.c_str(), &end, 10);
+      if (count.empty() || *end != '\0' || n < 1 || n > Grid::kMaxWorldSize)
+        throw UsageError(source + ":" + std::to_string(lineno) + ": rank count '" + count +
+                         "' is not a whole number from 1 to " + std::to_string(Grid::kMaxWorldSize) +
+                         " (lines are `host` or `host:n`)");
+    }
+    if (host.empty()) throw UsageError(source + ":" + std::to_string(lineno) + ": missing host name before ':'");
+    if (static_cast<long long>(hosts.size()) + n > Grid::kMaxWorldSize)
+      throw UsageError(source + ": more than " + std::to_string(Grid::kMaxWorldSize) + " ranks");
+    hosts.insert(hosts.end(), static_cast<std::size_t>(n), host);
+  }
+  if (hosts.empty()) throw UsageError(source + ": no hosts listed (lines are `host` or `host:n`)");
+  return hosts;
 }
 
 PlacementSummary summarize(const Grid& grid, const Placement& placement) {

@@ -3,6 +3,7 @@
 // data groups span more than one node, and how many pipeline neighbour links cross the network.
 // Work is linear in the number of ranks (16,384 ranks in well under a millisecond).
 #include <array>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ class Placement {
   std::vector<int> node_;  // per rank, host placements only
   std::vector<std::string> names_;
 };
+
+// Reads an MPICH-style machine file: one `host` or `host:n` per line (n ranks on that host, filled in
+// order), `#` starts a comment. Returns the host of each rank. UsageError naming `source` and the line
+// for a bad count or an empty file.
+std::vector<std::string> parse_hostfile(std::istream& in, const std::string& source);
 
 struct GroupPlacement {
   GroupKind kind = GroupKind::tp;

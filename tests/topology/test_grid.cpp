@@ -98,6 +98,8 @@ TEST(Grid, LlamaLayoutStrides) {
   EXPECT_EQ(g.stride(GroupKind::dp), 8);
   EXPECT_EQ(g.stride(GroupKind::pp), 1024);
   EXPECT_EQ(g.coords(16383), (Coords{7, 15, 127}));
+  EXPECT_EQ(Grid(2, 4, 1).rank_formula(), "rank = tp + 2*pp");
+  EXPECT_EQ(Grid(1, 1, 1).rank_formula(), "rank = 0");
   EXPECT_EQ(g.group(GroupKind::pp, 9).back(), 9 + 15 * 1024);
 }
 

@@ -1,6 +1,7 @@
 // Placement summaries checked by hand, including the Llama 3 layout on 8-rank nodes.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -104,4 +105,26 @@ TEST(Placement, Llama3TensorNotFastestSpansEveryTensorGroup) {
 
 TEST(Placement, WorldSizeMismatchIsAnError) {
   EXPECT_THROW(summarize(Grid(2, 2, 2), Placement::block(6, 2)), pipebench::Error);
+}
+
+TEST(Hostfile, HostAndCountLinesWithComments) {
+  std::istringstream in("# two nodes\n  gpu01:3 \n\ngpu02   # one rank\ngpu01:1\n");
+  EXPECT_EQ(pipebench::topology::parse_hostfile(in, "hosts.txt"),
+            (std::vector<std::string>{"gpu01", "gpu01", "gpu01", "gpu02", "gpu01"}));
+}
+
+TEST(Hostfile, BadLinesNameFileAndLine) {
+  auto message = [](const std::string& text) {
+    std::istringstream in(text);
+    try {
+      pipebench::topology::parse_hostfile(in, "h");
+    } catch (const pipebench::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("a\nb:0\n").rfind("h:2: rank count '0' is not a whole number from 1 to", 0), 0u);
+  EXPECT_EQ(message("a:x").rfind("h:1: rank count 'x'", 0), 0u);
+  EXPECT_EQ(message(":4"), "h:1: missing host name before ':'");
+  EXPECT_EQ(message("# nothing\n"), "h: no hosts listed (lines are `host` or `host:n`)");
 }
