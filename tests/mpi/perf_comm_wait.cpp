@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
