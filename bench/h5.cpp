@@ -274,20 +274,13 @@ Id enum_type(hid_t base, const std::vector<const char*>& names) {
   return t;
 }
 
-Id packed_copy(hid_t type) {
-  Id t(check(H5Tcopy(type), "copy a datatype", ""), H5Tclose);
-  check(H5Tpack(t.get()), "pack a compound type", "");
-  return t;
-}
-
-void write_table(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_type, const void* data,
-                 std::size_t count) {
+void write_table(hid_t loc, const std::string& name, hid_t type, const void* data, std::size_t count) {
   const hsize_t dims[1] = {static_cast<hsize_t>(count)};
   Id space(check(H5Screate_simple(1, dims, nullptr), "create a dataspace for", child(loc, name)), H5Sclose);
-  Id dset(check(H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+  Id dset(check(H5Dcreate2(loc, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                 "create dataset", child(loc, name)),
           H5Dclose);
-  if (count > 0) check(H5Dwrite(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write dataset", child(loc, name));
+  if (count > 0) check(H5Dwrite(dset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write dataset", child(loc, name));
 }
 
 std::size_t table_size(hid_t loc, const std::string& name) {

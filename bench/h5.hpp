@@ -73,12 +73,11 @@ Id compound_type(std::size_t size);
 void insert_member(hid_t compound, const char* name, std::size_t offset, hid_t member_type);
 // An enumeration over `base` (an integer type) with values 0, 1, 2, ... named by `names`.
 Id enum_type(hid_t base, const std::vector<const char*>& names);
-Id packed_copy(hid_t type);  // the file form: no padding
 
-// One-dimensional datasets of `count` elements of `file_type`, written and read whole. Contiguous:
-// the table is written once, so chunking would only add an index.
-void write_table(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_type, const void* data,
-                 std::size_t count);
+// One-dimensional datasets of `count` elements of `type`, stored in the memory layout (no conversion
+// on write: see docs/results-schema.md), written and read whole. Contiguous: a table is written once,
+// so chunking would only add an index.
+void write_table(hid_t loc, const std::string& name, hid_t type, const void* data, std::size_t count);
 std::size_t table_size(hid_t loc, const std::string& name);
 // Reads into `data` (table_size elements of mem_type); the caller frees variable-length members
 // with reclaim_table.

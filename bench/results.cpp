@@ -50,9 +50,9 @@ struct RankRow {
   char* host;
 };
 
-// Memory and file (packed) forms of the three record tables.
+// The three record tables, in memory layout, which is also their file layout.
 struct Types {
-  h5::Id action_mem, action_file, comm_mem, comm_file, rank_mem, rank_file;
+  h5::Id action, comm, rank;
 };
 
 #define PB_MEMBER(type, T, field, h5type) h5::insert_member(type.get(), #field, offsetof(T, field), h5type)
@@ -69,51 +69,47 @@ Types make_types() {
   const hid_t i32 = H5T_NATIVE_INT32, i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
 
   Types t;
-  t.action_mem = h5::compound_type(sizeof(ActionRecord));
-  PB_MEMBER(t.action_mem, ActionRecord, step, i32);
-  PB_MEMBER(t.action_mem, ActionRecord, rank, i32);
-  PB_MEMBER(t.action_mem, ActionRecord, global_rank, i32);
-  PB_MEMBER(t.action_mem, ActionRecord, stage, i32);
-  PB_MEMBER(t.action_mem, ActionRecord, chunk, i32);
-  PB_MEMBER(t.action_mem, ActionRecord, mb, i32);
-  PB_MEMBER(t.action_mem, ActionRecord, kind, kind.get());
-  PB_MEMBER(t.action_mem, ActionRecord, b_stage, i32);
-  PB_MEMBER(t.action_mem, ActionRecord, b_mb, i32);
-  PB_MEMBER(t.action_mem, ActionRecord, t_start, f64);
-  PB_MEMBER(t.action_mem, ActionRecord, t_end, f64);
-  PB_MEMBER(t.action_mem, ActionRecord, flops, f64);
-  PB_MEMBER(t.action_mem, ActionRecord, activation_bytes, i64);
+  t.action = h5::compound_type(sizeof(ActionRecord));
+  PB_MEMBER(t.action, ActionRecord, step, i32);
+  PB_MEMBER(t.action, ActionRecord, rank, i32);
+  PB_MEMBER(t.action, ActionRecord, global_rank, i32);
+  PB_MEMBER(t.action, ActionRecord, stage, i32);
+  PB_MEMBER(t.action, ActionRecord, chunk, i32);
+  PB_MEMBER(t.action, ActionRecord, mb, i32);
+  PB_MEMBER(t.action, ActionRecord, kind, kind.get());
+  PB_MEMBER(t.action, ActionRecord, b_stage, i32);
+  PB_MEMBER(t.action, ActionRecord, b_mb, i32);
+  PB_MEMBER(t.action, ActionRecord, t_start, f64);
+  PB_MEMBER(t.action, ActionRecord, t_end, f64);
+  PB_MEMBER(t.action, ActionRecord, flops, f64);
+  PB_MEMBER(t.action, ActionRecord, activation_bytes, i64);
 
-  t.comm_mem = h5::compound_type(sizeof(CommRecord));
-  PB_MEMBER(t.comm_mem, CommRecord, step, i32);
-  PB_MEMBER(t.comm_mem, CommRecord, global_rank, i32);
-  PB_MEMBER(t.comm_mem, CommRecord, peer, i32);
-  PB_MEMBER(t.comm_mem, CommRecord, kind, comm_kind.get());
-  PB_MEMBER(t.comm_mem, CommRecord, group, group.get());
-  PB_MEMBER(t.comm_mem, CommRecord, bytes, i64);
-  PB_MEMBER(t.comm_mem, CommRecord, stage, i32);
-  PB_MEMBER(t.comm_mem, CommRecord, mb, i32);
-  PB_MEMBER(t.comm_mem, CommRecord, t_posted, f64);
-  PB_MEMBER(t.comm_mem, CommRecord, t_done, f64);
+  t.comm = h5::compound_type(sizeof(CommRecord));
+  PB_MEMBER(t.comm, CommRecord, step, i32);
+  PB_MEMBER(t.comm, CommRecord, global_rank, i32);
+  PB_MEMBER(t.comm, CommRecord, peer, i32);
+  PB_MEMBER(t.comm, CommRecord, kind, comm_kind.get());
+  PB_MEMBER(t.comm, CommRecord, group, group.get());
+  PB_MEMBER(t.comm, CommRecord, bytes, i64);
+  PB_MEMBER(t.comm, CommRecord, stage, i32);
+  PB_MEMBER(t.comm, CommRecord, mb, i32);
+  PB_MEMBER(t.comm, CommRecord, t_posted, f64);
+  PB_MEMBER(t.comm, CommRecord, t_done, f64);
 
-  t.rank_mem = h5::compound_type(sizeof(RankRow));
-  PB_MEMBER(t.rank_mem, RankRow, global_rank, i32);
-  PB_MEMBER(t.rank_mem, RankRow, tp, i32);
-  PB_MEMBER(t.rank_mem, RankRow, pp, i32);
-  PB_MEMBER(t.rank_mem, RankRow, dp, i32);
-  PB_MEMBER(t.rank_mem, RankRow, busy, f64);
-  PB_MEMBER(t.rank_mem, RankRow, idle, f64);
-  PB_MEMBER(t.rank_mem, RankRow, span_bubble, f64);
-  PB_MEMBER(t.rank_mem, RankRow, peak_inflight, i32);
-  PB_MEMBER(t.rank_mem, RankRow, predicted_peak_inflight, i32);
-  PB_MEMBER(t.rank_mem, RankRow, peak_activation_bytes, i64);
-  PB_MEMBER(t.rank_mem, RankRow, clock_offset, f64);
-  PB_MEMBER(t.rank_mem, RankRow, clock_uncertainty, f64);
-  PB_MEMBER(t.rank_mem, RankRow, host, str.get());
-
-  t.action_file = h5::packed_copy(t.action_mem.get());
-  t.comm_file = h5::packed_copy(t.comm_mem.get());
-  t.rank_file = h5::packed_copy(t.rank_mem.get());
+  t.rank = h5::compound_type(sizeof(RankRow));
+  PB_MEMBER(t.rank, RankRow, global_rank, i32);
+  PB_MEMBER(t.rank, RankRow, tp, i32);
+  PB_MEMBER(t.rank, RankRow, pp, i32);
+  PB_MEMBER(t.rank, RankRow, dp, i32);
+  PB_MEMBER(t.rank, RankRow, busy, f64);
+  PB_MEMBER(t.rank, RankRow, idle, f64);
+  PB_MEMBER(t.rank, RankRow, span_bubble, f64);
+  PB_MEMBER(t.rank, RankRow, peak_inflight, i32);
+  PB_MEMBER(t.rank, RankRow, predicted_peak_inflight, i32);
+  PB_MEMBER(t.rank, RankRow, peak_activation_bytes, i64);
+  PB_MEMBER(t.rank, RankRow, clock_offset, f64);
+  PB_MEMBER(t.rank, RankRow, clock_uncertainty, f64);
+  PB_MEMBER(t.rank, RankRow, host, str.get());
   return t;
 }
 
@@ -207,22 +203,22 @@ void write_run(hid_t g, const RunResult& run, const Types& t) {
     const h5::Id extra = h5::create_group(g, "extra");
     for (const auto& [k, v] : run.summary.extra) h5::write_attr(extra.get(), k, v);
   }
-  h5::write_table(g, "actions", t.action_file.get(), t.action_mem.get(), run.actions.data(), run.actions.size());
-  h5::write_table(g, "comms", t.comm_file.get(), t.comm_mem.get(), run.comms.data(), run.comms.size());
+  h5::write_table(g, "actions", t.action.get(), run.actions.data(), run.actions.size());
+  h5::write_table(g, "comms", t.comm.get(), run.comms.data(), run.comms.size());
   std::vector<RankRow> rows;
   rows.reserve(run.ranks.size());
   for (const auto& r : run.ranks)
     rows.push_back(RankRow{r.global_rank, r.tp, r.pp, r.dp, r.busy, r.idle, r.span_bubble, r.peak_inflight,
                            r.predicted_peak_inflight, r.peak_activation_bytes, r.clock_offset, r.clock_uncertainty,
                            const_cast<char*>(r.host.c_str())});  // HDF5 only reads it
-  h5::write_table(g, "ranks", t.rank_file.get(), t.rank_mem.get(), rows.data(), rows.size());
+  h5::write_table(g, "ranks", t.rank.get(), rows.data(), rows.size());
 }
 
 std::vector<RankSummary> read_ranks(hid_t g, const Types& t) {
   std::vector<RankRow> rows(h5::table_size(g, "ranks"));
-  h5::read_table(g, "ranks", t.rank_mem.get(), rows.data());
+  h5::read_table(g, "ranks", t.rank.get(), rows.data());
   // Free HDF5's host strings even if copying throws.
-  const auto reclaim = [&](RankRow*) { h5::reclaim_table(t.rank_mem.get(), rows.size(), rows.data()); };
+  const auto reclaim = [&](RankRow*) { h5::reclaim_table(t.rank.get(), rows.size(), rows.data()); };
   const std::unique_ptr<RankRow, decltype(reclaim)> guard(rows.data(), reclaim);
   std::vector<RankSummary> out;
   out.reserve(rows.size());
@@ -253,8 +249,8 @@ RunResult read_group(hid_t g, const Types& t, bool with_records) {
   }
   run.ranks = read_ranks(g, t);
   if (with_records) {
-    run.actions = read_records<ActionRecord>(g, "actions", t.action_mem);
-    run.comms = read_records<CommRecord>(g, "comms", t.comm_mem);
+    run.actions = read_records<ActionRecord>(g, "actions", t.action);
+    run.comms = read_records<CommRecord>(g, "comms", t.comm);
   }
   return run;
 }
