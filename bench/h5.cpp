@@ -120,7 +120,7 @@ std::string where(hid_t obj) {
   std::string path(static_cast<std::size_t>(std::max<ssize_t>(H5Iget_name(obj, nullptr, 0), 0)), '\0');
   if (!path.empty()) H5Iget_name(obj, path.data(), path.size() + 1);
   H5Eclear2(H5E_DEFAULT);
-  return file + ":" + (path.empty() ? "/" : path);
+  return file + ":" + (path.empty() ? "(unlinked)" : path);
 }
 
 bool is_hdf5(const std::string& path) {
@@ -174,6 +174,14 @@ Id create_group(hid_t loc, const std::string& name) {
 
 Id open_group(hid_t loc, const std::string& name) {
   return Id(check(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), "open group", child(loc, name)), H5Gclose);
+}
+
+Id create_unlinked_group(hid_t file) {
+  return Id(check(H5Gcreate_anon(file, H5P_DEFAULT, H5P_DEFAULT), "create an unlinked group in", where(file)), H5Gclose);
+}
+
+void link(hid_t obj, hid_t loc, const std::string& name) {
+  check(H5Olink(obj, loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT), "link", child(loc, name));
 }
 
 bool has_link(hid_t loc, const std::string& name) {

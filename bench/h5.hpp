@@ -24,6 +24,7 @@ class Id {
   Id& operator=(const Id&) = delete;
   ~Id() { reset(); }
   hid_t get() const { return id_; }
+  explicit operator bool() const { return id_ >= 0; }
   void reset();
   hid_t release() {  // gives up ownership without closing
     const hid_t id = id_;
@@ -40,7 +41,7 @@ class Id {
 std::string last_error();
 // Throws Error("HDF5: cannot <what> '<where>': <last_error()>").
 [[noreturn]] void fail(const std::string& what, const std::string& where);
-// "<file>:<object path>", for messages.
+// "<file>:<object path>", for messages ("(unlinked)" for an object no path reaches).
 std::string where(hid_t obj);
 
 bool is_hdf5(const std::string& path);  // false for a missing or unreadable file too
@@ -54,6 +55,10 @@ void close_file(Id& file);  // closes now and reports a failed final write, whic
 void flush(hid_t file);
 Id create_group(hid_t loc, const std::string& name);
 Id open_group(hid_t loc, const std::string& name);
+// A group that no path reaches yet, and the link that makes it reachable: objects can be written in
+// full before anything existing refers to them.
+Id create_unlinked_group(hid_t file);
+void link(hid_t obj, hid_t loc, const std::string& name);
 bool has_link(hid_t loc, const std::string& name);
 std::vector<std::string> link_names(hid_t group);
 

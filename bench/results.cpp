@@ -133,7 +133,16 @@ std::vector<int> run_ids(hid_t runs) {
   return ids;
 }
 
-bool is_complete(hid_t run) { return h5::has_attr(run, "complete") && h5::read_int_attr(run, "complete") == 1; }
+// A run that a crash cut short lacks its complete mark or, if the crash hit HDF5's own metadata
+// writes, may not open at all: both count as incomplete. Returns an empty Id for those.
+h5::Id open_complete_run(hid_t runs, int id) {
+  try {
+    h5::Id g = h5::open_group(runs, run_name(id));
+    if (h5::has_attr(g.get(), "complete") && h5::read_int_attr(g.get(), "complete") == 1) return g;
+  } catch (const Error&) {
+  }
+  return h5::Id();
+}
 
 bool exists(const std::string& path) {
   struct stat st {};
@@ -292,9 +301,12 @@ int append_run(const std::string& path, const RunResult& run) {
     const h5::Id runs = h5::open_group(file.get(), "runs");
     const auto ids = run_ids(runs.get());
     id = ids.empty() ? 1 : ids.back() + 1;
-    const h5::Id g = h5::create_group(runs.get(), run_name(id));
+    // The run is written in full, unreachable, and flushed before the one link that makes it part
+    // of the file: a crash before that link leaves the file as it was, never a link to half a group.
+    const h5::Id g = h5::create_unlinked_group(file.get());
     write_run(g.get(), run, types);
-    // Everything else reaches the disk before the mark that says the run is whole.
+    h5::flush(file.get());
+    h5::link(g.get(), runs.get(), run_name(id));
     h5::flush(file.get());
     h5::write_attr(g.get(), "complete", std::int64_t{1});
   }
@@ -307,8 +319,8 @@ bool has_complete_run(const std::string& path, const std::string& key) {
   const h5::Id file = open_results(path, false);
   const h5::Id runs = h5::open_group(file.get(), "runs");
   for (int id : run_ids(runs.get())) {
-    const h5::Id g = h5::open_group(runs.get(), run_name(id));
-    if (is_complete(g.get()) && h5::read_string_attr(g.get(), "key") == key) return true;
+    const h5::Id g = open_complete_run(runs.get(), id);
+    if (g && h5::read_string_attr(g.get(), "key") == key) return true;
   }
   return false;
 }
@@ -319,8 +331,8 @@ RunListing list_runs(const std::string& path) {
   const Types types = make_types();
   RunListing out;
   for (int id : run_ids(runs.get())) {
-    const h5::Id g = h5::open_group(runs.get(), run_name(id));
-    if (is_complete(g.get()))
+    const h5::Id g = open_complete_run(runs.get(), id);
+    if (g)
       out.runs.push_back(StoredRun{id, read_group(g.get(), types, false)});
     else
       out.incomplete.push_back(id);
@@ -333,8 +345,8 @@ RunResult read_run(const std::string& path, int id) {
   const h5::Id runs = h5::open_group(file.get(), "runs");
   std::vector<int> complete;
   for (int i : run_ids(runs.get())) {
-    const h5::Id g = h5::open_group(runs.get(), run_name(i));
-    if (!is_complete(g.get())) continue;
+    const h5::Id g = open_complete_run(runs.get(), i);
+    if (!g) continue;
     if (i == id) return read_group(g.get(), make_types(), true);
     complete.push_back(i);
   }

@@ -1,6 +1,9 @@
 // The HDF5 results file: round trip, append, resume, incomplete runs and every refusal.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <fstream>
 
@@ -114,6 +117,36 @@ TEST_F(Results, AppendLeavesEarlierRunsIdentical) {
   expect_same(read_run(file, 1), before);
   expect_same(read_run(file, 1), first);
   expect_same(read_run(file, 2), big);
+}
+
+// SIGKILL cannot be held off: a writer killed at any moment of an append must leave the earlier runs
+// readable and identical, and the file listable. The child appends large runs; the parent kills it
+// after delays spread over the append (about 20 ms each here).
+TEST_F(Results, WriterKilledMidAppendLeavesEarlierRunsReadable) {
+  const std::string file = path("r.h5");
+  RunResult big = sample_run("big");
+  for (int i = 0; i < 200000; ++i) big.actions.push_back(big.actions[static_cast<std::size_t>(i % 9)]);
+  for (int delay_us = 0; delay_us < 40000; delay_us += 2000) {
+    std::filesystem::remove(file);
+    append_run(file, sample_run("first"));
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      try {
+        for (;;) append_run(file, big);
+      } catch (...) {
+      }
+      _exit(0);
+    }
+    usleep(static_cast<useconds_t>(delay_us));
+    kill(child, SIGKILL);
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT_TRUE(read_run(file, 1) == sample_run("first")) << "killed after " << delay_us << " us";
+    const RunListing l = list_runs(file);
+    ASSERT_FALSE(l.runs.empty());
+    for (std::size_t i = 1; i < l.runs.size(); ++i) EXPECT_EQ(l.runs[i].run.key, "big");
+  }
 }
 
 TEST_F(Results, ResumeFindsCompleteRunsByKey) {
