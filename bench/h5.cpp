@@ -16,18 +16,26 @@ void quiet() {
   (void)done;
 }
 
-hid_t check(hid_t id, const std::string& what, const std::string& at) {
-  if (id < 0) fail(what, at);
-  return id;
-}
-
-void check(herr_t rc, const std::string& what, const std::string& at) {
-  if (rc < 0) fail(what, at);
-}
-
 std::string child(hid_t loc, const std::string& name) {
   const std::string w = where(loc);
-  return w + (w.back() == '/' ? "" : "/") + name;
+  return name.empty() ? w : w + (w.back() == '/' ? "" : "/") + name;
+}
+
+// Failures are named by `at`, or by the object `name` under `loc`, which is looked up only on failure
+// (after the reason is taken from HDF5's error stack, which the lookup would clear).
+template <class T>
+T check(T rc, const std::string& what, const std::string& at) {
+  if (rc < 0) fail(what, at);
+  return rc;
+}
+
+template <class T>
+T check(T rc, const std::string& what, hid_t loc, const std::string& name = "") {
+  if (rc < 0) {
+    const std::string reason = last_error();
+    throw Error("HDF5: cannot " + what + " '" + child(loc, name) + "': " + reason);
+  }
+  return rc;
 }
 
 // Locking stays on (two writers must not interleave), but where the file system has no locks (Lustre
@@ -61,29 +69,29 @@ herr_t innermost(unsigned n, const H5E_error2_t* err, void* out) {
 }
 
 Id open_attr(hid_t obj, const std::string& name) {
-  return Id(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), "open attribute", child(obj, name)), H5Aclose);
+  return Id(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), "open attribute", obj, name), H5Aclose);
 }
 
 // Reads a scalar attribute of the given class through `mem_type`.
 void read_scalar(hid_t obj, const std::string& name, H5T_class_t cls, const char* cls_name, hid_t mem_type,
                  void* out) {
   Id attr = open_attr(obj, name);
-  Id type(check(H5Aget_type(attr.get()), "get the type of attribute", child(obj, name)), H5Tclose);
+  Id type(check(H5Aget_type(attr.get()), "get the type of attribute", obj, name), H5Tclose);
   if (H5Tget_class(type.get()) != cls)
     throw Error("HDF5: attribute '" + child(obj, name) + "' is not " + cls_name);
-  check(H5Aread(attr.get(), mem_type, out), "read attribute", child(obj, name));
+  check(H5Aread(attr.get(), mem_type, out), "read attribute", obj, name);
 }
 
 void write_scalar(hid_t obj, const std::string& name, hid_t file_type, hid_t mem_type, const void* value) {
-  Id space(check(H5Screate(H5S_SCALAR), "create a scalar dataspace", child(obj, name)), H5Sclose);
+  Id space(check(H5Screate(H5S_SCALAR), "create a scalar dataspace", obj, name), H5Sclose);
   Id attr(check(H5Acreate2(obj, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), "create attribute",
-                child(obj, name)),
+                obj, name),
           H5Aclose);
-  check(H5Awrite(attr.get(), mem_type, value), "write attribute", child(obj, name));
+  check(H5Awrite(attr.get(), mem_type, value), "write attribute", obj, name);
 }
 
 Id open_dataset(hid_t loc, const std::string& name) {
-  return Id(check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), "open dataset", child(loc, name)), H5Dclose);
+  return Id(check(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), "open dataset", loc, name), H5Dclose);
 }
 
 }  // namespace
@@ -164,35 +172,34 @@ void close_file(Id& file) {
   check(H5Fclose(file.release()), "close", at);
 }
 
-void flush(hid_t file) { check(H5Fflush(file, H5F_SCOPE_LOCAL), "flush", where(file)); }
+void flush(hid_t file) { check(H5Fflush(file, H5F_SCOPE_LOCAL), "flush", file); }
 
 Id create_group(hid_t loc, const std::string& name) {
-  return Id(check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create group",
-                  child(loc, name)),
+  return Id(check(H5Gcreate2(loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), "create group", loc, name),
             H5Gclose);
 }
 
 Id open_group(hid_t loc, const std::string& name) {
-  return Id(check(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), "open group", child(loc, name)), H5Gclose);
+  return Id(check(H5Gopen2(loc, name.c_str(), H5P_DEFAULT), "open group", loc, name), H5Gclose);
 }
 
 Id create_unlinked_group(hid_t file) {
-  return Id(check(H5Gcreate_anon(file, H5P_DEFAULT, H5P_DEFAULT), "create an unlinked group in", where(file)), H5Gclose);
+  return Id(check(H5Gcreate_anon(file, H5P_DEFAULT, H5P_DEFAULT), "create an unlinked group in", file), H5Gclose);
 }
 
 void link(hid_t obj, hid_t loc, const std::string& name) {
-  check(H5Olink(obj, loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT), "link", child(loc, name));
+  check(H5Olink(obj, loc, name.c_str(), H5P_DEFAULT, H5P_DEFAULT), "link", loc, name);
 }
 
 bool has_link(hid_t loc, const std::string& name) {
   const htri_t r = H5Lexists(loc, name.c_str(), H5P_DEFAULT);
-  if (r < 0) fail("look up", child(loc, name));
+  check(r, "look up", loc, name);
   return r > 0;
 }
 
 std::vector<std::string> link_names(hid_t group) {
   std::vector<std::string> names;
-  check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_link, &names), "list", where(group));
+  check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_link, &names), "list the links of", group);
   return names;
 }
 
@@ -212,7 +219,7 @@ void write_attr(hid_t obj, const std::string& name, const std::string& value) {
 
 bool has_attr(hid_t obj, const std::string& name) {
   const htri_t r = H5Aexists(obj, name.c_str());
-  if (r < 0) fail("look up attribute", child(obj, name));
+  check(r, "look up attribute", obj, name);
   return r > 0;
 }
 
@@ -231,25 +238,24 @@ double read_double_attr(hid_t obj, const std::string& name) {
 std::string read_string_attr(hid_t obj, const std::string& name) {
   Id attr = open_attr(obj, name);
   // The file's own type serves as the memory type: HDF5 does not convert between character sets.
-  Id type(check(H5Aget_type(attr.get()), "get the type of attribute", child(obj, name)), H5Tclose);
+  Id type(check(H5Aget_type(attr.get()), "get the type of attribute", obj, name), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_STRING) throw Error("HDF5: attribute '" + child(obj, name) + "' is not a string");
   if (H5Tis_variable_str(type.get()) > 0) {
     char* s = nullptr;
-    check(H5Aread(attr.get(), type.get(), &s), "read attribute", child(obj, name));
+    check(H5Aread(attr.get(), type.get(), &s), "read attribute", obj, name);
     std::string out = s ? s : "";
     H5free_memory(s);
     return out;
   }
   std::string out(H5Tget_size(type.get()), '\0');
-  check(H5Aread(attr.get(), type.get(), out.data()), "read attribute", child(obj, name));
+  check(H5Aread(attr.get(), type.get(), out.data()), "read attribute", obj, name);
   out.resize(out.find('\0') == std::string::npos ? out.size() : out.find('\0'));
   return out;
 }
 
 std::vector<std::string> attr_names(hid_t obj) {
   std::vector<std::string> names;
-  check(H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_attr, &names), "list the attributes of",
-        where(obj));
+  check(H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_attr, &names), "list the attributes of", obj);
   return names;
 }
 
@@ -284,25 +290,25 @@ Id enum_type(hid_t base, const std::vector<const char*>& names) {
 
 void write_table(hid_t loc, const std::string& name, hid_t type, const void* data, std::size_t count) {
   const hsize_t dims[1] = {static_cast<hsize_t>(count)};
-  Id space(check(H5Screate_simple(1, dims, nullptr), "create a dataspace for", child(loc, name)), H5Sclose);
+  Id space(check(H5Screate_simple(1, dims, nullptr), "create a dataspace for", loc, name), H5Sclose);
   Id dset(check(H5Dcreate2(loc, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                "create dataset", child(loc, name)),
+                "create dataset", loc, name),
           H5Dclose);
-  if (count > 0) check(H5Dwrite(dset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write dataset", child(loc, name));
+  if (count > 0) check(H5Dwrite(dset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write dataset", loc, name);
 }
 
 std::size_t table_size(hid_t loc, const std::string& name) {
   Id dset = open_dataset(loc, name);
-  Id space(check(H5Dget_space(dset.get()), "get the dataspace of", child(loc, name)), H5Sclose);
+  Id space(check(H5Dget_space(dset.get()), "get the dataspace of", loc, name), H5Sclose);
   if (H5Sget_simple_extent_ndims(space.get()) != 1) throw Error("HDF5: dataset '" + child(loc, name) + "' is not one-dimensional");
   hsize_t dims[1] = {0};
-  check(H5Sget_simple_extent_dims(space.get(), dims, nullptr), "get the size of", child(loc, name));
+  check(H5Sget_simple_extent_dims(space.get(), dims, nullptr), "get the size of", loc, name);
   return static_cast<std::size_t>(dims[0]);
 }
 
 void read_table(hid_t loc, const std::string& name, hid_t mem_type, void* data) {
   Id dset = open_dataset(loc, name);
-  check(H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "read dataset", child(loc, name));
+  check(H5Dread(dset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "read dataset", loc, name);
 }
 
 void reclaim_table(hid_t mem_type, std::size_t count, void* data) {
