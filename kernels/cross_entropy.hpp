@@ -21,16 +21,23 @@ double cross_entropy_forward(const TokenSource& src, const typename Views<S, E>:
         const int r = m.league_rank();
         const int target = token_at(t.seed, t.micro_batch, r / t.seq, r % t.seq + 1, t.vocab);
         S mx = 0, sum = 0;
+        // Read before the max reduction, which synchronises the team, hence before any thread overwrites it.
+        const S target_logit = logits(r, target);
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(m, vocab), [&](int j, S& v) { v = logits(r, j) > v ? logits(r, j) : v; },
             Kokkos::Max<S>(mx));
+        // Keep exp(l - max) in place: one exp per logit.
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(m, vocab), [&](int j, S& acc) { acc += math::exp(logits(r, j) - mx); }, sum);
-        const S target_logit = logits(r, target);  // read before the row is overwritten (same team)
-        m.team_barrier();
+            Kokkos::TeamThreadRange(m, vocab),
+            [&](int j, S& acc) {
+              const S e = math::exp(logits(r, j) - mx);
+              logits(r, j) = e;
+              acc += e;
+            },
+            sum);
         const S inv = S(1) / sum;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(m, vocab), [&](int j) {
-          logits(r, j) = (math::exp(logits(r, j) - mx) * inv - (j == target ? S(1) : S(0))) * inv_n;
+          logits(r, j) = (logits(r, j) * inv - (j == target ? S(1) : S(0))) * inv_n;
         });
         Kokkos::single(Kokkos::PerTeam(m), [&]() {
           row_loss(r) = static_cast<double>(math::log(sum)) + static_cast<double>(mx - target_logit);

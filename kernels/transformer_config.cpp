@@ -96,8 +96,12 @@ void validate(const TransformerConfig& c) {
 }
 
 std::uint64_t StageMemory::total(int in_flight) const {
+  // Each micro-batch in flight holds its forward or its weight stash; the one inside its I holds the
+  // weight stash of the layers done and the forward stash of the others, at most both in full.
   const std::uint64_t k = static_cast<std::uint64_t>(std::max(in_flight, 0));
-  return add(add(add(weights, grads), mul(k, std::max(forward_stash, weight_stash))), workspace);
+  const std::uint64_t stashes = add(mul(k, std::max(forward_stash, weight_stash)),
+                                    in_flight > 0 ? std::min(forward_stash, weight_stash) : 0);
+  return add(add(add(weights, grads), stashes), workspace);
 }
 
 StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {

@@ -53,7 +53,8 @@ struct StageMemory {
   std::uint64_t layer_forward_stash = 0;     // the per-layer part of forward_stash
   std::uint64_t layer_weight_stash = 0;      // the per-layer part of weight_stash
   std::uint64_t workspace = 0;               // upper bound of the transient buffers of one call
-  // Everything with `in_flight` micro-batches between their F and their W.
+  // Upper bound with `in_flight` micro-batches between their F and their W: weights, grads, each
+  // micro-batch's larger stash, the partial overlap of both stashes inside one I, and the workspace.
   std::uint64_t total(int in_flight) const;
 };
 StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t scalar_bytes = 4);

@@ -55,12 +55,10 @@ namespace math {
 using Kokkos::exp;
 using Kokkos::log;
 using Kokkos::sqrt;
-using Kokkos::tanh;
 #else
 using Kokkos::Experimental::exp;
 using Kokkos::Experimental::log;
 using Kokkos::Experimental::sqrt;
-using Kokkos::Experimental::tanh;
 #endif
 }  // namespace math
 

@@ -100,7 +100,9 @@ TEST(TransformerConfig, StashFormulaPerLayer) {
   const std::uint64_t n = 64, h = 64, V = 100;
   EXPECT_EQ(m.forward_stash, 4 * (4096u * 80 + 512) + 4 * (2 * n * h + n + n * V));
   EXPECT_EQ(m.weight_stash, 4 * 4096u * 80 + 4 * (3 * n * h + n * V) + 4 * n * h);
-  EXPECT_EQ(m.total(3), m.weights + m.grads + 3 * m.weight_stash + m.workspace);
+  ASSERT_GT(m.weight_stash, m.forward_stash);
+  EXPECT_EQ(m.total(3), m.weights + m.grads + 3 * m.weight_stash + m.forward_stash + m.workspace);
+  EXPECT_EQ(m.total(0), m.weights + m.grads + m.workspace);
   EXPECT_GT(m.workspace, 0u);
 }
 

@@ -134,14 +134,17 @@ TEST(StageSplitBackward, WeightGradientsAccumulateOverMicroBatches) {
 struct ModeRun {
   double loss = 0;
   std::vector<double> grads;
-  std::size_t after_f = 0, after_i = 0, after_w = 0, held_two_in_flight = 0;
+  std::size_t after_f = 0, after_i = 0, after_w = 0, held_two_in_flight = 0, peak = 0;
 };
 
 ModeRun run_mode(Recompute mode) {
   TransformerConfig c = TransformerConfig::whole_model(16, 4, 8, 2, 13, 2);
   c.recompute = mode;
-  StageF st(c);
   ModeRun r;
+  const StageF* self = nullptr;
+  // The hook runs in the middle of every F and I: sample what the stage holds there.
+  StageF st(c, [&](const StageF::Matrix&, TpPoint) { r.peak = std::max(r.peak, self->bytes_held()); });
+  self = &st;
   st.forward(0);
   st.forward(1);
   r.after_f = st.stash_bytes(0);
@@ -174,6 +177,8 @@ TEST(Recomputation, SameLossAndGradientsAndFormulaStash) {
     EXPECT_EQ(r.after_i, m.weight_stash);
     EXPECT_EQ(r.after_w, 0u);
     EXPECT_EQ(r.held_two_in_flight, m.weights + m.grads + 2 * m.forward_stash);
+    EXPECT_LE(r.peak, m.total(2) - m.workspace);  // the stash part of the bound holds mid-I too
+    EXPECT_GT(r.peak, m.weights + m.grads + 2 * std::min(m.forward_stash, m.weight_stash));
     stash[mode] = r.after_f;
   }
   // b=2, s=8, h=16, a=4, V=13: 2 layers x {18560, 16512, 1024} + head 2944 (transformer.md's formula).
