@@ -5,7 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
-#include "kernels/blas_threads.hpp"
+#include "kernels/host_tuning.hpp"
 
 namespace {
 

@@ -1,6 +1,12 @@
-#include "kernels/blas_threads.hpp"
+#include "kernels/host_tuning.hpp"
 
 #include <dlfcn.h>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include <climits>
 
 namespace pipebench::kernels {
 
@@ -11,6 +17,15 @@ bool set_blas_threads(int threads) {
   if (!set) return false;
   set(threads);
   return true;
+}
+
+bool retain_freed_host_memory() {
+#if defined(__GLIBC__)
+  // Serve every size from the heap (no per-allocation mmap) and never trim the heap back.
+  return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
+#else
+  return false;
+#endif
 }
 
 }  // namespace pipebench::kernels
