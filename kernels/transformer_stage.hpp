@@ -38,6 +38,9 @@ class TransformerStage {
 
   // F. `input` is the previous stage's output [b, s, h]; the first stage ignores it and embeds the tokens
   // of micro-batch `mb`. Returns this stage's output, or an empty view on the last stage (see loss()).
+  // Views passed in may be kept until the micro-batch's W (the input under full recomputation, the
+  // output gradient always): a managed view is kept by reference, an unmanaged one (say, a wrapped
+  // receive buffer the caller will reuse) is copied first.
   Activations forward(int mb, const Activations& input = Activations());
   // I. `grad_output` is the next stage's input gradient; the last stage ignores it (the loss is the
   // output). Returns the gradient of this stage's input, or an empty view on the first stage.
@@ -79,6 +82,7 @@ class TransformerStage {
 
   LayerParams<S, E> layer_views(const Flat& flat, std::size_t first_param) const;
   TokenSource tokens(int mb) const;
+  Activations owned(const Activations& a) const;
   void check_shape(const Activations& a, const char* what) const;
   MicroBatch& in_flight(int mb, Phase expected, const char* call);
 
@@ -144,6 +148,14 @@ TokenSource TransformerStage<S, E>::tokens(int mb) const {
 }
 
 template <class S, class E>
+typename TransformerStage<S, E>::Activations TransformerStage<S, E>::owned(const Activations& a) const {
+  if (a.use_count() > 0) return a;  // reference-counted: keeping it keeps the memory
+  Activations copy = alloc<Activations>("pipebench::stage_boundary", a.extent(0), a.extent(1), a.extent(2));
+  Kokkos::deep_copy(copy, a);
+  return copy;
+}
+
+template <class S, class E>
 void TransformerStage<S, E>::check_shape(const Activations& a, const char* what) const {
   if (a.extent(0) != static_cast<std::size_t>(cfg_.micro_batch) || a.extent(1) != static_cast<std::size_t>(cfg_.seq) ||
       a.extent(2) != static_cast<std::size_t>(cfg_.hidden))
@@ -176,7 +188,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     embedding_forward<S, E>(tokens(mb), wte_, wpe_, as_matrix<Matrix>(x, shape_.rows(), x.extent(2)));
   } else {
     check_shape(input, "forward input");
-    x = input;
+    x = cfg_.recompute == Recompute::full ? owned(input) : input;
   }
   for (std::size_t l = 0; l < st.layers.size(); ++l) {
     if (cfg_.recompute == Recompute::full) {
@@ -205,7 +217,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
                                    static_cast<std::size_t>(cfg_.seq));
   } else {
     check_shape(grad_output, "backward_input gradient");
-    dx = grad_output;
+    dx = owned(grad_output);
   }
   for (std::size_t l = st.layers.size(); l-- > 0;) {
     LayerStash<S, E>& ls = st.layers[l];

@@ -228,6 +228,31 @@ TEST(StageSplit, TwoStagesEqualOneStage) {
   EXPECT_NEAR(std::hypot(a.grad_norm(), b.grad_norm()), one.grad_norm(), 1e-12 * one.grad_norm());
 }
 
+// A caller that wraps its own receive buffers (unmanaged views) may reuse them as soon as a call returns:
+// whatever the stage keeps of them until W must be its own copy.
+TEST(StageSplitBackward, UnmanagedBuffersMayBeReusedAfterTheCall) {
+  TransformerConfig c = middle_stage();
+  c.recompute = Recompute::full;  // keeps the input from F to I as well
+  StageF ref(c), st(c);
+  const auto x = random_view(StageF::Activations("x", 2, 8, 16), 1, 1.0);
+  const auto dy = random_view(StageF::Activations("dy", 2, 8, 16), 2, 1.0);
+  const StageF::Activations buffer("buffer", 2, 8, 16);
+  const StageF::Activations wrapped(buffer.data(), 2, 8, 16);  // unmanaged alias
+  EXPECT_EQ(wrapped.use_count(), 0);
+  ref.forward(0, x);
+  Kokkos::deep_copy(wrapped, x);
+  st.forward(0, wrapped);
+  Kokkos::deep_copy(wrapped, 0.0f);  // the caller reuses its buffer
+  const auto dx_ref = host(ref.backward_input(0, dy));
+  Kokkos::deep_copy(wrapped, dy);
+  const auto dx = host(st.backward_input(0, wrapped));
+  Kokkos::deep_copy(wrapped, 0.0f);
+  EXPECT_EQ(dx, dx_ref);
+  ref.backward_weight(0);
+  st.backward_weight(0);
+  EXPECT_EQ(host(st.gradients()), host(ref.gradients()));
+}
+
 TEST(StageErrors, CallsOutOfOrderAndWrongShapesAreRefused) {
   StageF st(middle_stage());
   const auto x = random_view(StageF::Activations("x", 2, 8, 16), 1, 1.0);
