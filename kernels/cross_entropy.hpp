@@ -12,8 +12,7 @@ template <class S, class E>
 double cross_entropy_forward(const TokenSource& src, const typename Views<S, E>::Mat& logits) {
   using Team = typename Kokkos::TeamPolicy<E>::member_type;
   const int n = static_cast<int>(logits.extent(0)), vocab = static_cast<int>(logits.extent(1));
-  Kokkos::View<double*, typename E::memory_space> row_loss(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("pipebench::row_loss")), n);
+  const auto row_loss = alloc<Kokkos::View<double*, typename E::memory_space>>("pipebench::row_loss", n);
   const TokenSource t = src;
   const S inv_n = S(1) / static_cast<S>(n);
   Kokkos::parallel_for(

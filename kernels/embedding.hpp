@@ -15,8 +15,7 @@ struct TokenSource {
 
 template <class E>
 Kokkos::View<int*, typename E::memory_space> make_tokens(const TokenSource& src) {
-  Kokkos::View<int*, typename E::memory_space> tok(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("pipebench::tokens")),
-                                                   static_cast<std::size_t>(src.batch) * src.seq);
+  const auto tok = alloc<Kokkos::View<int*, typename E::memory_space>>("pipebench::tokens", src.batch * src.seq);
   const TokenSource t = src;
   Kokkos::parallel_for(
       "pipebench::make_tokens", Kokkos::RangePolicy<E>(0, t.batch * t.seq),

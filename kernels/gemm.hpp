@@ -45,7 +45,7 @@ template <class S, class D>
 void column_sum_accumulate(const nodeduce<Kokkos::View<const S**, Kokkos::LayoutRight, D>>& dy,
                            const Kokkos::View<S*, Kokkos::LayoutRight, D>& db) {
   using Mat = Kokkos::View<S**, Kokkos::LayoutRight, D>;
-  Mat ones(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("ones")), 1, dy.extent(0));
+  const Mat ones = alloc<Mat>("pipebench::ones", 1, dy.extent(0));
   Kokkos::deep_copy(ones, S(1));
   gemm('N', 'N', S(1), ones, dy, S(1), Mat(db.data(), 1, db.extent(0)));
 }

@@ -61,8 +61,9 @@ class TransformerStage {
 
   // Bytes held now (weights, gradients, every in-flight stash), measured from the views actually held.
   std::size_t bytes_held() const;
-  // Bytes micro-batch mb's stash holds now (0 when it is not in flight).
+  // Bytes micro-batch mb's stash holds now (0 when it is not in flight), and all stashes together.
   std::size_t stash_bytes(int mb) const;
+  std::size_t stash_bytes() const { return bytes_held() - bytes_of(weights_) - bytes_of(grads_); }
   // FLOPs of one F, I and W call (transformer_config.hpp for the convention).
   StageFlops flops() const { return stage_flops(cfg_); }
 

@@ -25,17 +25,9 @@ struct Views {
 
 // Uninitialised allocation: every buffer below is fully written before it is read, and zero-filling
 // large activations would cost a memory pass per tensor.
-template <class V>
-V alloc(const char* label, std::size_t n0) {
-  return V(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n0);
-}
-template <class V>
-V alloc(const char* label, std::size_t n0, std::size_t n1) {
-  return V(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n0, n1);
-}
-template <class V>
-V alloc(const char* label, std::size_t n0, std::size_t n1, std::size_t n2) {
-  return V(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), n0, n1, n2);
+template <class V, class... Extents>
+V alloc(const char* label, Extents... extents) {
+  return V(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), static_cast<std::size_t>(extents)...);
 }
 
 // A rank-2 alias of contiguous memory (not reference-counted: the owner must outlive it).
