@@ -44,8 +44,8 @@ double cross_entropy_forward(const TokenSource& src, const typename Views<S, E>:
       });
   double total = 0;
   Kokkos::parallel_reduce(
-      "pipebench::cross_entropy_sum", Kokkos::RangePolicy<E>(0, n), KOKKOS_LAMBDA(int r, double& acc) { acc += row_loss(r); },
-      total);
+      "pipebench::cross_entropy_sum", Kokkos::RangePolicy<E>(0, n),
+      KOKKOS_LAMBDA(int r, double& acc) { acc += row_loss(r); }, total);
   return total / n;
 }
 

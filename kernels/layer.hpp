@@ -65,9 +65,12 @@ struct LayerStash {
   }
 };
 
+// The hook may hand the buffer to MPI or NCCL: the kernels that produced it must have finished.
 template <class S, class E>
 void all_reduce(const AllReduceHook<S, E>& hook, const typename Views<S, E>::Mat& m, TpPoint where) {
-  if (hook) hook(m, where);
+  if (!hook) return;
+  Kokkos::fence();
+  hook(m, where);
 }
 
 // F. Fills `st` (probabilities only if keep_probs) and returns the layer output.

@@ -37,7 +37,8 @@ void init_parameter(const typename Views<S, E>::Vec& flat, const ParamInfo& p, c
   if (p.init != ParamInfo::Init::normal) {
     const S value = p.init == ParamInfo::Init::ones ? S(1) : S(0);
     Kokkos::parallel_for(
-        "pipebench::init_constant", Kokkos::RangePolicy<E>(0, size), KOKKOS_LAMBDA(std::size_t i) { flat(off + i) = value; });
+        "pipebench::init_constant", Kokkos::RangePolicy<E>(0, size),
+        KOKKOS_LAMBDA(std::size_t i) { flat(off + i) = value; });
     return;
   }
   const std::uint64_t key = hash3(c.seed, name_hash(p.name), 0x7061726d);

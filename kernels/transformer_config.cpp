@@ -109,7 +109,7 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   using u64 = std::uint64_t;
   const u64 h = static_cast<u64>(c.hidden), s = static_cast<u64>(c.seq), V = static_cast<u64>(c.vocab);
   const u64 t = static_cast<u64>(c.tp_size), ht = h / t, L = static_cast<u64>(c.num_layers);
-  const u64 n = static_cast<u64>(c.micro_batch) * s, z = static_cast<u64>(c.micro_batch) * (static_cast<u64>(c.heads) / t);
+  const u64 b = static_cast<u64>(c.micro_batch), n = b * s, z = b * (static_cast<u64>(c.heads) / t);
   const u64 nh = mul(n, h), nht = mul(n, ht), ss = mul(s, s), nV = mul(n, V);
 
   StageMemory m;

@@ -5,7 +5,8 @@
 // schedule allows (F before I before W for one micro-batch), holding each micro-batch's stash from its F
 // to its W. Weight gradients accumulate (+=) over micro-batches until zero_grad().
 //
-// Library code: Kokkos must already be initialised by the program.
+// Every call returns with its device work finished (Kokkos::fence), so a caller may time it and hand its
+// output to MPI without synchronising. Library code: Kokkos must already be initialised by the program.
 #include "kernels/embedding.hpp"
 #include "kernels/head.hpp"
 #include "kernels/layer.hpp"
@@ -117,7 +118,9 @@ TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllRed
   for (const ParamInfo& p : table_) init_parameter<S, E>(weights_, p, cfg_);
 
   std::size_t i = 0;
-  auto mat = [&](const Flat& f, std::size_t k) { return Matrix(f.data() + table_[k].offset, table_[k].rows, table_[k].cols); };
+  auto mat = [&](const Flat& f, std::size_t k) {
+    return Matrix(f.data() + table_[k].offset, table_[k].rows, table_[k].cols);
+  };
   if (cfg_.embedding) {
     wte_ = mat(weights_, 0), wpe_ = mat(weights_, 1), gwte_ = mat(grads_, 0), gwpe_ = mat(grads_, 1);
     i = 2;
@@ -136,7 +139,9 @@ TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllRed
 template <class S, class E>
 LayerParams<S, E> TransformerStage<S, E>::layer_views(const Flat& f, std::size_t k) const {
   auto vec = [&](std::size_t j) { return Flat(f.data() + table_[k + j].offset, table_[k + j].size()); };
-  auto mat = [&](std::size_t j) { return Matrix(f.data() + table_[k + j].offset, table_[k + j].rows, table_[k + j].cols); };
+  auto mat = [&](std::size_t j) {
+    return Matrix(f.data() + table_[k + j].offset, table_[k + j].rows, table_[k + j].cols);
+  };
   LayerParams<S, E> p;
   p.ln1_g = vec(0), p.ln1_b = vec(1), p.wqkv = mat(2), p.bqkv = vec(3), p.wo = mat(4), p.bo = vec(5);
   p.ln2_g = vec(6), p.ln2_b = vec(7), p.w1 = mat(8), p.b1 = vec(9), p.w2 = mat(10), p.b2 = vec(11);
@@ -205,6 +210,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     x = Activations();
   }
   in_flight_[mb] = std::move(st);
+  Kokkos::fence();
   return x;
 }
 
@@ -231,6 +237,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
     dx = layer_backward_input<S, E>(shape_, layer_w_[l], ls, dx, all_reduce_);
   }
   st.phase = Phase::input_done;
+  Kokkos::fence();
   if (cfg_.embedding) {
     st.embedding_grad = dx;
     return Activations();
@@ -244,8 +251,9 @@ void TransformerStage<S, E>::backward_weight(int mb) {
   if (cfg_.head) head_backward_weight<S, E>(head_g_, st.head);
   for (std::size_t l = st.layers.size(); l-- > 0;) layer_backward_weight<S, E>(shape_, layer_g_[l], st.layers[l]);
   if (cfg_.embedding)
-    embedding_backward_weight<S, E>(tokens(mb), as_matrix<Matrix>(st.embedding_grad, shape_.rows(), st.embedding_grad.extent(2)),
-                                    gwte_, gwpe_);
+    embedding_backward_weight<S, E>(
+        tokens(mb), as_matrix<Matrix>(st.embedding_grad, shape_.rows(), st.embedding_grad.extent(2)), gwte_, gwpe_);
+  Kokkos::fence();
   in_flight_.erase(mb);
 }
 

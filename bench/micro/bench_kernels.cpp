@@ -105,7 +105,8 @@ void register_kernels(const Shape& sh) {
     const auto g = vec(h, 5);
     const auto r = filled(V::Vec("r", n), 6, 0.1);
     V::Mat dx("dx", n, h);
-    run(st, 9 * N * H, kB * (3 * N * H + N), [&] { pk::layernorm_backward_input<S, E>(dy, xh, r, g, V::ConstMat(), dx); });
+    run(st, 9 * N * H, kB * (3 * N * H + N),
+        [&] { pk::layernorm_backward_input<S, E>(dy, xh, r, g, V::ConstMat(), dx); });
   });
   reg("layernorm/W", [=](benchmark::State& st) {
     const auto dy = mat(n, h, 3), xh = mat(n, h, 4);
@@ -134,7 +135,8 @@ void register_kernels(const Shape& sh) {
       const auto x = mat(n, in, 7), dy = mat(n, out, 8);
       V::Mat dw("dw", in, out);
       V::Vec db("db", out);
-      run(st, mm + 2 * N * O, kB * (N * I + N * O + 2 * I * O + 2 * O), [&] { pk::linear_backward_weight<S, E>(x, dy, dw, db); });
+      run(st, mm + 2 * N * O, kB * (N * I + N * O + 2 * I * O + 2 * O),
+          [&] { pk::linear_backward_weight<S, E>(x, dy, dw, db); });
     });
   }
 

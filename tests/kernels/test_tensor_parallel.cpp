@@ -117,7 +117,8 @@ TEST(TensorParallelHook, TwoRanksReproduceTheUnsplitLayer) {
           std::size_t gi = i, gj = j;
           if (p.split == ParamInfo::Split::rows) gi += r * p.rows;
           if (p.split == ParamInfo::Split::columns) gj += r * p.cols;
-          if (p.split == ParamInfo::Split::qkv_columns) gj = (j / (p.cols / 3)) * q.cols / 3 + r * p.cols / 3 + j % (p.cols / 3);
+          const std::size_t part = p.cols / 3;  // q, k, v blocks of this rank's heads
+          if (p.split == ParamInfo::Split::qkv_columns) gj = (j / part) * (q.cols / 3) + r * part + j % part;
           want_w.push_back(w[q.offset + gi * q.cols + gj]);
           want_g.push_back(g[q.offset + gi * q.cols + gj]);
           got_w.push_back(ranks[r].weights[p.offset + i * p.cols + j]);
