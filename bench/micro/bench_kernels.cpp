@@ -4,7 +4,7 @@
 //
 //   bench_kernels                 small shapes (what ctest runs, a few seconds)
 //   bench_kernels --size=paper    h=1024, a=16, s=1024, b=1, V=8192: the figure of docs/transformer.md
-//   bench_kernels --default-malloc   leave glibc's malloc as it is (see retain_freed_host_memory)
+//   bench_kernels --default-malloc  leave glibc's malloc as it is (see retain_freed_host_memory)
 //
 // One BLAS thread unless OPENBLAS_NUM_THREADS is set. Counters: FLOP/s counts matrix products as 2 per
 // multiply-add and, for element-wise kernels, the arithmetic operations per element given beside each;
@@ -14,10 +14,10 @@
 #include <Kokkos_Core.hpp>
 
 #include "kernels/attention.hpp"
-#include "kernels/host_tuning.hpp"
 #include "kernels/build_info.hpp"
 #include "kernels/cross_entropy.hpp"
 #include "kernels/gelu.hpp"
+#include "kernels/host_tuning.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/linear.hpp"
 #include "kernels/transformer_stage.hpp"
@@ -56,8 +56,8 @@ View filled(View v, std::uint64_t seed, double scale = 1.0) {
 }
 V::Mat mat(std::size_t r, std::size_t c, std::uint64_t seed) { return filled(V::Mat("m", r, c), seed); }
 V::Vec vec(std::size_t n, std::uint64_t seed) { return filled(V::Vec("v", n), seed); }
-V::Heads heads(const Shape& sh, std::size_t cols, std::uint64_t seed) {
-  return filled(V::Heads("h", sh.z(), static_cast<std::size_t>(sh.s), cols), seed);
+V::Heads heads(const Shape& sh, std::uint64_t seed) {
+  return filled(V::Heads("h", sh.z(), static_cast<std::size_t>(sh.s), sh.d()), seed);
 }
 
 void counters(benchmark::State& st, double flops, double bytes) {
@@ -163,14 +163,14 @@ void register_kernels(const Shape& sh) {
   // Attention core: F = scores + weighted sum (4 n s h), I = 8 n s h (+2 n s h recomputing the scores).
   const double attn = 4 * N * Sq * H, qkv_bytes = kB * 3 * N * H;
   reg("attention/F", [=](benchmark::State& st) {
-    const auto q = heads(sh, sh.d(), 12), k = heads(sh, sh.d(), 13), v = heads(sh, sh.d(), 14);
+    const auto q = heads(sh, 12), k = heads(sh, 13), v = heads(sh, 14);
     V::Heads p("p", sh.z(), s, s), o("o", sh.z(), s, sh.d());
     run(st, attn, qkv_bytes + kB * (scores + N * H), [&] { pk::attention_forward<S, E>(q, k, v, p, o); });
   });
   for (const bool stored : {true, false}) {
     reg(stored ? "attention/I" : "attention/I/recompute", [=](benchmark::State& st) {
-      const auto q = heads(sh, sh.d(), 12), k = heads(sh, sh.d(), 13), v = heads(sh, sh.d(), 14);
-      const auto dout = heads(sh, sh.d(), 15);
+      const auto q = heads(sh, 12), k = heads(sh, 13), v = heads(sh, 14);
+      const auto dout = heads(sh, 15);
       V::Heads p("p", sh.z(), s, s), o("o", sh.z(), s, sh.d());
       pk::attention_forward<S, E>(q, k, v, p, o);
       V::Heads dq("dq", sh.z(), s, sh.d()), dk("dk", sh.z(), s, sh.d()), dv("dv", sh.z(), s, sh.d());
@@ -180,7 +180,7 @@ void register_kernels(const Shape& sh) {
     });
   }
 
-  // GELU over [n, 4h]: F 9 operations per element with tanh counted as 1, I 14.
+  // GELU over [n, 4h]: F 9 operations per element with exp counted as 1, I 14.
   reg("gelu/F", [=](benchmark::State& st) {
     const auto u = mat(n, 4 * h, 16);
     V::Mat g("g", n, 4 * h);
