@@ -44,10 +44,10 @@ void merge_heads(const typename Views<S, E>::Heads& o, int b, int s, int heads, 
 
 // out [b*s, hl*d] -> o [b*hl, s, d]: the inverse of merge_heads.
 template <class S, class E>
-void split_one(const typename Views<S, E>::ConstMat& in, int b, int s, int heads, int d,
+void unmerge_heads(const typename Views<S, E>::ConstMat& in, int b, int s, int heads, int d,
                const typename Views<S, E>::Heads& o) {
   Kokkos::parallel_for(
-      "pipebench::split_heads_grad", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {b * s, heads * d}),
+      "pipebench::unmerge_heads", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {b * s, heads * d}),
       KOKKOS_LAMBDA(int r, int c) { o((r / s) * heads + c / d, r % s, c % d) = in(r, c); });
 }
 

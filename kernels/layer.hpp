@@ -157,7 +157,7 @@ typename Views<S, E>::Act layer_backward_input(const LayerShape& sh, const Layer
     {
       const Mat dm = alloc<Mat>("pipebench::dctx_merged", n, ht);
       linear_backward_input<S, E>(st.dx2, w.wo, dm);
-      split_one<S, E>(dm, sh.batch, sh.seq, sh.heads, sh.head_dim, dctx);
+      unmerge_heads<S, E>(dm, sh.batch, sh.seq, sh.heads, sh.head_dim, dctx);
     }
     const Heads dq = alloc<Heads>("pipebench::dq", z, s, d);
     const Heads dk = alloc<Heads>("pipebench::dk", z, s, d);
