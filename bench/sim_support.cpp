@@ -32,6 +32,10 @@ SimRun run_config(analysis::Schedule s, int group, const Times& t, bool with_for
   SimRun r;
   r.group = group;
   r.sim = analysis::simulate(s, analysis::uniform_costs(s, t.tf, t.tb, t.tw, t.t_overlap, t.stage_cost, t.p2p));
+  // Listed per rank in time order, which reads better than the order the simulator resolved them in.
+  std::stable_sort(r.sim.timeline.begin(), r.sim.timeline.end(), [](const auto& a, const auto& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.start < b.start;
+  });
   if (with_formula) {
     analysis::FormulaParams q;
     q.schedule = s.name;

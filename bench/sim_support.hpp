@@ -20,8 +20,8 @@ namespace pipebench::bench {
 // --tf --tb --tw --t-overlap --p2p-time --stage-cost, stored as text for parse_times().
 void add_time_flags(CLI::App& cmd, TimeFlags& flags);
 
-// One configuration: the validated schedule, its simulation and (for generated schedules) its
-// analytic figures.
+// One configuration: the validated schedule, its simulation (timeline sorted by rank, then start) and
+// (for generated schedules) its analytic figures.
 struct SimRun {
   analysis::Schedule schedule;
   int group = 0;  // as given (0 = the schedule's default)

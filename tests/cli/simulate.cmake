@@ -14,7 +14,7 @@ pipebench_cli_test(simulate_json_null_formula RC 0 MATCH "\"analytic_bubble_frac
 pipebench_cli_test(simulate_json_timeline RC 0
   MATCH "\"timeline\": .\n      {\n        \"rank\": 0,\n        \"action\": \"0F0\",\n        \"kind\": \"F\",\n        \"stage\": 0,\n        \"mb\": 0,\n        \"start\": 0.0,\n        \"end\": 1.0\n"
   ARGS simulate --schedule 1f1b -p 2 -m 2 --json --timeline)
-pipebench_cli_test(simulate_text_timeline RC 0 MATCH "# timeline: 1f1b p=2 m=2 v=1\n.*\n +1 +1B1 +B +1 +1 +5 +7\n"
+pipebench_cli_test(simulate_text_timeline RC 0 MATCH "# timeline: 1f1b p=2 m=2 v=1\n.* +0 +0B1 +B +0 +1 +7 +9\n +1 +1F0 +F +1 +0 +1 +2\n"
   ARGS simulate --schedule 1f1b -p 2 -m 2 --timeline)
 pipebench_cli_test(simulate_skips_rejected RC 0
   MATCH "# skipped gpipe p=4 m=4 v=2: schedule 'gpipe' has v = 1 chunks per rank; got v = 2\n.*      gpipe  4  4  1  +21"
