@@ -73,7 +73,7 @@ Claim<T> claim(std::optional<T> value, std::string formula, std::string conditio
 // `why_not` is the first unmet schedule-specific condition, or empty.
 void from_rank_idle(AnalyticFigures& a, const Ctx& c, double idle, const std::string& idle_formula,
                     std::string condition, std::string why_not) {
-  if (why_not.empty()) why_not = c.time_reason;
+  if (!c.time_reason.empty()) why_not = c.time_reason;
   const double T = c.busy + idle;
   a.idle_measure = IdleMeasure::Idle;
   a.idle = claim<double>(idle, idle_formula, condition, why_not);
@@ -261,7 +261,8 @@ const std::map<std::string, Entry>& table() {
 
 void check(const FormulaParams& q) {
   auto at_least_one = [](int x, const char* what) {
-    if (x < 1) throw UsageError(std::string(what) + " = " + std::to_string(x) + " is not allowed: need " + what + " >= 1");
+    if (x < 1)
+      throw UsageError(std::string(what) + " = " + std::to_string(x) + " is not allowed: need " + what + " >= 1");
   };
   at_least_one(q.p, "p");
   at_least_one(q.m, "m");

@@ -108,7 +108,8 @@ void check_completeness(const Schedule& s) {
       else if (B == 0 && I == 0) missing = "I";
       else if (B == 0 && W == 0) missing = "W";
       if (!missing.empty())
-        throw ScheduleError("invalid schedule '" + s.name + "': missing " + missing + " of " + where() + "\n  rule: " + rule);
+        throw ScheduleError("invalid schedule '" + s.name + "': missing " + missing + " of " + where() +
+                            "\n  rule: " + rule);
       if (B == 1 && (I + W) > 0) {
         const int k = I > 0 ? 2 : 3;
         fail(s, e.rank[k], e.step[k], where() + " has both a full B and a split " + (I > 0 ? "I" : "W"), rule);

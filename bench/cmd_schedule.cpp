@@ -56,6 +56,11 @@ std::string render(const Flags& f, const SimRun& r, const Times& t) {
      << analysis::to_grid(s) << "# times: tf=" << f.times.tf << " tb=" << f.times.tb << " tw=" << f.times.tw
      << (f.times.t_overlap.empty() ? "" : " t_overlap=" + f.times.t_overlap) << '\n'
      << figures_line(r, t) << '\n';
+  if (r.analytic && !r.analytic->idle.formula.empty()) {
+    const auto& idle = r.analytic->idle;
+    os << "# formula (" << r.analytic->source << "): " << analysis::idle_measure_name(r.analytic->idle_measure)
+       << " = " << idle.formula << ", holds when " << idle.condition << '\n';
+  }
   print_rank_table(os, r, t);
   return os.str();
 }
@@ -63,7 +68,8 @@ std::string render(const Flags& f, const SimRun& r, const Times& t) {
 void run(const Flags& f) {
   const bool generated = !f.schedule.empty() || !f.p.empty() || !f.m.empty() || !f.v.empty() || !f.group.empty();
   if (generated && !f.import_csv.empty())
-    throw UsageError("--import-csv cannot be combined with --schedule, -p, -m, -v or --group: the CSV defines the schedule");
+    throw UsageError(
+        "--import-csv cannot be combined with --schedule, -p, -m, -v or --group: the CSV defines the schedule");
   if (!generated && f.import_csv.empty())
     throw UsageError("no schedule given: pass --schedule NAME -p P -m M, or --import-csv FILE");
   const Times t = parse_times(f.times);

@@ -10,6 +10,7 @@
 
 #include "analysis/error.hpp"
 #include "analysis/generators.hpp"
+#include "analysis/replay.hpp"
 #include "bench/commands.hpp"
 #include "bench/parse.hpp"
 #include "bench/sim_support.hpp"
@@ -70,29 +71,31 @@ class Footnotes {
 class Skipped {
  public:
   void add(const std::string& schedule, const std::string& combination, const std::string& reason) {
-    const std::string key = schedule + ": " + reason;
-    auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) { return g.key == key; });
-    if (it == groups_.end()) it = groups_.insert(groups_.end(), Group{key, schedule, reason, {}});
+    auto it = std::find_if(groups_.begin(), groups_.end(),
+                           [&](const Group& g) { return g.schedule == schedule && g.reason == reason; });
+    if (it == groups_.end()) it = groups_.insert(groups_.end(), Group{schedule, reason, {}});
     it->combinations.push_back(combination);
   }
   std::vector<std::string> lines() const {
     std::vector<std::string> out;
     for (const auto& g : groups_) {
       std::string which;
-      if (g.combinations.size() <= 3) {
-        for (const auto& c : g.combinations) which += (which.empty() ? "" : "; ") + c;
-      } else {
-        which = std::to_string(g.combinations.size()) + " combinations (" + g.combinations.front() + "; ...)";
-      }
+      for (std::size_t i = 0; i < g.combinations.size() && i < 3; ++i)
+        which += (i ? "; " : "") + g.combinations[i];
+      if (g.combinations.size() > 3)
+        which = std::to_string(g.combinations.size()) + " combinations (" + which + "; ...)";
       out.push_back("# skipped " + g.schedule + " " + which + ": " + g.reason);
     }
     return out;
   }
-  std::string first() const { return groups_.front().schedule + " " + groups_.front().combinations.front() + ": " + groups_.front().reason; }
+  std::string first() const {
+    const Group& g = groups_.front();
+    return g.schedule + " " + g.combinations.front() + ": " + g.reason;
+  }
 
  private:
   struct Group {
-    std::string key, schedule, reason;
+    std::string schedule, reason;
     std::vector<std::string> combinations;
   };
   std::vector<Group> groups_;
@@ -219,11 +222,14 @@ void run(const Flags& f) {
         for (int v : vs) {
           try {
             runs.push_back(run_config(analysis::make_schedule({name, p, m, v, group}), group, t, true));
+          } catch (const analysis::ScheduleError&) {
+            throw;  // a generated schedule that fails validation is a bug to show, not a combination to skip
           } catch (const UsageError& e) {
             if (total == 1) throw;
             const std::string msg = e.what();
-            skipped.add(name, "p=" + std::to_string(p) + " m=" + std::to_string(m) + (v ? " v=" + std::to_string(v) : ""),
-                        msg.substr(0, msg.find('\n')));
+            const std::string combination =
+                "p=" + std::to_string(p) + " m=" + std::to_string(m) + (v ? " v=" + std::to_string(v) : "");
+            skipped.add(name, combination, msg.substr(0, msg.find('\n')));
           }
         }
   const std::vector<std::string> notes = skipped.lines();
@@ -260,7 +266,8 @@ void run(const Flags& f) {
 }  // namespace
 
 void add_simulate_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("simulate", "Simulate schedules over comma lists of p, m, v; compare with the formulas");
+  auto* cmd =
+      app.add_subcommand("simulate", "Simulate schedules over comma lists of p, m, v; compare with the formulas");
   auto f = std::make_shared<Flags>();
   cmd->add_option("--schedule", f->schedules, "Comma list of schedule names (see `pipebench schedule --help`)")
       ->required();

@@ -52,7 +52,8 @@ struct Column {
   std::string name;
   std::string unit;
 };
-void print_table(std::ostream& os, const std::vector<Column>& columns, const std::vector<std::vector<std::string>>& rows);
+void print_table(std::ostream& os, const std::vector<Column>& columns,
+                 const std::vector<std::vector<std::string>>& rows);
 
 // The per-rank figures of one configuration as a table (rank, busy, idle, span bubble, peak).
 void print_rank_table(std::ostream& os, const SimRun& r, const Times& t);

@@ -43,7 +43,9 @@ const int kP[] = {1, 2, 3, 4, 5, 6, 8, 16};
 const int kM[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 24, 32, 64};
 const int kV[] = {1, 2, 3, 4};
 
-bool close(double a, double b, double scale) { return std::abs(a - b) <= 1e-9 * std::max({std::abs(a), std::abs(b), scale}); }
+bool close(double a, double b, double scale) {
+  return std::abs(a - b) <= 1e-9 * std::max({std::abs(a), std::abs(b), scale});
+}
 
 // How many comparisons were made per schedule, so a grid that silently checks nothing fails.
 struct Checked {
@@ -93,8 +95,8 @@ void compare(const Schedule& s, const ScheduleParams& sp, const Times& t, Checke
         break;
       case IdleMeasure::SpanBubble:
         for (const auto& r : mt.ranks)
-          EXPECT_TRUE(close(r.span_bubble, want, T)) << where << ": rank " << r.rank << " span bubble "
-                                                     << r.span_bubble << ", formula " << a.idle.formula << " = " << want;
+          EXPECT_TRUE(close(r.span_bubble, want, T)) << where << ": rank " << r.rank << " span bubble " << r.span_bubble
+                                                     << ", formula " << a.idle.formula << " = " << want;
         break;
       case IdleMeasure::MaxSpanBubble:
         EXPECT_TRUE(close(mt.max_span_bubble(), want, T)) << where << ": max span bubble " << mt.max_span_bubble()
