@@ -80,7 +80,7 @@ void run(const Flags& f) {
       throw UsageError("--schedule, -p and -m are all required to generate a schedule");
     const int v = f.v.empty() ? 0 : parse_int(f.v, "-v");
     const int group = f.group.empty() ? 0 : parse_int(f.group, "--group");
-    r = run_config(analysis::make_schedule({f.schedule, parse_int(f.p, "-p"), parse_int(f.m, "-m"), v, group}), group,
+    r = run_config(make_checked_schedule({f.schedule, parse_int(f.p, "-p"), parse_int(f.m, "-m"), v, group}), group,
                    t, true);
   } else {
     r = run_config(analysis::read_csv_file(f.import_csv), 0, t, false);

@@ -221,7 +221,7 @@ void run(const Flags& f) {
       for (int m : ms)
         for (int v : vs) {
           try {
-            runs.push_back(run_config(analysis::make_schedule({name, p, m, v, group}), group, t, true));
+            runs.push_back(run_config(make_checked_schedule({name, p, m, v, group}), group, t, true));
           } catch (const analysis::ScheduleError&) {
             throw;  // a generated schedule that fails validation is a bug to show, not a combination to skip
           } catch (const UsageError& e) {

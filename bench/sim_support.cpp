@@ -55,6 +55,16 @@ SimRun run_config(analysis::Schedule s, int group, const Times& t, bool with_for
   return r;
 }
 
+analysis::Schedule make_checked_schedule(const analysis::ScheduleParams& q) {
+  constexpr double kMaxPairs = 16777216;  // 2^24 (chunk, micro-batch) pairs over all ranks
+  const int v = q.v > 0 ? q.v : analysis::schedule_info(q.name).default_v;
+  const double pairs = static_cast<double>(q.p) * q.m * v;
+  if (pairs > kMaxPairs)
+    throw UsageError("p*m*v = " + fmt("%.0f", pairs) + " (p=" + std::to_string(q.p) + ", m=" + std::to_string(q.m) +
+                     ", v=" + std::to_string(v) + ") is not allowed: at most 16777216 can be simulated in memory");
+  return analysis::make_schedule(q);
+}
+
 TimeDisplay time_display(const Times& t) { return t.seconds ? TimeDisplay{1e3, "ms"} : TimeDisplay{}; }
 
 std::string svg_of(const SimRun& r, const Times& t) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/formulas.hpp"
+#include "analysis/generators.hpp"
 #include "analysis/schedule.hpp"
 #include "analysis/simulate.hpp"
 #include "bench/parse.hpp"
@@ -29,6 +30,10 @@ struct SimRun {
   std::optional<analysis::AnalyticFigures> analytic;
 };
 SimRun run_config(analysis::Schedule s, int group, const Times& t, bool with_formula);
+
+// make_schedule(), refusing sizes whose timeline would not fit in memory (p*m*v > 2^24, about 50M
+// actions) with a UsageError instead of an allocation failure minutes later.
+analysis::Schedule make_checked_schedule(const analysis::ScheduleParams& q);
 
 // How the tables show times: seconds as milliseconds, time units as they are.
 struct TimeDisplay {

@@ -56,3 +56,5 @@ pipebench_cli_test(simulate_missing_flag RC 2 MATCH "pipebench: error: -m" ARGS 
 pipebench_cli_test(simulate_all_rejected RC 2
   MATCH "^pipebench: error: no combination of --schedule, -p, -m, -v can be simulated, e.g. 1f1b p=4 m=4 v=2: schedule '1f1b' has v = 1"
   ARGS simulate --schedule 1f1b -p 4 -m 4 -v 2,3)
+pipebench_cli_test(simulate_too_large RC 2 MATCH "^pipebench: error: p\\*m\\*v = 100000000 \\(p=100000, m=1000, v=1\\) is not allowed"
+  ARGS simulate --schedule 1f1b -p 100000 -m 1000)
