@@ -10,17 +10,14 @@ namespace pipebench::analysis {
 
 namespace {
 
-// Outputs an action can produce, per (stage, micro-batch).
-enum Part : int { kFwd = 0, kGrad = 1, kWeight = 2 };  // activation, input gradient, weight gradient
+// Outputs an action can produce that another action waits for, per (stage, micro-batch). A weight
+// gradient is waited for by nobody, so it is not tracked.
+enum Part : int { kFwd = 0, kGrad = 1 };  // activation, input gradient
 const char* part_rule(Part p) {
-  switch (p) {
-    case kFwd: return "F of a stage needs the F of the previous stage (or, for I/B, its own F) for the same micro-batch";
-    case kGrad: return "I/B of a stage needs the I/B of the next stage for the same micro-batch, and W needs its own I";
-    case kWeight: return "weight gradient";
-  }
-  return "";
+  return p == kFwd ? "F of a stage needs the F of the previous stage (or, for I/B, its own F) for the same micro-batch"
+                   : "I/B of a stage needs the I/B of the next stage for the same micro-batch, and W needs its own I";
 }
-const char* part_name(Part p) { return p == kFwd ? "F" : p == kGrad ? "I/B" : "W"; }
+const char* part_name(Part p) { return p == kFwd ? "F" : "I/B"; }
 
 struct Dep {
   Part part;
@@ -31,7 +28,7 @@ struct Dep {
 class Engine {
  public:
   Engine(const Schedule& s, double p2p) : s_(s), p2p_(p2p), S_(s.num_stages()), m_(s.m) {
-    done_.assign(static_cast<std::size_t>(3) * S_ * m_, kNotDone);
+    done_.assign(static_cast<std::size_t>(2) * S_ * m_, kNotDone);
     // Where each stage sits in its chain, once: the per-action test would otherwise cost two divisions.
     first_.resize(S_);
     last_.resize(S_);
@@ -131,13 +128,12 @@ class Engine {
   void produce(const Action& a, double t, std::vector<int>& ready) {
     switch (a.kind) {
       case Kind::F: mark(kFwd, a.stage, a.mb, t, ready); break;
-      case Kind::B: mark(kGrad, a.stage, a.mb, t, ready); mark(kWeight, a.stage, a.mb, t, ready); break;
+      case Kind::B:
       case Kind::I: mark(kGrad, a.stage, a.mb, t, ready); break;
-      case Kind::W: mark(kWeight, a.stage, a.mb, t, ready); break;
+      case Kind::W: break;
       case Kind::FB:
         mark(kFwd, a.stage, a.mb, t, ready);
         mark(kGrad, a.b_stage, a.b_mb, t, ready);
-        mark(kWeight, a.b_stage, a.b_mb, t, ready);
         break;
     }
   }
