@@ -54,7 +54,9 @@ std::string render(const Flags& f, const SimRun& r, const Times& t) {
   os << "# " << s.name << ": p=" << s.p << " m=" << s.m << " v=" << s.v() << (s.pipes > 1 ? " pipes=2" : "")
      << ", " << s.num_actions() << " actions, valid\n"
      << analysis::to_grid(s) << "# times: tf=" << f.times.tf << " tb=" << f.times.tb << " tw=" << f.times.tw
-     << (f.times.t_overlap.empty() ? "" : " t_overlap=" + f.times.t_overlap) << '\n'
+     << (f.times.t_overlap.empty() ? "" : " t_overlap=" + f.times.t_overlap)
+     << (f.times.p2p.empty() ? "" : " p2p=" + f.times.p2p)
+     << (f.times.stage_cost.empty() ? "" : " stages=" + f.times.stage_cost) << '\n'
      << figures_line(r, t) << '\n';
   if (r.analytic && !r.analytic->idle.formula.empty()) {
     const auto& idle = r.analytic->idle;
@@ -89,18 +91,16 @@ void run(const Flags& f) {
   const std::string text = render(f, r, t);
   if (f.out.empty()) {
     std::cout << text;
-    // An imported schedule's figures are part of the answer; CSV and SVG cannot carry them.
-    if (!generated && (f.format == "csv" || f.format == "svg")) {
-      std::cerr << figures_line(r, t) << '\n';
-      print_rank_table(std::cerr, r, t);
-    }
-    return;
+  } else {
+    write_text_file(f.out, text, "--out");
+    std::cout << "# wrote " << f.out << " (" << f.format << ")\n";
   }
-  write_text_file(f.out, text, "--out");
-  std::cout << "# wrote " << f.out << " (" << f.format << ")\n";
+  // An imported schedule's figures are part of the answer, but CSV and SVG cannot carry them: they go
+  // to stdout when the file went elsewhere, else to stderr so that stdout stays a valid file.
   if (!generated && (f.format == "csv" || f.format == "svg")) {
-    std::cout << figures_line(r, t) << '\n';
-    print_rank_table(std::cout, r, t);
+    std::ostream& os = f.out.empty() ? std::cerr : std::cout;
+    os << figures_line(r, t) << '\n';
+    print_rank_table(os, r, t);
   }
 }
 
