@@ -182,7 +182,6 @@ std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOpt
   const double height = rows_bottom + kAxisHeight + legend_lines * kLegendLine + 12;
   const Display disp = display_unit(opt.time_unit, makespan);
 
-
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << px(width) << "\" height=\""
