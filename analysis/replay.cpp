@@ -43,8 +43,6 @@ class Engine {
     cursor_.assign(p, 0);
     free_.assign(p, 0.0);
     waiting_on_.assign(p, -1);
-    parked_.assign(done_.size(), -1);
-    next_parked_.assign(p, -1);
     Timeline tl;
     tl.reserve(s_.num_actions());
     std::vector<int> ready(p);
@@ -69,8 +67,6 @@ class Engine {
         }
         if (missing >= 0) {  // park on the missing output; its producer wakes us
           waiting_on_[r] = missing;
-          next_parked_[r] = parked_[missing];
-          parked_[missing] = r;
           break;
         }
         const double end = start + duration(r, a);
@@ -115,14 +111,20 @@ class Engine {
     return 0;
   }
 
+  // Records an output and wakes the one rank that can be blocked on it. Besides the producing rank
+  // itself (running, so not blocked), only the neighbouring stage's rank consumes an output: the next
+  // stage's for an activation, the previous stage's for an input gradient (validate() has checked that
+  // every action runs on the rank holding its stage).
   void mark(Part part, int stage, int mb, double t, std::vector<int>& ready) {
     const int k = key({part, stage, mb});
     done_[k] = t;
-    for (int r = parked_[k]; r >= 0; r = next_parked_[r]) {
+    const int consumer = part == kFwd ? (last_[stage] ? -1 : stage + 1) : (first_[stage] ? -1 : stage - 1);
+    if (consumer < 0) return;
+    const int r = s_.stage_rank[consumer];
+    if (waiting_on_[r] == k) {
       waiting_on_[r] = -1;
       ready.push_back(r);
     }
-    parked_[k] = -1;
   }
 
   void produce(const Action& a, double t, std::vector<int>& ready) {
@@ -190,7 +192,7 @@ class Engine {
   std::vector<double> done_;
   std::vector<std::size_t> cursor_;
   std::vector<double> free_;
-  std::vector<int> waiting_on_, parked_, next_parked_;
+  std::vector<int> waiting_on_;  // per rank: the output key it is blocked on, or -1
 };
 
 }  // namespace
