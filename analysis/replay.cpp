@@ -10,17 +10,14 @@ namespace pipebench::analysis {
 
 namespace {
 
-// Outputs an action can produce, per (stage, micro-batch).
-enum Part : int { kFwd = 0, kGrad = 1, kWeight = 2 };  // activation, input gradient, weight gradient
+// Outputs an action can produce that another action waits for, per (stage, micro-batch). A weight
+// gradient is waited for by nobody, so it is not tracked.
+enum Part : int { kFwd = 0, kGrad = 1 };  // activation, input gradient
 const char* part_rule(Part p) {
-  switch (p) {
-    case kFwd: return "F of a stage needs the F of the previous stage (or, for I/B, its own F) for the same micro-batch";
-    case kGrad: return "I/B of a stage needs the I/B of the next stage for the same micro-batch, and W needs its own I";
-    case kWeight: return "weight gradient";
-  }
-  return "";
+  return p == kFwd ? "F of a stage needs the F of the previous stage (or, for I/B, its own F) for the same micro-batch"
+                   : "I/B of a stage needs the I/B of the next stage for the same micro-batch, and W needs its own I";
 }
-const char* part_name(Part p) { return p == kFwd ? "F" : p == kGrad ? "I/B" : "W"; }
+const char* part_name(Part p) { return p == kFwd ? "F" : "I/B"; }
 
 struct Dep {
   Part part;
@@ -31,7 +28,14 @@ struct Dep {
 class Engine {
  public:
   Engine(const Schedule& s, double p2p) : s_(s), p2p_(p2p), S_(s.num_stages()), m_(s.m) {
-    done_.assign(static_cast<std::size_t>(3) * S_ * m_, kNotDone);
+    done_.assign(static_cast<std::size_t>(2) * S_ * m_, kNotDone);
+    // Where each stage sits in its chain, once: the per-action test would otherwise cost two divisions.
+    first_.resize(S_);
+    last_.resize(S_);
+    for (int st = 0; st < S_; ++st) {
+      first_[st] = s.is_first_stage(st);
+      last_[st] = s.is_last_stage(st);
+    }
   }
 
   Timeline run(const DurationFn& duration) {
@@ -39,8 +43,6 @@ class Engine {
     cursor_.assign(p, 0);
     free_.assign(p, 0.0);
     waiting_on_.assign(p, -1);
-    parked_.assign(done_.size(), -1);
-    next_parked_.assign(p, -1);
     Timeline tl;
     tl.reserve(s_.num_actions());
     std::vector<int> ready(p);
@@ -65,8 +67,6 @@ class Engine {
         }
         if (missing >= 0) {  // park on the missing output; its producer wakes us
           waiting_on_[r] = missing;
-          next_parked_[r] = parked_[missing];
-          parked_[missing] = r;
           break;
         }
         const double end = start + duration(r, a);
@@ -87,13 +87,13 @@ class Engine {
   int key(const Dep& d) const { return (d.part * S_ + d.stage) * m_ + d.mb; }
 
   int forward_deps(int stage, int mb, Dep* out) const {
-    if (s_.is_first_stage(stage)) return 0;
+    if (first_[stage]) return 0;
     out[0] = {kFwd, stage - 1, mb};
     return 1;
   }
   int backward_deps(int stage, int mb, Dep* out) const {
     out[0] = {kFwd, stage, mb};
-    if (s_.is_last_stage(stage)) return 1;
+    if (last_[stage]) return 1;
     out[1] = {kGrad, stage + 1, mb};
     return 2;
   }
@@ -111,26 +111,31 @@ class Engine {
     return 0;
   }
 
+  // Records an output and wakes the one rank that can be blocked on it. Besides the producing rank
+  // itself (running, so not blocked), only the neighbouring stage's rank consumes an output: the next
+  // stage's for an activation, the previous stage's for an input gradient (validate() has checked that
+  // every action runs on the rank holding its stage).
   void mark(Part part, int stage, int mb, double t, std::vector<int>& ready) {
     const int k = key({part, stage, mb});
     done_[k] = t;
-    for (int r = parked_[k]; r >= 0; r = next_parked_[r]) {
+    const int consumer = part == kFwd ? (last_[stage] ? -1 : stage + 1) : (first_[stage] ? -1 : stage - 1);
+    if (consumer < 0) return;
+    const int r = s_.stage_rank[consumer];
+    if (waiting_on_[r] == k) {
       waiting_on_[r] = -1;
       ready.push_back(r);
     }
-    parked_[k] = -1;
   }
 
   void produce(const Action& a, double t, std::vector<int>& ready) {
     switch (a.kind) {
       case Kind::F: mark(kFwd, a.stage, a.mb, t, ready); break;
-      case Kind::B: mark(kGrad, a.stage, a.mb, t, ready); mark(kWeight, a.stage, a.mb, t, ready); break;
+      case Kind::B:
       case Kind::I: mark(kGrad, a.stage, a.mb, t, ready); break;
-      case Kind::W: mark(kWeight, a.stage, a.mb, t, ready); break;
+      case Kind::W: break;
       case Kind::FB:
         mark(kFwd, a.stage, a.mb, t, ready);
         mark(kGrad, a.b_stage, a.b_mb, t, ready);
-        mark(kWeight, a.b_stage, a.b_mb, t, ready);
         break;
     }
   }
@@ -183,10 +188,11 @@ class Engine {
   const Schedule& s_;
   double p2p_;
   int S_, m_;
+  std::vector<char> first_, last_;  // stage is the first / last of its model copy
   std::vector<double> done_;
   std::vector<std::size_t> cursor_;
   std::vector<double> free_;
-  std::vector<int> waiting_on_, parked_, next_parked_;
+  std::vector<int> waiting_on_;  // per rank: the output key it is blocked on, or -1
 };
 
 }  // namespace

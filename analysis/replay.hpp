@@ -9,7 +9,7 @@
 //   W(s,k)      after I(s,k)
 //   F&B pair    after the dependencies of both halves
 // Work is O(actions + ranks): a blocked rank parks on the one output it waits for and is woken when
-// that output is produced.
+// that output is produced (by the rank of the neighbouring stage, the only other consumer).
 #include <functional>
 #include <string>
 

@@ -96,8 +96,11 @@ void check_completeness(const Schedule& s) {
     for (int mb = 0; mb < s.m; ++mb) {
       if (s.pipe_of_stage(st) != s.pipe_of_mb(mb)) continue;
       const Seen& e = seen[static_cast<std::size_t>(st) * s.m + mb];
-      const std::string where = "stage " + std::to_string(st) + " (rank " + std::to_string(s.stage_rank[st]) +
-                                "), micro-batch " + std::to_string(mb);
+      // Built only for a message: one string per (stage, micro-batch) would dominate the validator's time.
+      auto where = [&] {
+        return "stage " + std::to_string(st) + " (rank " + std::to_string(s.stage_rank[st]) + "), micro-batch " +
+               std::to_string(mb);
+      };
       const int B = e.count[1], I = e.count[2], W = e.count[3];
       std::string missing;
       if (e.count[0] == 0) missing = "F";
@@ -105,10 +108,11 @@ void check_completeness(const Schedule& s) {
       else if (B == 0 && I == 0) missing = "I";
       else if (B == 0 && W == 0) missing = "W";
       if (!missing.empty())
-        throw ScheduleError("invalid schedule '" + s.name + "': missing " + missing + " of " + where + "\n  rule: " + rule);
+        throw ScheduleError("invalid schedule '" + s.name + "': missing " + missing + " of " + where() +
+                            "\n  rule: " + rule);
       if (B == 1 && (I + W) > 0) {
         const int k = I > 0 ? 2 : 3;
-        fail(s, e.rank[k], e.step[k], where + " has both a full B and a split " + (I > 0 ? "I" : "W"), rule);
+        fail(s, e.rank[k], e.step[k], where() + " has both a full B and a split " + (I > 0 ? "I" : "W"), rule);
       }
     }
   }
