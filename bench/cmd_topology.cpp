@@ -1,13 +1,228 @@
-// `pipebench topology`: placeholder until its issue lands.
+// `pipebench topology`: the t x p x d mapping and its placement on nodes, for any cluster size, without
+// MPI (docs/topology.md).
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
 #include "analysis/error.hpp"
 #include "bench/commands.hpp"
+#include "topology/placement.hpp"
 
 namespace pipebench::bench {
 
+namespace {
+
+using topology::Grid;
+using topology::GroupKind;
+using topology::kGroupKinds;
+using topology::Placement;
+
+constexpr int kDefaultRanksPerNode = 8;
+constexpr int kMaxRowsShown = 64;   // worlds up to this size print one row per rank
+constexpr int kGroupsShown = 4;     // larger ones print the first groups of each kind
+
+struct Options {
+  int t = 1, p = 1, d = 1, v = 1;
+  std::string order{Grid::kDefaultOrder};
+  int ranks_per_node = kDefaultRanksPerNode;
+  bool ranks_per_node_given = false;
+  std::string hostfile;
+  bool json = false;
+  std::vector<int> ranks;
+};
+
+// Fixed-width table in the nccl-tests style: header and units rows start with '#', columns right-aligned.
+class Table {
+ public:
+  Table(std::vector<std::string> header, std::vector<std::string> units)
+      : header_(std::move(header)), units_(std::move(units)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& os) const {
+    std::vector<std::size_t> w(header_.size());
+    for (std::size_t c = 0; c < w.size(); ++c) {
+      w[c] = std::max(header_[c].size(), units_.empty() ? 0 : units_[c].size());
+      for (const auto& r : rows_) w[c] = std::max(w[c], r[c].size());
+    }
+    auto line = [&](const std::vector<std::string>& cells, char lead) {
+      std::string s(1, lead);
+      for (std::size_t c = 0; c < cells.size(); ++c) {
+        s += c ? "  " : "";
+        s += std::string(w[c] - cells[c].size(), ' ') + cells[c];
+      }
+      os << s << '\n';
+    };
+    line(header_, '#');
+    if (!units_.empty()) line(units_, '#');
+    for (const auto& r : rows_) line(r, ' ');
+  }
+
+ private:
+  std::vector<std::string> header_, units_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Group members always form an arithmetic progression: print short ones whole, long ones as a range.
+std::string members_text(const Grid& g, GroupKind k, int index) {
+  const int first = g.group_first(k, index), stride = g.stride(k), n = g.size(k);
+  const int last = first + (n - 1) * stride;
+  if (n <= 4) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(first + i * stride);
+    return s;
+  }
+  if (stride == 1) return std::to_string(first) + ".." + std::to_string(last);
+  return std::to_string(first) + "," + std::to_string(first + stride) + ".." + std::to_string(last);
+}
+
+Placement make_placement(const Options& o, const Grid& g) {
+  if (o.hostfile.empty()) return Placement::block(g.world_size(), o.ranks_per_node);
+  std::ifstream in(o.hostfile);
+  if (!in) throw UsageError("cannot read hostfile '" + o.hostfile + "'");
+  const auto hosts = topology::parse_hostfile(in, o.hostfile);
+  if (static_cast<int>(hosts.size()) != g.world_size())
+    throw UsageError("hostfile '" + o.hostfile + "' lists " + std::to_string(hosts.size()) + " ranks but t*p*d = " +
+                     std::to_string(g.world_size()));
+  return Placement::from_hosts(hosts);
+}
+
+std::string placement_text(const Options& o, const Placement& pl, const topology::PlacementSummary& s) {
+  std::string txt = std::to_string(s.nodes) + (s.nodes == 1 ? " node, " : " nodes, ");
+  txt += s.min_ranks_per_node == s.max_ranks_per_node
+             ? std::to_string(s.max_ranks_per_node) + " ranks per node"
+             : std::to_string(s.min_ranks_per_node) + "-" + std::to_string(s.max_ranks_per_node) + " ranks per node";
+  if (!o.hostfile.empty()) return txt + " (hostfile " + o.hostfile + ")";
+  txt += " (ranks numbered node by node";
+  if (!o.ranks_per_node_given) txt += "; default " + std::to_string(pl.ranks_per_node()) + ", set --ranks-per-node";
+  return txt + ")";
+}
+
+void print_text(const Options& o, const Grid& g, const Placement& pl, const topology::PlacementSummary& s,
+                const std::vector<int>& rows) {
+  std::cout << "# pipebench topology: t=" << g.t() << " p=" << g.p() << " d=" << g.d() << " v=" << g.v() << ", "
+            << g.world_size() << " ranks, order " << g.order() << " (fastest-varying first)\n"
+            << "# " << g.rank_formula() << "\n"
+            << "# placement: " << placement_text(o, pl, s) << "\n";
+  Table place({"group", "groups", "size", "spanning", "max-nodes"}, {"", "", "(ranks)", "(groups)", "(per group)"});
+  for (GroupKind k : kGroupKinds) {
+    const auto& gp = s[k];
+    place.add({topology::group_kind_name(k), std::to_string(gp.groups), std::to_string(gp.size),
+               std::to_string(gp.spanning), std::to_string(gp.max_nodes)});
+  }
+  place.print(std::cout);
+  std::cout << "# pipeline neighbour links: " << s.pp_links << ", " << s.pp_links_cross << " across nodes";
+  if (s.pp_wrap_links)
+    std::cout << "; interleaved wrap links (pp " << g.p() - 1 << " -> pp 0): " << s.pp_wrap_links << ", "
+              << s.pp_wrap_cross << " across nodes";
+  std::cout << "\n";
+  for (const auto& w : s.warnings) std::cout << "# warning: " << w << "\n";
+
+  const bool large = g.world_size() > kMaxRowsShown;
+  if (large) {
+    std::cout << "# first groups of each kind\n";
+    Table groups({"group", "index", "members"}, {});
+    for (GroupKind k : kGroupKinds)
+      for (int i = 0; i < std::min(kGroupsShown, g.num_groups(k)); ++i)
+        groups.add({topology::group_kind_name(k), std::to_string(i), members_text(g, k, i)});
+    groups.print(std::cout);
+  }
+  if (!rows.empty()) {
+    Table map({"rank", "node", "tp", "pp", "dp", "tp-group", "pp-group", "dp-group"}, {});
+    for (int r : rows) {
+      const auto c = g.coords(r);
+      std::vector<std::string> row{std::to_string(r),
+                                   o.hostfile.empty() ? std::to_string(pl.node_of(r)) : pl.node_name(pl.node_of(r)),
+                                   std::to_string(c.tp), std::to_string(c.pp), std::to_string(c.dp)};
+      for (GroupKind k : kGroupKinds) row.push_back(members_text(g, k, g.group_index(k, r)));
+      map.add(std::move(row));
+    }
+    map.print(std::cout);
+  }
+  if (large && o.ranks.empty())
+    std::cout << "# " << g.world_size() << " ranks: one row per rank is printed up to " << kMaxRowsShown
+              << " ranks; pass --rank R (repeatable) for a rank's row, or --json for the whole mapping\n";
+}
+
+void print_json(const Options& o, const Grid& g, const Placement& pl, const topology::PlacementSummary& s,
+                const std::vector<int>& rows) {
+  nlohmann::ordered_json j;
+  j["t"] = g.t();
+  j["p"] = g.p();
+  j["d"] = g.d();
+  j["v"] = g.v();
+  j["world_size"] = g.world_size();
+  j["order"] = g.order();
+  j["rank_formula"] = g.rank_formula();
+  for (GroupKind k : kGroupKinds) j["strides"][topology::group_kind_name(k)] = g.stride(k);
+  j["nodes"] = s.nodes;
+  j["ranks_per_node"] = pl.ranks_per_node() ? nlohmann::ordered_json(pl.ranks_per_node()) : nlohmann::ordered_json();
+  j["hostfile"] = o.hostfile.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.hostfile);
+  j["min_ranks_per_node"] = s.min_ranks_per_node;
+  j["max_ranks_per_node"] = s.max_ranks_per_node;
+  for (GroupKind k : kGroupKinds) {
+    const auto& gp = s[k];
+    j["placement"][topology::group_kind_name(k)] = {
+        {"groups", gp.groups}, {"size", gp.size}, {"spanning_nodes", gp.spanning}, {"max_nodes", gp.max_nodes}};
+  }
+  j["pp_links"] = s.pp_links;
+  j["pp_links_cross_node"] = s.pp_links_cross;
+  j["pp_wrap_links"] = s.pp_wrap_links;
+  j["pp_wrap_links_cross_node"] = s.pp_wrap_cross;
+  j["warnings"] = s.warnings;
+  auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
+  for (int r : rows) {
+    const auto c = g.coords(r);
+    ranks.push_back({{"rank", r}, {"node", pl.node_of(r)}, {"host", pl.node_name(pl.node_of(r))}, {"tp", c.tp},
+                     {"pp", c.pp}, {"dp", c.dp}, {"tp_group", g.group_index(GroupKind::tp, r)},
+                     {"pp_group", g.group_index(GroupKind::pp, r)}, {"dp_group", g.group_index(GroupKind::dp, r)}});
+  }
+  for (GroupKind k : kGroupKinds) j["groups"][topology::group_kind_name(k)] = g.groups(k);
+  std::cout << j.dump(1) << '\n';
+}
+
+void run(const Options& o) {
+  const Grid g(o.t, o.p, o.d, o.v, o.order);
+  const Placement pl = make_placement(o, g);
+  const auto summary = topology::summarize(g, pl);
+  std::vector<int> rows = o.ranks;
+  for (int r : rows) g.coords(r);  // UsageError for a rank outside the grid, before any output
+  if (rows.empty() && (o.json || g.world_size() <= kMaxRowsShown)) {
+    rows.resize(static_cast<std::size_t>(g.world_size()));
+    for (int r = 0; r < g.world_size(); ++r) rows[static_cast<std::size_t>(r)] = r;
+  }
+  if (o.json)
+    print_json(o, g, pl, summary, rows);
+  else
+    print_text(o, g, pl, summary, rows);
+}
+
+}  // namespace
+
 void add_topology_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("topology", "(not implemented yet)");
-  cmd->allow_extras();
-  cmd->callback([] { throw Error("'topology' is not implemented yet"); });
+  auto* cmd = app.add_subcommand("topology", "Print the t x p x d rank mapping and its placement on nodes (no MPI)");
+  auto o = std::make_shared<Options>();
+  cmd->add_option("-t,--tensor", o->t, "Tensor-parallel size")->capture_default_str();
+  cmd->add_option("-p,--pipeline", o->p, "Pipeline-parallel size")->capture_default_str();
+  cmd->add_option("-d,--data", o->d, "Data-parallel size")->capture_default_str();
+  cmd->add_option("-v,--chunks", o->v, "Chunks per pipeline rank (interleaved schedules)")->capture_default_str();
+  cmd->add_option("--order", o->order,
+                  "Axes fastest-varying first, Megatron style: a permutation of tp, pp, dp (cp, ep of size 1 allowed)")
+      ->capture_default_str();
+  auto* rpn = cmd->add_option("--ranks-per-node", o->ranks_per_node,
+                              "Ranks per node, numbered node by node (default " +
+                                  std::to_string(kDefaultRanksPerNode) + ")");
+  cmd->add_option("--hostfile", o->hostfile, "Machine file: one `host` or `host:n` per line, ranks in order")
+      ->excludes(rpn);
+  cmd->add_option("--rank", o->ranks, "Print this rank's row (repeatable)");
+  cmd->add_flag("--json", o->json, "Print one JSON object (keys in docs/topology.md)");
+  cmd->callback([o, rpn] {
+    o->ranks_per_node_given = rpn->count() > 0;
+    run(*o);
+  });
 }
 
 }  // namespace pipebench::bench

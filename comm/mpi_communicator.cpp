@@ -1,0 +1,175 @@
+#include "comm/mpi_communicator.hpp"
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <numeric>
+
+namespace pipebench::comm {
+
+namespace {
+
+std::string mpi_error(int rc) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  return std::string(msg, static_cast<std::size_t>(len));
+}
+
+void check(int rc, const char* fn) {
+  if (rc != MPI_SUCCESS) throw Error(std::string(fn) + " failed: " + mpi_error(rc));
+}
+
+MPI_Datatype mpi_type(DType t) { return t == DType::f32 ? MPI_FLOAT : MPI_DOUBLE; }
+
+class MpiOp final : public detail::PendingOp {
+ public:
+  MpiOp(const MpiCommunicator& comm, RequestInfo info) : comm_(comm), info_(info) {}
+  ~MpiOp() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (req_ == MPI_REQUEST_NULL || finalized) return;
+    // Abandoned (a wait timed out, or an exception unwound): never block here. A receive is cancelled
+    // so a late message cannot land in freed memory; MPI forbids freeing a pending collective, so
+    // that one is left to MPI_Abort or MPI_Finalize.
+    if (info_.op == Op::recv) MPI_Cancel(&req_);
+    if (info_.op == Op::send || info_.op == Op::recv) MPI_Request_free(&req_);
+  }
+  MPI_Request* handle() { return &req_; }
+
+  bool poll() override {
+    int flag = 0;
+    MPI_Status status;
+    const int rc = MPI_Test(&req_, &flag, &status);
+    if (rc != MPI_SUCCESS) throw Error(comm_.describe(info_) + ": " + mpi_error(rc));
+    if (flag && info_.op == Op::recv) {
+      int got = 0;
+      MPI_Get_count(&status, MPI_BYTE, &got);
+      if (static_cast<std::size_t>(got) != info_.bytes)
+        throw Error(comm_.describe(info_) + ": received " + std::to_string(got) + " bytes");
+    }
+    return flag != 0;
+  }
+
+ private:
+  const MpiCommunicator& comm_;
+  RequestInfo info_;
+  MPI_Request req_ = MPI_REQUEST_NULL;
+};
+
+// Issues one MPI call that fills the request handle; MPI_SUCCESS or an Error naming the operation.
+template <class Call>
+Request post(const MpiCommunicator& comm, RequestInfo info, const char* fn, Call call) {
+  auto op = std::make_unique<MpiOp>(comm, info);
+  const int rc = call(op->handle());
+  if (rc != MPI_SUCCESS) throw Error(std::string(fn) + " (" + comm.describe(info) + ") failed: " + mpi_error(rc));
+  return Request(info, std::move(op));
+}
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::string name, const WaitPolicy& policy)
+    : Communicator(std::move(name), policy) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  check(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  comm_ = topology::MpiComm(dup);
+  check(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  MPI_Comm_rank(dup, &rank_);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+  int* ub = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
+  if (found && ub) tag_ub_ = *ub;
+
+  const int n = comm_.size();
+  std::vector<int> local(static_cast<std::size_t>(n));
+  std::iota(local.begin(), local.end(), 0);
+  world_ranks_.resize(local.size());
+  MPI_Group mine = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  MPI_Comm_group(dup, &mine);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  const int rc = MPI_Group_translate_ranks(mine, n, local.data(), world, world_ranks_.data());
+  MPI_Group_free(&mine);
+  MPI_Group_free(&world);
+  check(rc, "MPI_Group_translate_ranks");
+}
+
+int MpiCommunicator::world_rank_of(int peer) const {
+  return peer >= 0 && peer < size() ? world_ranks_[static_cast<std::size_t>(peer)] : -1;
+}
+
+void MpiCommunicator::check_peer(int peer, int tag, const char* op) const {
+  if (peer < 0 || peer >= size())
+    throw Error(std::string(op) + " on '" + name() + "': peer " + std::to_string(peer) + " is outside 0.." +
+                std::to_string(size() - 1));
+  if (tag < 0 || tag > tag_ub_)
+    throw Error(std::string(op) + " on '" + name() + "': tag " + std::to_string(tag) + " is outside 0.." +
+                std::to_string(tag_ub_));
+}
+
+// MPI-3 counts are int; larger messages would need derived types, which nothing here sends yet.
+int MpiCommunicator::checked_count(std::size_t n, const char* what) const {
+  if (n > static_cast<std::size_t>(INT_MAX))
+    throw Error(std::string(what) + " on '" + name() + "': " + std::to_string(n) +
+                " elements exceed MPI's count limit of " + std::to_string(INT_MAX));
+  return static_cast<int>(n);
+}
+
+Request MpiCommunicator::isend(const void* buf, std::size_t bytes, int peer, int tag) {
+  check_peer(peer, tag, "send");
+  const int n = checked_count(bytes, "send");
+  return post(*this, {Op::send, peer, tag, bytes}, "MPI_Isend",
+              [&](MPI_Request* r) { return MPI_Isend(buf, n, MPI_BYTE, peer, tag, comm_.get(), r); });
+}
+
+Request MpiCommunicator::irecv(void* buf, std::size_t bytes, int peer, int tag) {
+  check_peer(peer, tag, "recv");
+  const int n = checked_count(bytes, "recv");
+  return post(*this, {Op::recv, peer, tag, bytes}, "MPI_Irecv",
+              [&](MPI_Request* r) { return MPI_Irecv(buf, n, MPI_BYTE, peer, tag, comm_.get(), r); });
+}
+
+Request MpiCommunicator::iallreduce_sum(void* buf, std::size_t count, DType type) {
+  const int n = checked_count(count, "allreduce");
+  return post(*this, {Op::allreduce, -1, -1, count * dtype_size(type)}, "MPI_Iallreduce", [&](MPI_Request* r) {
+    return MPI_Iallreduce(MPI_IN_PLACE, buf, n, mpi_type(type), MPI_SUM, comm_.get(), r);
+  });
+}
+
+Request MpiCommunicator::iallgather(const void* send, void* recv, std::size_t bytes_per_rank) {
+  const int n = checked_count(bytes_per_rank, "allgather");
+  const std::size_t total = bytes_per_rank * static_cast<std::size_t>(size());
+  return post(*this, {Op::allgather, -1, -1, total}, "MPI_Iallgather", [&](MPI_Request* r) {
+    return MPI_Iallgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_.get(), r);
+  });
+}
+
+Request MpiCommunicator::ireduce_scatter_sum(const void* send, void* recv, std::size_t count_per_rank, DType type) {
+  const int n = checked_count(count_per_rank, "reduce_scatter");
+  const std::size_t total = count_per_rank * dtype_size(type) * static_cast<std::size_t>(size());
+  return post(*this, {Op::reduce_scatter, -1, -1, total}, "MPI_Ireduce_scatter_block", [&](MPI_Request* r) {
+    return MPI_Ireduce_scatter_block(send, recv, n, mpi_type(type), MPI_SUM, comm_.get(), r);
+  });
+}
+
+Request MpiCommunicator::ibarrier() {
+  return post(*this, {Op::barrier, -1, -1, 0}, "MPI_Ibarrier",
+              [&](MPI_Request* r) { return MPI_Ibarrier(comm_.get(), r); });
+}
+
+Buffer MpiCommunicator::allocate(std::size_t bytes) {
+  void* p = std::calloc(bytes ? bytes : 1, 1);
+  if (!p) throw Error("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+  return Buffer(p, bytes, std::free);
+}
+
+void MpiCommunicator::copy_to_buffer(void* dst, const void* host_src, std::size_t bytes) {
+  std::memcpy(dst, host_src, bytes);
+}
+
+void MpiCommunicator::copy_from_buffer(void* host_dst, const void* src, std::size_t bytes) {
+  std::memcpy(host_dst, src, bytes);
+}
+
+}  // namespace pipebench::comm

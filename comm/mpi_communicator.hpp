@@ -1,0 +1,49 @@
+#pragma once
+// The MPI backend: non-blocking MPI calls on a private duplicate of the given communicator (so its
+// tags never meet other traffic), errors returned as pipebench::Error instead of aborting.
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "topology/mpi_grid.hpp"
+
+namespace pipebench::comm {
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // Collective over `comm`; `comm` may be freed afterwards.
+  MpiCommunicator(MPI_Comm comm, std::string name, const WaitPolicy& policy = {});
+
+  const char* backend() const override { return "mpi"; }
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(world_ranks_.size()); }
+  int world_rank() const override { return world_rank_; }
+  int world_rank_of(int peer) const override;
+
+  Request isend(const void* buf, std::size_t bytes, int peer, int tag) override;
+  Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
+  Request iallreduce_sum(void* buf, std::size_t count, DType type) override;
+  Request iallgather(const void* send, void* recv, std::size_t bytes_per_rank) override;
+  Request ireduce_scatter_sum(const void* send, void* recv, std::size_t count_per_rank, DType type) override;
+  Request ibarrier() override;
+
+  Buffer allocate(std::size_t bytes) override;
+  void copy_to_buffer(void* dst, const void* host_src, std::size_t bytes) override;
+  void copy_from_buffer(void* host_dst, const void* src, std::size_t bytes) override;
+
+  MPI_Comm mpi_comm() const { return comm_.get(); }
+
+ private:
+  void check_peer(int peer, int tag, const char* op) const;
+  int checked_count(std::size_t n, const char* what) const;
+
+  topology::MpiComm comm_;
+  int rank_ = 0;
+  int world_rank_ = 0;
+  int tag_ub_ = 32767;
+  std::vector<int> world_ranks_;
+};
+
+}  // namespace pipebench::comm
