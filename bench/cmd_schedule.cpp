@@ -1,13 +1,120 @@
-// `pipebench schedule`: placeholder until its issue lands.
+// `pipebench schedule`: one schedule, generated or imported from a CSV, validated, then printed or
+// written as a grid, CSV (torch.distributed.pipelining), JSON or an SVG timeline (docs/simulate.md).
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "analysis/csv.hpp"
 #include "analysis/error.hpp"
+#include "analysis/generators.hpp"
 #include "bench/commands.hpp"
+#include "bench/parse.hpp"
+#include "bench/sim_support.hpp"
+#include "bench/summary_json.hpp"
 
 namespace pipebench::bench {
 
+namespace {
+
+struct Flags {
+  std::string schedule, p, m, v, group, format = "grid", out, import_csv;
+  TimeFlags times;
+};
+
+std::string catalog_help() {
+  std::string s = "Schedule name:";
+  for (const auto& i : analysis::schedule_catalog()) s += "\n  " + i.name + ": " + i.summary;
+  return s;
+}
+
+std::string figures_line(const SimRun& r, const Times& t) {
+  const TimeDisplay d = time_display(t);
+  const auto& mt = r.sim.metrics;
+  std::string s = "# simulated: makespan " + fmt("%.6g", mt.makespan * d.factor) + " " + d.unit + ", bubble " +
+                  fmt("%.3f", 100 * mt.bubble_fraction) + " %";
+  if (!r.analytic)
+    s += " (imported schedule: no formula)";
+  else if (r.analytic->bubble_fraction.value)
+    s += " (formula " + fmt("%.3f", 100 * *r.analytic->bubble_fraction.value) + " %)";
+  else
+    s += " (formula n/a: " + r.analytic->bubble_fraction.reason + ")";
+  return s;
+}
+
+std::string render(const Flags& f, const SimRun& r, const Times& t) {
+  const auto& s = r.schedule;
+  if (f.format == "csv") return analysis::to_csv(s);
+  if (f.format == "svg") return svg_of(r, t);
+  if (f.format == "json") {
+    auto j = schedule_json(s);
+    j["simulated"] = summary_json(s, r.sim.metrics, r.analytic ? &*r.analytic : nullptr);
+    return j.dump(2) + "\n";
+  }
+  std::ostringstream os;
+  os << "# " << s.name << ": p=" << s.p << " m=" << s.m << " v=" << s.v() << (s.pipes > 1 ? " pipes=2" : "")
+     << ", " << s.num_actions() << " actions, valid\n"
+     << analysis::to_grid(s) << "# times: tf=" << f.times.tf << " tb=" << f.times.tb << " tw=" << f.times.tw
+     << (f.times.t_overlap.empty() ? "" : " t_overlap=" + f.times.t_overlap) << '\n'
+     << figures_line(r, t) << '\n';
+  print_rank_table(os, r, t);
+  return os.str();
+}
+
+void run(const Flags& f) {
+  const bool generated = !f.schedule.empty() || !f.p.empty() || !f.m.empty() || !f.v.empty() || !f.group.empty();
+  if (generated && !f.import_csv.empty())
+    throw UsageError("--import-csv cannot be combined with --schedule, -p, -m, -v or --group: the CSV defines the schedule");
+  if (!generated && f.import_csv.empty())
+    throw UsageError("no schedule given: pass --schedule NAME -p P -m M, or --import-csv FILE");
+  const Times t = parse_times(f.times);
+
+  SimRun r;
+  if (generated) {
+    if (f.schedule.empty() || f.p.empty() || f.m.empty())
+      throw UsageError("--schedule, -p and -m are all required to generate a schedule");
+    const int v = f.v.empty() ? 0 : parse_int(f.v, "-v");
+    const int group = f.group.empty() ? 0 : parse_int(f.group, "--group");
+    r = run_config(analysis::make_schedule({f.schedule, parse_int(f.p, "-p"), parse_int(f.m, "-m"), v, group}), group,
+                   t, true);
+  } else {
+    r = run_config(analysis::read_csv_file(f.import_csv), 0, t, false);
+  }
+
+  const std::string text = render(f, r, t);
+  if (f.out.empty()) {
+    std::cout << text;
+    // An imported schedule's figures are part of the answer; CSV and SVG cannot carry them.
+    if (!generated && (f.format == "csv" || f.format == "svg")) {
+      std::cerr << figures_line(r, t) << '\n';
+      print_rank_table(std::cerr, r, t);
+    }
+    return;
+  }
+  write_text_file(f.out, text, "--out");
+  std::cout << "# wrote " << f.out << " (" << f.format << ")\n";
+  if (!generated && (f.format == "csv" || f.format == "svg")) {
+    std::cout << figures_line(r, t) << '\n';
+    print_rank_table(std::cout, r, t);
+  }
+}
+
+}  // namespace
+
 void add_schedule_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("schedule", "(not implemented yet)");
-  cmd->allow_extras();
-  cmd->callback([] { throw Error("'schedule' is not implemented yet"); });
+  auto* cmd = app.add_subcommand("schedule", "Print or write one schedule (generated or imported), validated");
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("--schedule", f->schedule, catalog_help());
+  cmd->add_option("-p", f->p, "Pipeline ranks");
+  cmd->add_option("-m", f->m, "Micro-batches");
+  cmd->add_option("-v", f->v, "Chunks per rank (default: the schedule's own)");
+  cmd->add_option("--group", f->group, "Interleaved: micro-batches per group g (default p)");
+  cmd->add_option("--format", f->format, "Output: grid (text), csv (torch.distributed.pipelining), json, svg")
+      ->check(CLI::IsMember({"grid", "csv", "json", "svg"}))
+      ->capture_default_str();
+  cmd->add_option("--out", f->out, "Write to this file instead of stdout");
+  cmd->add_option("--import-csv", f->import_csv, "Read a schedule CSV (one row per rank), validate and simulate it");
+  add_time_flags(*cmd, f->times);
+  cmd->callback([f] { run(*f); });
 }
 
 }  // namespace pipebench::bench

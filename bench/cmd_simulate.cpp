@@ -1,13 +1,244 @@
-// `pipebench simulate`: placeholder until its issue lands.
+// `pipebench simulate`: the cartesian product of schedules, p, m and v, each simulated and set beside
+// its analytic figures; a fixed-width table (docs/simulate.md) or the JSON contract (docs/json.md).
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+
 #include "analysis/error.hpp"
+#include "analysis/generators.hpp"
 #include "bench/commands.hpp"
+#include "bench/parse.hpp"
+#include "bench/sim_support.hpp"
+#include "bench/summary_json.hpp"
 
 namespace pipebench::bench {
 
+namespace {
+
+struct Flags {
+  std::string schedules, p, m, v, group, svg_dir;
+  TimeFlags times;
+  bool json = false;
+  bool timeline = false;
+};
+
+std::string config_name(const SimRun& r) {
+  const auto& s = r.schedule;
+  return s.name + " p=" + std::to_string(s.p) + " m=" + std::to_string(s.m) + " v=" + std::to_string(s.v()) +
+         (r.group ? " g=" + std::to_string(r.group) : "");
+}
+
+std::string svg_file_name(const SimRun& r) {
+  const auto& s = r.schedule;
+  return s.name + "_p" + std::to_string(s.p) + "_m" + std::to_string(s.m) + "_v" + std::to_string(s.v()) +
+         (r.group ? "_g" + std::to_string(r.group) : "") + ".svg";
+}
+
+// "first rank / max over ranks", the two figures of a peak that matter for memory sizing.
+std::string peak_cell(const std::vector<int>& per_rank) {
+  int mx = 0;
+  for (int x : per_rank) mx = std::max(mx, x);
+  return std::to_string(per_rank.empty() ? 0 : per_rank[0]) + "/" + std::to_string(mx);
+}
+
+// Numbered footnotes for the reasons a formula does not hold, each printed once.
+class Footnotes {
+ public:
+  std::string mark(const std::string& schedule, const std::string& reason) {
+    const std::string text = schedule + ": " + reason;
+    auto it = index_.find(text);
+    if (it == index_.end()) {
+      it = index_.emplace(text, static_cast<int>(order_.size()) + 1).first;
+      order_.push_back(text);
+    }
+    return "n/a[" + std::to_string(it->second) + "]";
+  }
+  void print(std::ostream& os) const {
+    for (std::size_t i = 0; i < order_.size(); ++i) os << "# [" << i + 1 << "] " << order_[i] << '\n';
+  }
+
+ private:
+  std::map<std::string, int> index_;
+  std::vector<std::string> order_;
+};
+
+std::string times_line(const Flags& f, const Times& t) {
+  std::ostringstream os;
+  os << "# times for one rank's whole share of layers: tf=" << f.times.tf << " tb=" << f.times.tb
+     << " tw=" << f.times.tw << " t_overlap=" << (f.times.t_overlap.empty() ? "tf+tb" : f.times.t_overlap)
+     << " p2p=" << (f.times.p2p.empty() ? "0" : f.times.p2p)
+     << " stages=" << (f.times.stage_cost.empty() ? "uniform" : f.times.stage_cost) << " ("
+     << (t.seconds ? "seconds" : "time units") << ")";
+  return os.str();
+}
+
+void print_table_output(std::ostream& os, const Flags& f, const Times& t, const std::vector<SimRun>& runs,
+                        const std::vector<std::string>& notes) {
+  const TimeDisplay d = time_display(t);
+  Footnotes foot;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : runs) {
+    const auto& mt = r.sim.metrics;
+    const auto& a = *r.analytic;
+    std::vector<std::string> row = {r.schedule.name,
+                                    std::to_string(r.schedule.p),
+                                    std::to_string(r.schedule.m),
+                                    std::to_string(r.schedule.v()),
+                                    fmt("%.6g", mt.makespan * d.factor),
+                                    fmt("%.3f", 100 * mt.bubble_fraction)};
+    if (a.bubble_fraction.value) {
+      row.push_back(fmt("%.3f", 100 * *a.bubble_fraction.value));
+      row.push_back(fmt("%+.3f", 100 * (mt.bubble_fraction - *a.bubble_fraction.value)));
+    } else {
+      row.push_back(foot.mark(r.schedule.name, a.bubble_fraction.reason));
+      row.push_back("-");
+    }
+    row.push_back(fmt("%.6g", mt.max_idle() * d.factor));
+    std::vector<int> peaks;
+    for (const auto& rm : mt.ranks) peaks.push_back(rm.peak_inflight);
+    row.push_back(peak_cell(peaks));
+    row.push_back(a.peak_inflight.value ? peak_cell(*a.peak_inflight.value)
+                                        : foot.mark(r.schedule.name, a.peak_inflight.reason));
+    rows.push_back(std::move(row));
+  }
+  os << "# pipebench simulate\n" << times_line(f, t) << '\n';
+  for (const auto& n : notes) os << n << '\n';
+  print_table(os,
+              {{"schedule", ""},
+               {"p", ""},
+               {"m", ""},
+               {"v", ""},
+               {"makespan", d.unit},
+               {"bubble", "%"},
+               {"formula", "%"},
+               {"diff", "pp"},
+               {"max_idle", d.unit},
+               {"peak", "chunks"},
+               {"peak_formula", "chunks"}},
+              rows);
+  os << "# bubble = 1 - sum(busy)/(p*makespan); formula: the analytic figure (docs/metrics.md); diff = simulated - "
+        "formula\n"
+     << "# peak: in-flight activations in chunks, rank 0 / max over ranks\n";
+  foot.print(os);
+}
+
+void print_timelines(std::ostream& os, const Times& t, const std::vector<SimRun>& runs) {
+  const TimeDisplay d = time_display(t);
+  for (const auto& r : runs) {
+    os << "#\n# timeline: " << config_name(r) << '\n';
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& op : r.sim.timeline)
+      rows.push_back({std::to_string(op.rank), analysis::to_string(op.action), analysis::kind_name(op.action.kind),
+                      std::to_string(op.action.stage), std::to_string(op.action.mb), fmt("%.6g", op.start * d.factor),
+                      fmt("%.6g", op.end * d.factor)});
+    print_table(os,
+                {{"rank", ""},
+                 {"action", ""},
+                 {"kind", ""},
+                 {"stage", ""},
+                 {"mb", ""},
+                 {"start", d.unit},
+                 {"end", d.unit}},
+                rows);
+  }
+}
+
+nlohmann::ordered_json times_json(const Times& t) {
+  nlohmann::ordered_json j;
+  j["unit"] = t.seconds ? "s" : "units";
+  j["tf"] = t.tf;
+  j["tb"] = t.tb;
+  j["tw"] = t.tw;
+  j["t_overlap"] = t.t_overlap < 0 ? t.tf + t.tb : t.t_overlap;
+  j["p2p"] = t.p2p;
+  j["stage_cost"] = t.stage_cost.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t.stage_cost);
+  return j;
+}
+
+void run(const Flags& f) {
+  const auto names = split_list(f.schedules, "--schedule");
+  for (const auto& n : names) analysis::schedule_info(n);  // unknown names fail before any work
+  const auto ps = parse_int_list(f.p, "-p");
+  const auto ms = parse_int_list(f.m, "-m");
+  const auto vs = f.v.empty() ? std::vector<int>{0} : parse_int_list(f.v, "-v");
+  const int group = f.group.empty() ? 0 : parse_int(f.group, "--group");
+  const Times t = parse_times(f.times);
+  if (!f.svg_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.svg_dir, ec);
+    if (ec || !std::filesystem::is_directory(f.svg_dir))
+      throw UsageError("cannot use --svg '" + f.svg_dir + "' as a directory: " +
+                       (ec ? ec.message() : std::string("it is not a directory")));
+  }
+
+  // A combination the schedule rejects is skipped with a note when it is one of several, and is the
+  // error itself when the user asked for exactly that one.
+  const std::size_t total = names.size() * ps.size() * ms.size() * vs.size();
+  std::vector<SimRun> runs;
+  std::vector<std::string> notes;
+  for (const auto& name : names)
+    for (int p : ps)
+      for (int m : ms)
+        for (int v : vs) {
+          try {
+            runs.push_back(run_config(analysis::make_schedule({name, p, m, v, group}), group, t, true));
+          } catch (const UsageError& e) {
+            if (total == 1) throw;
+            std::string msg = e.what();
+            msg = msg.substr(0, msg.find('\n'));
+            notes.push_back("# skipped " + name + " p=" + std::to_string(p) + " m=" + std::to_string(m) +
+                            (v ? " v=" + std::to_string(v) : "") + ": " + msg);
+          }
+        }
+  if (runs.empty())
+    throw UsageError("no combination of --schedule, -p, -m, -v can be simulated: " +
+                     notes.front().substr(std::string("# skipped ").size()));
+
+  std::vector<std::string> written;
+  if (!f.svg_dir.empty())
+    for (const auto& r : runs) {
+      const std::string path = (std::filesystem::path(f.svg_dir) / svg_file_name(r)).string();
+      write_text_file(path, svg_of(r, t), "--svg");
+      written.push_back("# wrote " + path);
+    }
+
+  if (f.json) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& r : runs) {
+      auto j = summary_json(r.schedule, r.sim.metrics, &*r.analytic);
+      j["group"] = r.group ? nlohmann::ordered_json(r.group) : nlohmann::ordered_json(nullptr);
+      j["times"] = times_json(t);
+      if (f.timeline) j["timeline"] = timeline_json(r.sim.timeline);
+      list.push_back(std::move(j));
+    }
+    std::cout << list.dump(2) << '\n';
+    for (const auto& n : notes) std::cerr << n << '\n';  // stdout stays pure JSON
+    for (const auto& w : written) std::cerr << w << '\n';
+    return;
+  }
+  print_table_output(std::cout, f, t, runs, notes);
+  if (f.timeline) print_timelines(std::cout, t, runs);
+  for (const auto& w : written) std::cout << w << '\n';
+}
+
+}  // namespace
+
 void add_simulate_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("simulate", "(not implemented yet)");
-  cmd->allow_extras();
-  cmd->callback([] { throw Error("'simulate' is not implemented yet"); });
+  auto* cmd = app.add_subcommand("simulate", "Simulate schedules over comma lists of p, m, v; compare with the formulas");
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("--schedule", f->schedules, "Comma list of schedule names (see `pipebench schedule --help`)")
+      ->required();
+  cmd->add_option("-p", f->p, "Comma list of pipeline ranks, e.g. 4,8")->required();
+  cmd->add_option("-m", f->m, "Comma list of micro-batch counts, e.g. 8,16,32")->required();
+  cmd->add_option("-v", f->v, "Comma list of chunks per rank (default: each schedule's own)");
+  cmd->add_option("--group", f->group, "Interleaved: micro-batches per group g (default p)");
+  add_time_flags(*cmd, f->times);
+  cmd->add_flag("--json", f->json, "Print the JSON contract (docs/json.md) instead of the table");
+  cmd->add_flag("--timeline", f->timeline, "Also print every action's start and end");
+  cmd->add_option("--svg", f->svg_dir, "Write one timeline picture per configuration into this directory");
+  cmd->callback([f] { run(*f); });
 }
 
 }  // namespace pipebench::bench

@@ -1,0 +1,198 @@
+#include "bench/parse.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "analysis/error.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+[[noreturn]] void bad(const std::string& flag, const std::string& text, const std::string& allowed) {
+  throw UsageError(flag + " '" + text + "' is not allowed: " + allowed);
+}
+
+// Length of the longest prefix of `s` that is a plain decimal number: [sign] digits [. digits]
+// [e [sign] digits]. No hex, inf or nan, which strtod would take.
+std::size_t number_prefix(const std::string& s) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    const std::size_t from = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    return i - from;
+  };
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  std::size_t n = digits();
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    n += digits();
+  }
+  if (n == 0) return 0;
+  const std::size_t mantissa_end = i;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) return mantissa_end;
+  }
+  return i;
+}
+
+// Splits "1.5ms" into 1.5 and "ms"; false if there is no number in front.
+bool split_number(const std::string& text, double& value, std::string& suffix) {
+  const std::size_t n = number_prefix(text);
+  if (n == 0) return false;
+  value = std::strtod(text.substr(0, n).c_str(), nullptr);
+  suffix = trim(text.substr(n));
+  return std::isfinite(value);
+}
+
+template <class T, class F>
+std::vector<T> each(const std::string& text, const std::string& flag, F parse_one) {
+  std::vector<T> out;
+  for (const auto& item : split_list(text, flag)) out.push_back(parse_one(item));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> split_list(const std::string& text, const std::string& flag) {
+  std::vector<std::string> items;
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', from);
+    const std::string item = trim(text.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (item.empty()) bad(flag, text, "expected a comma-separated list without empty items, e.g. 2,4,8");
+    items.push_back(item);
+    if (comma == std::string::npos) break;
+    from = comma + 1;
+  }
+  return items;
+}
+
+int parse_int(const std::string& text, const std::string& flag, int min_value) {
+  const std::string t = trim(text);
+  const std::string allowed = "expected an integer >= " + std::to_string(min_value);
+  if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789-+") != std::string::npos) bad(flag, text, allowed);
+  char* end = nullptr;
+  const long v = std::strtol(t.c_str(), &end, 10);
+  if (*end != '\0' || v < min_value) bad(flag, text, allowed);
+  return static_cast<int>(v);
+}
+
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min_value) {
+  return each<int>(text, flag, [&](const std::string& s) { return parse_int(s, flag, min_value); });
+}
+
+double parse_number(const std::string& text, const std::string& flag, bool zero_ok) {
+  double v = 0;
+  std::string suffix;
+  const std::string allowed = std::string("expected a number ") + (zero_ok ? ">= 0" : "> 0");
+  if (!split_number(trim(text), v, suffix) || !suffix.empty() || v < 0 || (v == 0 && !zero_ok))
+    bad(flag, text, allowed);
+  return v;
+}
+
+std::vector<double> parse_number_list(const std::string& text, const std::string& flag, bool zero_ok) {
+  return each<double>(text, flag, [&](const std::string& s) { return parse_number(s, flag, zero_ok); });
+}
+
+Duration parse_duration(const std::string& text, const std::string& flag, bool zero_ok) {
+  double v = 0;
+  std::string unit;
+  const std::string allowed = std::string("expected a time ") + (zero_ok ? ">= 0" : "> 0") +
+                              ": a number of time units, or one with a unit ns, us, ms or s (e.g. 2ms, 1.5s)";
+  if (!split_number(trim(text), v, unit) || v < 0 || (v == 0 && !zero_ok)) bad(flag, text, allowed);
+  if (unit.empty()) return {v, false};
+  double scale = 0;
+  if (unit == "s") {
+    scale = 1;
+  } else if (unit == "ms") {
+    scale = 1e-3;
+  } else if (unit == "us" || unit == "\xC2\xB5s") {
+    scale = 1e-6;
+  } else if (unit == "ns") {
+    scale = 1e-9;
+  } else {
+    bad(flag, text, allowed);
+  }
+  return {v * scale, true};
+}
+
+std::vector<Duration> parse_duration_list(const std::string& text, const std::string& flag, bool zero_ok) {
+  return each<Duration>(text, flag, [&](const std::string& s) { return parse_duration(s, flag, zero_ok); });
+}
+
+std::uint64_t parse_bytes(const std::string& text, const std::string& flag) {
+  double v = 0;
+  std::string unit;
+  const std::string allowed =
+      "expected a whole number of bytes >= 1, optionally with a unit B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, "
+      "GiB, TiB (powers of 1024), e.g. 4096, 64KiB, 1MB";
+  if (!split_number(trim(text), v, unit) || v <= 0) bad(flag, text, allowed);
+  std::string u;
+  for (char c : unit) u += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double scale = 0;
+  if (u.empty() || u == "B") scale = 1;
+  const char* prefixes = "KMGT";
+  for (int k = 0; k < 4; ++k) {
+    const std::string p(1, prefixes[k]);
+    if (u == p || u == p + "B") scale = std::pow(1000.0, k + 1);
+    if (u == p + "I" || u == p + "IB") scale = std::pow(1024.0, k + 1);
+  }
+  const double bytes = v * scale;
+  if (scale == 0 || bytes < 1 || bytes > 9.0e18 || std::abs(bytes - std::round(bytes)) > 1e-6 * bytes)
+    bad(flag, text, allowed);
+  return static_cast<std::uint64_t>(std::llround(bytes));
+}
+
+std::vector<std::uint64_t> parse_bytes_list(const std::string& text, const std::string& flag) {
+  return each<std::uint64_t>(text, flag, [&](const std::string& s) { return parse_bytes(s, flag); });
+}
+
+Times parse_times(const TimeFlags& f) {
+  struct Given {
+    const char* flag;
+    const std::string& text;
+    Duration d;
+  };
+  std::vector<Given> given = {{"--tf", f.tf, parse_duration(f.tf, "--tf")},
+                              {"--tb", f.tb, parse_duration(f.tb, "--tb")},
+                              {"--tw", f.tw, parse_duration(f.tw, "--tw", true)}};
+  Times t;
+  t.tf = given[0].d.value;
+  t.tb = given[1].d.value;
+  t.tw = given[2].d.value;
+  if (!f.t_overlap.empty()) {
+    given.push_back({"--t-overlap", f.t_overlap, parse_duration(f.t_overlap, "--t-overlap")});
+    t.t_overlap = given.back().d.value;
+  }
+  if (!f.p2p.empty()) {
+    const Duration d = parse_duration(f.p2p, "--p2p-time", true);
+    if (d.value > 0) given.push_back({"--p2p-time", f.p2p, d});  // 0 is 0 in any unit
+    t.p2p = d.value;
+  }
+  if (!f.stage_cost.empty()) t.stage_cost = parse_number_list(f.stage_cost, "--stage-cost");
+  // A plain number is a time unit, a suffixed one a second: mixing them would silently mix scales.
+  for (const auto& a : given)
+    for (const auto& b : given)
+      if (a.d.has_unit && !b.d.has_unit)
+        throw UsageError(std::string(b.flag) + " '" + b.text + "' has no unit but " + a.flag + " '" + a.text +
+                         "' has one: give every time with a unit (ns, us, ms, s) or none (time units); --tf, --tb, "
+                         "--tw default to 1, 2, 1 time units");
+  t.seconds = given[0].d.has_unit;
+  if (!(t.tw < t.tb))
+    throw UsageError("--tw '" + f.tw + "' is not allowed: the weight part of the backward must be < --tb '" + f.tb +
+                     "'");
+  return t;
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,55 @@
+#pragma once
+// Flag values shared by the subcommands: comma lists of integers, numbers, durations and byte sizes.
+// Every parser throws pipebench::UsageError (exit code 2) with one line that names the flag, the bad
+// value and what is allowed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pipebench::bench {
+
+// A comma list: "2,4,8". Spaces around items are ignored; empty items are an error.
+std::vector<std::string> split_list(const std::string& text, const std::string& flag);
+
+// Integers >= min_value: "4", "2,4,8".
+int parse_int(const std::string& text, const std::string& flag, int min_value = 1);
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min_value = 1);
+
+// Finite decimal numbers ("1", "0.5", "2e-3") that are > 0, or >= 0 when zero_ok.
+double parse_number(const std::string& text, const std::string& flag, bool zero_ok = false);
+std::vector<double> parse_number_list(const std::string& text, const std::string& flag, bool zero_ok = false);
+
+// A time: a plain number is in schedule time units; with a unit suffix (ns, us, µs, ms, s) it is
+// converted to seconds and `has_unit` is set, so output can say which of the two it prints.
+struct Duration {
+  double value = 0;
+  bool has_unit = false;
+};
+Duration parse_duration(const std::string& text, const std::string& flag, bool zero_ok = false);
+std::vector<Duration> parse_duration_list(const std::string& text, const std::string& flag, bool zero_ok = false);
+
+// A byte count: "4096", "64KiB", "1MB", "1.5GiB" (B; KB/MB/GB/TB are powers of 1000, KiB/MiB/GiB/TiB
+// powers of 1024; K/M/G/T alone mean the decimal ones). Must be a whole number of bytes >= 1.
+std::uint64_t parse_bytes(const std::string& text, const std::string& flag);
+std::vector<std::uint64_t> parse_bytes_list(const std::string& text, const std::string& flag);
+
+// The time flags of `simulate` and `schedule` as given (--tf --tb --tw --t-overlap --p2p-time
+// --stage-cost); empty means not given. tf, tb, tw default to 1, 2, 1 time units.
+struct TimeFlags {
+  std::string tf = "1", tb = "2", tw = "1";
+  std::string t_overlap, p2p, stage_cost;
+};
+
+// Per-kind times for one rank's whole share of layers (DESIGN.md), checked: tf, tb > 0,
+// 0 <= tw < tb, t_overlap > 0, p2p >= 0, stage multipliers > 0. Either every time has a unit (then all
+// are in seconds) or none has (schedule time units); a mix is an error.
+struct Times {
+  double tf = 1, tb = 2, tw = 1;
+  double t_overlap = -1;           // < 0: tf + tb
+  double p2p = 0;
+  std::vector<double> stage_cost;  // one multiplier per stage of a model copy; empty: uniform stages
+  bool seconds = false;
+};
+Times parse_times(const TimeFlags& flags);
+
+}  // namespace pipebench::bench

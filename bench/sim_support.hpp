@@ -1,0 +1,60 @@
+#pragma once
+// What `pipebench schedule` and `pipebench simulate` share: the time flags, one simulated
+// configuration with its analytic figures, its SVG, file output and a fixed-width table.
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "analysis/formulas.hpp"
+#include "analysis/schedule.hpp"
+#include "analysis/simulate.hpp"
+#include "bench/parse.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace pipebench::bench {
+
+// --tf --tb --tw --t-overlap --p2p-time --stage-cost, stored as text for parse_times().
+void add_time_flags(CLI::App& cmd, TimeFlags& flags);
+
+// One configuration: the validated schedule, its simulation and (for generated schedules) its
+// analytic figures.
+struct SimRun {
+  analysis::Schedule schedule;
+  int group = 0;  // as given (0 = the schedule's default)
+  analysis::SimResult sim;
+  std::optional<analysis::AnalyticFigures> analytic;
+};
+SimRun run_config(analysis::Schedule s, int group, const Times& t, bool with_formula);
+
+// How the tables show times: seconds as milliseconds, time units as they are.
+struct TimeDisplay {
+  double factor = 1;
+  std::string unit = "units";
+};
+TimeDisplay time_display(const Times& t);
+
+std::string svg_of(const SimRun& r, const Times& t);
+
+// Writes `text` to `path` (a note on stderr when it replaces a file); UsageError naming `flag` and
+// the system's reason when the file cannot be written.
+void write_text_file(const std::string& path, const std::string& text, const std::string& flag);
+
+// printf-style formatting of one number.
+std::string fmt(const char* format, double x);
+
+// A fixed-width table in the nccl-tests style: two `#` header lines (names, units in parentheses),
+// then one right-aligned row per entry. Local to these commands until the shared table module exists.
+struct Column {
+  std::string name;
+  std::string unit;
+};
+void print_table(std::ostream& os, const std::vector<Column>& columns, const std::vector<std::vector<std::string>>& rows);
+
+// The per-rank figures of one configuration as a table (rank, busy, idle, span bubble, peak).
+void print_rank_table(std::ostream& os, const SimRun& r, const Times& t);
+
+}  // namespace pipebench::bench

@@ -1,0 +1,106 @@
+// Flag parsing shared by the subcommands: lists, numbers, durations, byte sizes and the time flags.
+#include <gtest/gtest.h>
+
+#include "analysis/error.hpp"
+#include "bench/parse.hpp"
+
+using namespace pipebench::bench;
+using pipebench::UsageError;
+
+namespace {
+// The message of the UsageError that `f` throws, or "" if it throws none.
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Parse, IntegerLists) {
+  EXPECT_EQ(parse_int_list("2,4, 8", "-p"), (std::vector<int>{2, 4, 8}));
+  EXPECT_EQ(parse_int_list("16", "-m"), (std::vector<int>{16}));
+  EXPECT_EQ(parse_int("0", "--x", 0), 0);
+  const std::string e = error_of([] { parse_int_list("4,0", "-p"); });
+  EXPECT_EQ(e, "-p '0' is not allowed: expected an integer >= 1");
+  for (const char* bad : {"", "2,,4", "4,", "x", "2.5", "-1", "1e3", "99999999999"})
+    EXPECT_NE(error_of([&] { parse_int_list(bad, "-m"); }), "") << bad;
+  EXPECT_NE(error_of([] { parse_int_list("2,,4", "-m"); }).find("without empty items"), std::string::npos);
+}
+
+TEST(Parse, Numbers) {
+  EXPECT_EQ(parse_number_list("1,1.5,2e-1", "--stage-cost"), (std::vector<double>{1, 1.5, 0.2}));
+  EXPECT_DOUBLE_EQ(parse_number("0", "--x", true), 0);
+  for (const char* bad : {"0", "-1", "nan", "inf", "0x10", "1.2.3", "1ms", "."})
+    EXPECT_NE(error_of([&] { parse_number(bad, "--stage-cost"); }), "") << bad;
+}
+
+TEST(Parse, DurationsWithAndWithoutUnits) {
+  const Duration plain = parse_duration("3", "--tf");
+  EXPECT_DOUBLE_EQ(plain.value, 3);
+  EXPECT_FALSE(plain.has_unit);
+  const Duration ms = parse_duration("2ms", "--tf");
+  EXPECT_DOUBLE_EQ(ms.value, 2e-3);
+  EXPECT_TRUE(ms.has_unit);
+  EXPECT_DOUBLE_EQ(parse_duration("500us", "--tf").value, 5e-4);
+  EXPECT_DOUBLE_EQ(parse_duration("500\xC2\xB5s", "--tf").value, 5e-4);
+  EXPECT_DOUBLE_EQ(parse_duration("1.5s", "--tf").value, 1.5);
+  EXPECT_DOUBLE_EQ(parse_duration("250ns", "--tf").value, 2.5e-7);
+  EXPECT_DOUBLE_EQ(parse_duration("1e-3s", "--tf").value, 1e-3);
+  EXPECT_DOUBLE_EQ(parse_duration("0", "--p2p-time", true).value, 0);
+  const auto list = parse_duration_list("1ms,2ms", "--tf");
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_DOUBLE_EQ(list[1].value, 2e-3);
+  for (const char* bad : {"0", "-2ms", "2min", "ms", "2 m s", "1,5"})
+    EXPECT_NE(error_of([&] { parse_duration(bad, "--tf"); }), "") << bad;
+  EXPECT_NE(error_of([] { parse_duration("2min", "--tf"); }).find("--tf '2min' is not allowed"), std::string::npos);
+}
+
+TEST(Parse, ByteSizes) {
+  EXPECT_EQ(parse_bytes("4096", "--size"), 4096u);
+  EXPECT_EQ(parse_bytes("64KiB", "--size"), 65536u);
+  EXPECT_EQ(parse_bytes("1MB", "--size"), 1000000u);
+  EXPECT_EQ(parse_bytes("1.5KiB", "--size"), 1536u);
+  EXPECT_EQ(parse_bytes("2GiB", "--size"), 2147483648u);
+  EXPECT_EQ(parse_bytes("3k", "--size"), 3000u);
+  EXPECT_EQ(parse_bytes("8B", "--size"), 8u);
+  EXPECT_EQ(parse_bytes_list("1KiB,1MiB", "--size"), (std::vector<std::uint64_t>{1024, 1048576}));
+  for (const char* bad : {"0", "1.5", "1.5B", "1XB", "-4", "KiB", "1e30"})
+    EXPECT_NE(error_of([&] { parse_bytes(bad, "--size"); }), "") << bad;
+}
+
+TEST(Parse, TimeFlags) {
+  const Times d = parse_times({});
+  EXPECT_DOUBLE_EQ(d.tf, 1);
+  EXPECT_DOUBLE_EQ(d.tb, 2);
+  EXPECT_DOUBLE_EQ(d.tw, 1);
+  EXPECT_LT(d.t_overlap, 0);
+  EXPECT_FALSE(d.seconds);
+
+  TimeFlags f;
+  f.tf = "1ms";
+  f.tb = "2ms";
+  f.tw = "0.5ms";
+  f.t_overlap = "2.5ms";
+  f.p2p = "0";
+  f.stage_cost = "1,1,1,2";
+  const Times s = parse_times(f);
+  EXPECT_TRUE(s.seconds);
+  EXPECT_DOUBLE_EQ(s.tw, 5e-4);
+  EXPECT_DOUBLE_EQ(s.t_overlap, 2.5e-3);
+  EXPECT_EQ(s.stage_cost, (std::vector<double>{1, 1, 1, 2}));
+
+  f.tb = "2";  // a mix of seconds and time units
+  EXPECT_NE(error_of([&] { parse_times(f); }).find("--tb '2' has no unit but --tf '1ms' has one"), std::string::npos);
+  TimeFlags g;
+  g.tw = "2";
+  EXPECT_EQ(error_of([&] { parse_times(g); }),
+            "--tw '2' is not allowed: the weight part of the backward must be < --tb '2'");
+  g.tw = "0";
+  EXPECT_DOUBLE_EQ(parse_times(g).tw, 0);
+  g.p2p = "-1";
+  EXPECT_NE(error_of([&] { parse_times(g); }), "");
+}
