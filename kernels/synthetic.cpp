@@ -1,0 +1,163 @@
+#include "kernels/synthetic.hpp"
+
+#include <sys/prctl.h>
+#include <time.h>
+
+#include <cstring>
+#include <string>
+
+#include "analysis/error.hpp"
+
+namespace pipebench::kernels {
+
+namespace {
+
+double now() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Boundary messages start with this header so a stage can check it received what the schedule says
+// (the right micro-batch from the right stage, this step); the rest of the message is payload.
+struct Header {
+  std::int32_t magic;
+  std::int32_t stage;
+  std::int32_t mb;
+  std::int32_t step;
+};
+constexpr std::int32_t kMagic = 0x70697065;  // "pipe"
+
+}  // namespace
+
+SyntheticWorkload::SyntheticWorkload(SyntheticConfig cfg, std::function<void(void*, std::size_t)> tp_allreduce)
+    : cfg_(std::move(cfg)), tp_allreduce_(std::move(tp_allreduce)) {
+  if (cfg_.v < 1) throw UsageError("synthetic workload: v = " + std::to_string(cfg_.v) + ", must be >= 1");
+  if (!cfg_.stage_mult.empty() && static_cast<int>(cfg_.stage_mult.size()) != cfg_.stages_per_pipe)
+    throw UsageError("stage cost list has " + std::to_string(cfg_.stage_mult.size()) + " entries, the pipeline has " +
+                     std::to_string(cfg_.stages_per_pipe) + " stages (p*v)");
+  if (cfg_.tp_allreduce_bytes && tp_allreduce_) tp_buffer_.assign(cfg_.tp_allreduce_bytes, 0);
+  // The default 50 us timer slack would add that much to every sleep: ask for 1 us.
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+}
+
+SyntheticWorkload::~SyntheticWorkload() = default;
+
+double SyntheticWorkload::chunk_time(char kind, int stage) const {
+  const double k = cfg_.stage_mult.empty() ? 1.0 : cfg_.stage_mult[stage % cfg_.stages_per_pipe];
+  const double scale = k / cfg_.v;
+  switch (kind) {
+    case 'F': return cfg_.tf * scale;
+    case 'B': return cfg_.tb * scale;
+    case 'I': return (cfg_.tb - cfg_.tw) * scale;
+    case 'W': return cfg_.tw * scale;
+    default: return 0;
+  }
+}
+
+void SyntheticWorkload::work(double seconds) {
+  if (seconds <= 0) return;
+  const double end = now() + seconds;
+  if (cfg_.spin) {
+    while (now() < end) {
+    }
+    return;
+  }
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(end);
+  ts.tv_nsec = static_cast<long>((end - static_cast<double>(ts.tv_sec)) * 1e9);
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
+  }
+}
+
+void SyntheticWorkload::work_with_tp(double seconds, std::size_t allreduces) {
+  if (tp_buffer_.empty() || allreduces == 0) return work(seconds);
+  // Megatron's layer: compute, all-reduce, compute, all-reduce.
+  for (std::size_t i = 0; i < allreduces; ++i) {
+    work(seconds / static_cast<double>(allreduces));
+    tp_allreduce_(tp_buffer_.data(), tp_buffer_.size());
+  }
+}
+
+void SyntheticWorkload::hold(int stage, int mb) {
+  const std::size_t bytes = cfg_.activation_bytes / static_cast<std::size_t>(cfg_.v);
+  if (bytes == 0) return;
+  std::unique_ptr<char[]> buf(new char[bytes]);
+  std::memset(buf.get(), mb & 0xff, bytes);  // touch every page so the memory is really resident
+  held_buffers_[{stage, mb}] = std::move(buf);
+  held_ += static_cast<std::int64_t>(bytes);
+}
+
+void SyntheticWorkload::release(int stage, int mb) {
+  auto it = held_buffers_.find({stage, mb});
+  if (it == held_buffers_.end()) return;
+  held_buffers_.erase(it);
+  held_ -= static_cast<std::int64_t>(cfg_.activation_bytes / static_cast<std::size_t>(cfg_.v));
+}
+
+void SyntheticWorkload::write_header(void* out, int stage, int mb) const {
+  if (!out || cfg_.boundary_bytes < sizeof(Header)) return;
+  const Header h{kMagic, stage, mb, step_};
+  std::memcpy(out, &h, sizeof h);
+}
+
+void SyntheticWorkload::check_header(const void* in, int stage, int mb, const char* what) const {
+  if (!in || cfg_.boundary_bytes < sizeof(Header)) return;
+  Header h{};
+  std::memcpy(&h, in, sizeof h);
+  if (h.magic != kMagic || h.stage != stage || h.mb != mb || h.step != step_)
+    throw Error(std::string("synthetic workload: ") + what + " for stage " + std::to_string(stage) + ", micro-batch " +
+                std::to_string(mb) + ", step " + std::to_string(step_) + " carries stage " + std::to_string(h.stage) +
+                ", micro-batch " + std::to_string(h.mb) + ", step " + std::to_string(h.step) +
+                (h.magic != kMagic ? " (not a pipebench message)" : ""));
+}
+
+void SyntheticWorkload::begin_step(int step) { step_ = step; }
+
+void SyntheticWorkload::forward(int stage, int mb, const void* in, void* out) {
+  check_header(in, stage - 1, mb, "activation");
+  hold(stage, mb);
+  work_with_tp(chunk_time('F', stage), 2);
+  write_header(out, stage, mb);
+}
+
+void SyntheticWorkload::backward_input(int stage, int mb, const void* grad_out, void* grad_in) {
+  check_header(grad_out, stage + 1, mb, "gradient");
+  work_with_tp(chunk_time('I', stage), 2);
+  write_header(grad_in, stage, mb);
+}
+
+void SyntheticWorkload::backward_weight(int stage, int mb) {
+  work(chunk_time('W', stage));
+  release(stage, mb);
+}
+
+void SyntheticWorkload::backward(int stage, int mb, const void* grad_out, void* grad_in) {
+  check_header(grad_out, stage + 1, mb, "gradient");
+  work_with_tp(chunk_time('B', stage), 2);
+  write_header(grad_in, stage, mb);
+  release(stage, mb);
+}
+
+void SyntheticWorkload::forward_backward(int f_stage, int f_mb, const void* in, void* out, int b_stage, int b_mb,
+                                         const void* grad_out, void* grad_in) {
+  check_header(in, f_stage - 1, f_mb, "activation");
+  check_header(grad_out, b_stage + 1, b_mb, "gradient");
+  hold(f_stage, f_mb);
+  const double separate = chunk_time('F', f_stage) + chunk_time('B', b_stage);
+  const double factor = cfg_.t_overlap < 0 ? 1.0 : cfg_.t_overlap / (cfg_.tf + cfg_.tb);
+  work_with_tp(factor * separate, 4);
+  write_header(out, f_stage, f_mb);
+  write_header(grad_in, b_stage, b_mb);
+  release(b_stage, b_mb);
+}
+
+std::size_t SyntheticWorkload::grad_bytes(int) const { return cfg_.grad_bytes / static_cast<std::size_t>(cfg_.v); }
+
+void* SyntheticWorkload::grad_data(int stage) {
+  auto& g = grads_[stage];
+  if (g.size() != grad_bytes(stage)) g.assign(grad_bytes(stage), 0);
+  return g.data();
+}
+
+}  // namespace pipebench::kernels

@@ -1,0 +1,71 @@
+#pragma once
+// The synthetic stage: configurable F, B, W durations executed as sleeps or as busy waiting, activation
+// memory really allocated and touched at F and freed at the last backward part, boundary messages of a
+// chosen size, optional tensor-parallel all-reduces inside F and B, and a gradient buffer for the
+// data-parallel all-reduce.
+#include <functional>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "kernels/workload.hpp"
+
+namespace pipebench::kernels {
+
+struct SyntheticConfig {
+  // Times for one rank's whole share of layers, seconds (DESIGN.md): a chunk of a rank holding v
+  // chunks takes 1/v of them, times its stage's multiplier.
+  double tf = 2e-3, tb = 4e-3, tw = 2e-3;
+  double t_overlap = -1;  // overlapped F&B pair for the whole share; < 0: tf + tb
+  int v = 1;
+  std::vector<double> stage_mult;  // per stage of a model copy (depth); empty: all 1
+  int stages_per_pipe = 1;
+  bool spin = false;  // busy-wait instead of sleeping
+  std::size_t activation_bytes = 0;  // per micro-batch for the whole share (a chunk holds 1/v)
+  std::size_t boundary_bytes = 0;    // per micro-batch message between stages
+  std::size_t tp_allreduce_bytes = 0;  // per all-reduce; two in F and two in I (Megatron's pattern)
+  std::size_t grad_bytes = 0;          // weight gradients for the whole share (a chunk holds 1/v)
+};
+
+class SyntheticWorkload final : public Workload {
+ public:
+  // `tp_allreduce(data, bytes)` runs one tensor-parallel all-reduce; may be empty when t = 1.
+  SyntheticWorkload(SyntheticConfig cfg, std::function<void(void*, std::size_t)> tp_allreduce);
+  ~SyntheticWorkload() override;
+
+  std::string name() const override { return "synthetic"; }
+  std::size_t boundary_bytes() const override { return cfg_.boundary_bytes; }
+  void begin_step(int step) override;
+  void forward(int stage, int mb, const void* in, void* out) override;
+  void backward_input(int stage, int mb, const void* grad_out, void* grad_in) override;
+  void backward_weight(int stage, int mb) override;
+  void backward(int stage, int mb, const void* grad_out, void* grad_in) override;
+  void forward_backward(int f_stage, int f_mb, const void* in, void* out, int b_stage, int b_mb,
+                        const void* grad_out, void* grad_in) override;
+  std::size_t grad_bytes(int stage) const override;
+  void* grad_data(int stage) override;
+  void optimizer_step() override {}
+  std::int64_t held_activation_bytes() const override { return held_; }
+
+  // Duration of one chunk's action on `stage` (seconds): what the simulator is fed for a prediction.
+  double chunk_time(char kind, int stage) const;
+
+ private:
+  void work(double seconds);                 // sleep or spin for this long, from now
+  void work_with_tp(double seconds, std::size_t allreduces);  // split around the TP all-reduces
+  void hold(int stage, int mb);
+  void release(int stage, int mb);
+  void check_header(const void* in, int stage, int mb, const char* what) const;
+  void write_header(void* out, int stage, int mb) const;
+
+  SyntheticConfig cfg_;
+  std::function<void(void*, std::size_t)> tp_allreduce_;
+  std::vector<char> tp_buffer_;
+  std::map<std::pair<int, int>, std::unique_ptr<char[]>> held_buffers_;
+  std::int64_t held_ = 0;
+  std::map<int, std::vector<char>> grads_;
+  int step_ = 0;
+};
+
+}  // namespace pipebench::kernels

@@ -1,0 +1,51 @@
+#pragma once
+// The stage workload behind the executor: what one rank computes for each action of a schedule. The
+// executor owns communication and timing; a workload only computes, and reports what it holds.
+//
+// Buffers: `in`/`out` (forward) and `grad_out`/`grad_in` (backward) are boundary_bytes() long and live
+// in the memory the communication backend uses; null where there is no neighbour stage (first stage's
+// input, last stage's output, ...).
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace pipebench::kernels {
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual std::string name() const = 0;
+
+  // Bytes of the activation a stage sends to the next one per micro-batch (its gradient comes back with
+  // the same size).
+  virtual std::size_t boundary_bytes() const = 0;
+
+  virtual void begin_step(int step) = 0;  // zero gradient accumulators, reset step figures
+  virtual void forward(int stage, int mb, const void* in, void* out) = 0;
+  virtual void backward_input(int stage, int mb, const void* grad_out, void* grad_in) = 0;
+  virtual void backward_weight(int stage, int mb) = 0;
+  // Full backward: I then W unless a workload can do better.
+  virtual void backward(int stage, int mb, const void* grad_out, void* grad_in) {
+    backward_input(stage, mb, grad_out, grad_in);
+    backward_weight(stage, mb);
+  }
+  // DualPipe's overlapped pair: by default one after the other.
+  virtual void forward_backward(int f_stage, int f_mb, const void* in, void* out, int b_stage, int b_mb,
+                                const void* grad_out, void* grad_in) {
+    forward(f_stage, f_mb, in, out);
+    backward(b_stage, b_mb, grad_out, grad_in);
+  }
+
+  // Weight gradients of one stage, for the data-parallel all-reduce (in place, as float).
+  virtual std::size_t grad_bytes(int stage) const = 0;
+  virtual void* grad_data(int stage) = 0;
+  virtual void optimizer_step() = 0;
+
+  virtual std::int64_t held_activation_bytes() const = 0;  // activation memory held right now
+  virtual double last_flops() const { return 0; }          // FLOPs of the last compute call (0: not counted)
+  // Figures of the finished step for the summary (loss, gradient norms, ...); may be empty.
+  virtual std::map<std::string, double> step_figures() const { return {}; }
+};
+
+}  // namespace pipebench::kernels
