@@ -18,6 +18,12 @@ const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
       {{"gpipe", "all forwards, then all backwards (Huang 2019)", 1, true, false}, detail::gpipe},
       {{"1f1b", "one forward one backward, PipeDream-Flush (Narayanan 2021)", 1, true, false}, detail::one_f_one_b},
+      {{"interleaved", "interleaved 1F1B in groups of micro-batches (Narayanan 2021, Megatron-Core)", 2, false, false},
+       detail::interleaved},
+      {{"looped-bfs", "all forwards chunk by chunk, then all backwards (Lamy-Poirier 2022, torch)", 2, false, false},
+       detail::looped_bfs},
+      {{"zb-h1", "zero bubble at 1F1B memory: W fills the bubbles (Qi 2023)", 1, true, true}, detail::zb_h1},
+      {{"zb-h2", "zero bubble with 2p-1 in flight: more warm-up forwards (Qi 2023)", 1, true, true}, detail::zb_h2},
       {{"zbv", "zero bubble in a V, two chunks per rank, split backward (Qi 2024, torch ScheduleZBVZeroBubble)", 2, true, true},
        detail::zbv},
       {{"dualpipev", "DualPipe cut in half: V of two chunks, overlapped F&B pairs (DeepSeek 2024, torch ScheduleDualPipeV)", 2,
@@ -60,6 +66,9 @@ Schedule make_schedule(const ScheduleParams& params) {
   if (params.m < 1) throw UsageError("m = " + std::to_string(params.m) + " is not allowed: need m >= 1");
   if (params.v < 0) throw UsageError("v = " + std::to_string(params.v) + " is not allowed: need v >= 1");
   if (params.group < 0) throw UsageError("group = " + std::to_string(params.group) + " is not allowed: need group >= 1");
+  if (params.group != 0 && params.name != "interleaved")
+    throw UsageError("group = " + std::to_string(params.group) + " is not allowed for schedule '" + params.name +
+                     "': only 'interleaved' takes a micro-batch group size");
   ScheduleParams q = params;
   if (q.v == 0) q.v = e.info.default_v;
   if (e.info.fixed_v && q.v != e.info.default_v)

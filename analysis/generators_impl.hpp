@@ -12,6 +12,10 @@ Schedule v_layout(const std::string& name, int p, int m);
 
 Schedule gpipe(const ScheduleParams& q);
 Schedule one_f_one_b(const ScheduleParams& q);
+Schedule interleaved(const ScheduleParams& q);
+Schedule looped_bfs(const ScheduleParams& q);
+Schedule zb_h1(const ScheduleParams& q);
+Schedule zb_h2(const ScheduleParams& q);
 Schedule zbv(const ScheduleParams& q);        // gen_zbv.cpp
 Schedule dualpipev(const ScheduleParams& q);  // gen_dualpipe.cpp
 Schedule dualpipe(const ScheduleParams& q);   // gen_dualpipe.cpp, pipes = 2
