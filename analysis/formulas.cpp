@@ -15,6 +15,7 @@ const char* idle_measure_name(IdleMeasure m) {
     case IdleMeasure::Idle: return "idle per rank";
     case IdleMeasure::MaxIdle: return "max rank idle";
     case IdleMeasure::SpanBubble: return "span bubble per rank";
+    case IdleMeasure::MaxSpanBubble: return "max span bubble";
   }
   return "?";
 }
@@ -135,13 +136,23 @@ AnalyticFigures looped_bfs(const Ctx& c) {
   return a;
 }
 
+// "needs m >= 2p-1 (m=3, p=4)"
+std::string needs_m(const Ctx& c, int min_m, const char* rule) {
+  if (c.m >= min_m) return "";
+  return std::string("needs ") + rule + " (m=" + std::to_string(c.m) + ", p=" + std::to_string(c.p) + ")";
+}
+
+bool le(double a, double b) { return a <= b || same(a, b); }
+
 AnalyticFigures zb_h1(const Ctx& c) {
   AnalyticFigures a;
   a.source = "ZB-H1 (Qi et al. 2023, Zero Bubble Pipeline Parallelism)";
-  const std::string cond = std::string(kUniform) + ", m >= p";
-  std::string why;
-  if (c.m < c.p) why = "needs m >= p (m=" + std::to_string(c.m) + ", p=" + std::to_string(c.p) + ")";
-  from_rank_idle(a, c, (c.p - 1) * (c.F + c.B - 2 * c.W), "(p-1)(F+B-2W)", cond, why);
+  // With W > F the last rank still starts (p-1)F late; with W > I the deferred W cannot all fit the
+  // cool-down (docs/schedules.md, checked by simulation).
+  std::string why = needs_m(c, c.p, "m >= p");
+  if (why.empty() && !(le(c.W, c.F) && le(c.W, c.I))) why = "needs W <= F and W <= I (" + c.chunk_times() + ")";
+  from_rank_idle(a, c, (c.p - 1) * (c.F + c.B - 2 * c.W), "(p-1)(F+B-2W)",
+                 std::string(kUniform) + ", m >= p, W <= F, W <= I", why);
   a.peak_inflight = claim<std::vector<int>>(per_rank(c.p, [&](int) { return std::min(c.p, c.m); }), "min(p, m)",
                                             "always");
   return a;
@@ -150,13 +161,19 @@ AnalyticFigures zb_h1(const Ctx& c) {
 AnalyticFigures zb_h2(const Ctx& c) {
   AnalyticFigures a;
   a.source = "ZB-H2 (Qi et al. 2023, Zero Bubble Pipeline Parallelism)";
-  const std::string cond = std::string(kUniform) + ", m >= p, F = I = W per chunk";
-  std::string why;
-  if (c.m < c.p)
-    why = "needs m >= p (m=" + std::to_string(c.m) + ", p=" + std::to_string(c.p) + ")";
-  else if (!same(c.F, c.I) || !same(c.I, c.W))
-    why = "needs F = I = W per chunk (" + c.chunk_times() + ")";
-  from_rank_idle(a, c, (c.p - 1) * (c.F + c.B - 3 * c.W), "(p-1)(F+B-3W)", cond, why);
+  const std::string cond = std::string(kUniform) + ", m >= 2p-1, W <= F, 2W <= F+I";
+  std::string why = c.time_reason;
+  if (why.empty()) why = needs_m(c, 2 * c.p - 1, "m >= 2p-1");
+  if (why.empty() && !(le(c.W, c.F) && le(2 * c.W, c.F + c.I)))
+    why = "needs W <= F and 2W <= F+I (" + c.chunk_times() + ")";
+  // The paper's (p-1)(F+B-3W) is rank 0's span bubble (rank r: (p-1-r)(F+B-3W)): its parallelogram has
+  // no gap once started. Counted from the common start, the last rank still waits p-1 forwards.
+  a.idle_measure = IdleMeasure::MaxSpanBubble;
+  a.idle = claim<double>((c.p - 1) * (c.F + c.B - 3 * c.W), "(p-1)(F+B-3W)", cond, why);
+  const double idle = (c.p - 1) * std::max(c.F, c.F + c.B - 3 * c.W);
+  const double T = c.busy + idle;
+  a.makespan = claim<double>(T, "m(tf+tb) + (p-1)max(F, F+B-3W)", cond, why);
+  a.bubble_fraction = claim<double>(idle / T, "(p-1)max(F, F+B-3W) / T", cond, why);
   a.peak_inflight = claim<std::vector<int>>(per_rank(c.p, [&](int) { return std::min(2 * c.p - 1, c.m); }),
                                             "min(2p-1, m)", "always");
   return a;
@@ -165,53 +182,68 @@ AnalyticFigures zb_h2(const Ctx& c) {
 AnalyticFigures zbv(const Ctx& c) {
   AnalyticFigures a;
   a.source = "ZB-V (Qi et al. 2024, Pipeline Parallelism with Controllable Memory), torch ScheduleZBVZeroBubble";
-  const std::string cond = std::string(kUniform) + ", m >= 2p, F = I = W per chunk";
+  const std::string cond = std::string(kUniform) + ", m >= 2p-1, F = I = W per chunk";
   std::string why = c.time_reason;
-  if (why.empty() && c.m < 2 * c.p)
-    why = "needs m >= 2p (m=" + std::to_string(c.m) + ", p=" + std::to_string(c.p) + ")";
-  else if (why.empty() && (!same(c.F, c.I) || !same(c.I, c.W)))
-    why = "needs F = I = W per chunk (" + c.chunk_times() + ")";
+  if (why.empty()) why = needs_m(c, 2 * c.p - 1, "m >= 2p-1");
+  if (why.empty() && (!same(c.F, c.I) || !same(c.I, c.W))) why = "needs F = I = W per chunk (" + c.chunk_times() + ")";
   a.idle_measure = IdleMeasure::SpanBubble;
   a.idle = claim<double>(0.0, "0", cond, why);
-  // Rank r starts after r forward chunks and then works without a gap; the last rank ends last.
+  // Rank r starts after r chunk forwards and then works without a gap, so every rank idles (p-1)F.
   const double T = c.busy + (c.p - 1) * c.F;
   a.makespan = claim<double>(T, "m(tf+tb) + (p-1)F", cond, why);
   a.bubble_fraction = claim<double>((c.p - 1) * c.F / T, "(p-1)F / T", cond, why);
-  a.peak_inflight =
-      claim<std::vector<int>>(per_rank(c.p, [&](int) { return std::min(2 * c.p, 2 * c.m); }), "min(2p, 2m)", "always");
+  // The chunk-0 forwards of the warm-up plus the chunk-1 forwards before the first W: 2p when
+  // m >= 2p-1.
+  a.peak_inflight = claim<std::vector<int>>(
+      per_rank(c.p, [&](int r) { return std::min(c.m, 2 * c.p - 1 - r) + std::min(c.m, r + 1); }),
+      "min(m, 2p-1-r) + min(m, r+1)", "always");
   return a;
 }
 
-// DualPipe and DualPipeV state the largest idle of any rank; the busy time of a rank depends on how
-// many of its actions run as overlapped pairs, so T follows only when a pair costs F + B.
-void dual_idle(AnalyticFigures& a, const Ctx& c, double idle, const std::string& formula) {
-  const std::string cond = std::string(kUniform) + ", m >= 2p";
+// DualPipeV and DualPipe: a V of P ranks (DualPipe: each half of the ranks) with M micro-batches per
+// direction. The literature states the largest idle of any rank; it holds for W <= I <= F with an
+// overlapped pair no faster than its longer half, as (P-1)(F&B + F - 2W), which is REFERENCE.md's
+// (P-1)(F&B + B - 3W) when I = F (docs/metrics.md). Rank r runs 2M - 3P + h + 1 overlapped pairs
+// (h its position in the V, one fewer at the V's tip), each saving F + B - F&B of busy time, so the
+// makespan follows from the least busy rank.
+void dual_figures(AnalyticFigures& a, const Ctx& c, int P, int M, const std::function<int(int)>& h_of,
+                  const char* pname) {
+  const std::string P_ = pname;
+  const std::string cond = std::string(kUniform) + ", m >= 2p, W <= I <= F, max(F,B) <= F&B <= F+B";
   std::string why = c.time_reason;
-  if (why.empty() && c.m < 2 * c.p)
-    why = "needs m >= 2p (m=" + std::to_string(c.m) + ", p=" + std::to_string(c.p) + ")";
+  if (why.empty()) why = needs_m(c, 2 * c.p, "m >= 2p");
+  if (why.empty() && !(le(c.W, c.I) && le(c.I, c.F)))
+    why = "needs W <= I <= F per chunk (" + c.chunk_times() + ")";
+  if (why.empty() && !(le(std::max(c.F, c.B), c.FB) && le(c.FB, c.F + c.B)))
+    why = "needs max(F,B) <= F&B <= F+B per chunk (F&B=" + num(c.FB) + ", F=" + num(c.F) + ", B=" + num(c.B) + ")";
+  const double idle = (P - 1) * (c.FB + c.F - 2 * c.W);
   a.idle_measure = IdleMeasure::MaxIdle;
-  a.idle = claim<double>(idle, formula, cond, why);
-  std::string why_t = why;
-  if (why_t.empty() && !same(c.FB, c.F + c.B))
-    why_t = "busy time differs between ranks when F&B != F+B (F&B=" + num(c.FB) + ", F+B=" + num(c.F + c.B) + ")";
-  const double T = c.busy + idle;
-  a.makespan = claim<double>(T, "m(tf+tb) + " + formula, cond + ", F&B = F+B", why_t);
-  a.bubble_fraction = claim<double>(T > 0 ? idle / T : 0.0, formula + " / T", cond + ", F&B = F+B", why_t);
+  a.idle = claim<double>(idle, same(c.I, c.F) ? "(" + P_ + "-1)(F&B+B-3W)" : "(" + P_ + "-1)(F&B+F-2W)", cond, why);
+  double min_busy = c.busy, total_busy = 0;
+  for (int r = 0; r < c.p; ++r) {
+    const int h = h_of(r);
+    const int pairs = 2 * M - 3 * P + h + 1 - (h == P - 1 ? 1 : 0);
+    const double busy = c.busy - pairs * (c.F + c.B - c.FB);
+    min_busy = std::min(min_busy, busy);
+    total_busy += busy;
+  }
+  const double T = min_busy + idle;
+  a.makespan = claim<double>(T, "least busy rank + max idle", cond, why);
+  a.bubble_fraction = claim<double>(1 - total_busy / (c.p * T), "1 - sum(busy) / (p T)", cond, why);
 }
 
 AnalyticFigures dualpipev(const Ctx& c) {
   AnalyticFigures a;
   a.source = "DualPipeV (DeepSeek 2024, deepseek-ai/DualPipe), torch ScheduleDualPipeV";
-  dual_idle(a, c, (c.p - 1) * (c.FB + c.B - 3 * c.W), "(p-1)(F&B+B-3W)");
-  a.peak_inflight =
-      claim<std::vector<int>>(per_rank(c.p, [&](int) { return 2 * c.p + 1; }), "2p+1", "m >= 2p");
+  dual_figures(a, c, c.p, c.m, [](int r) { return r; }, "p");
+  a.peak_inflight = claim<std::vector<int>>(per_rank(c.p, [&](int) { return 2 * c.p + 1; }), "2p+1", "m >= 2p");
   return a;
 }
 
 AnalyticFigures dualpipe(const Ctx& c) {
   AnalyticFigures a;
   a.source = "DualPipe (DeepSeek-V3 report 2024, deepseek-ai/DualPipe)";
-  dual_idle(a, c, (c.p / 2 - 1) * (c.FB + c.B - 3 * c.W), "(p/2-1)(F&B+B-3W)");
+  dual_figures(a, c, c.p / 2, c.m / 2, [&c](int r) { return std::min(r, c.p - 1 - r); }, "p/2");
   a.peak_inflight = claim<std::vector<int>>(per_rank(c.p, [&](int) { return c.p + 1; }), "p+1", "m >= 2p");
   return a;
 }

@@ -36,11 +36,13 @@ struct Claim {
 
 // The per-rank measure the literature states for a schedule's bubble (DESIGN.md "Metrics").
 enum class IdleMeasure {
-  Idle,        // idle_r = T - busy_r, the same on every rank
-  MaxIdle,     // max over ranks of idle_r
-  SpanBubble,  // span bubble of every rank, (last end - first start) - busy_r
+  Idle,           // idle_r = T - busy_r, the same on every rank
+  MaxIdle,        // max over ranks of idle_r
+  SpanBubble,     // span bubble of every rank, (last end - first start) - busy_r
+  MaxSpanBubble,  // max over ranks of the span bubble
 };
-const char* idle_measure_name(IdleMeasure m);  // "idle per rank", "max rank idle", "span bubble per rank"
+// "idle per rank", "max rank idle", "span bubble per rank", "max span bubble"
+const char* idle_measure_name(IdleMeasure m);
 
 struct AnalyticFigures {
   std::string source;  // the paper or reference implementation the formulas come from

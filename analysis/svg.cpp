@@ -158,15 +158,15 @@ std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOpt
     << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 
   // Title: what it is, then the headline figures.
-  const std::string head = opt.title.empty() ? s.name + "   p=" + std::to_string(p) + "  m=" + std::to_string(s.m) +
-                                                   "  v=" + std::to_string(s.v())
+  const std::string head = opt.title.empty() ? s.name + ": p=" + std::to_string(p) + ", m=" + std::to_string(s.m) +
+                                                   ", v=" + std::to_string(s.v())
                                              : opt.title;
   char bubble[64];
   std::snprintf(bubble, sizeof bubble, "bubble %.1f %%", 100 * metrics.bubble_fraction);
   o << "<text x=\"" << px(kSvgLeft) << "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << escape(head)
     << "</text>\n"
     << "<text x=\"" << px(kSvgLeft) << "\" y=\"40\" font-size=\"12\" fill=\"#444444\">" << bubble
-    << "   makespan " << num(metrics.makespan * disp.factor, 5) << ' ' << escape(disp.unit) << "</text>\n";
+    << ", makespan " << num(metrics.makespan * disp.factor, 5) << ' ' << escape(disp.unit) << "</text>\n";
 
   // Time grid behind the rows.
   const double step = nice_step(makespan * disp.factor, plot_w / 90);

@@ -1,5 +1,6 @@
 // `pipebench simulate`: the cartesian product of schedules, p, m and v, each simulated and set beside
 // its analytic figures; a fixed-width table (docs/simulate.md) or the JSON contract (docs/json.md).
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -90,7 +91,8 @@ void print_table_output(std::ostream& os, const Flags& f, const Times& t, const 
                                     fmt("%.3f", 100 * mt.bubble_fraction)};
     if (a.bubble_fraction.value) {
       row.push_back(fmt("%.3f", 100 * *a.bubble_fraction.value));
-      row.push_back(fmt("%+.3f", 100 * (mt.bubble_fraction - *a.bubble_fraction.value)));
+      const double diff = 100 * (mt.bubble_fraction - *a.bubble_fraction.value);
+      row.push_back(fmt("%+.3f", std::abs(diff) < 1e-9 ? 0.0 : diff));  // no "-0.000" from rounding noise
     } else {
       row.push_back(foot.mark(r.schedule.name, a.bubble_fraction.reason));
       row.push_back("-");

@@ -23,12 +23,20 @@ struct Times {
 };
 
 // Whole-share times (DESIGN.md). The first is F = I = W per chunk; the others break that equality
-// both ways (I > W, F > B) and make an overlapped F&B pair cheaper than F + B.
+// both ways, put W above F or I, and make an overlapped F&B pair cheaper than F + B (or even cheaper
+// than its longer half), so that every condition of analysis/formulas.cpp is met somewhere and
+// missed somewhere.
 const Times kTimes[] = {
     {"F=1 B=2 W=1 (F=I=W)", 1, 2, 1, -1},
     {"F=1 B=3 W=1", 1, 3, 1, -1},
     {"F=3 B=2 W=0.5", 3, 2, 0.5, -1},
-    {"F=1 B=2 W=1, F&B=2.4", 1, 2, 1, 2.4},
+    {"F=1 B=2 W=1 F&B=2.4", 1, 2, 1, 2.4},
+    {"F=1 B=4 W=2 (W>F)", 1, 4, 2, -1},
+    {"F=2 B=3 W=2 (W>I)", 2, 3, 2, -1},
+    {"F=2 B=3 W=1 F&B=3.5 (I=F)", 2, 3, 1, 3.5},
+    {"F=1 B=2 W=0.5 F&B=1.8 (F&B<B)", 1, 2, 0.5, 1.8},
+    {"F=1.3 B=2.1 W=0.4 F&B=2.9", 1.3, 2.1, 0.4, 2.9},
+    {"F=1.7 B=2.3 W=0.9 F&B=3.1 (W<I<F)", 1.7, 2.3, 0.9, 3.1},
 };
 
 const int kP[] = {1, 2, 3, 4, 5, 6, 8, 16};
@@ -87,6 +95,10 @@ void compare(const Schedule& s, const ScheduleParams& sp, const Times& t, Checke
         for (const auto& r : mt.ranks)
           EXPECT_TRUE(close(r.span_bubble, want, T)) << where << ": rank " << r.rank << " span bubble "
                                                      << r.span_bubble << ", formula " << a.idle.formula << " = " << want;
+        break;
+      case IdleMeasure::MaxSpanBubble:
+        EXPECT_TRUE(close(mt.max_span_bubble(), want, T)) << where << ": max span bubble " << mt.max_span_bubble()
+                                                          << ", formula " << a.idle.formula << " = " << want;
         break;
     }
   }

@@ -80,7 +80,7 @@ TEST(Svg, OneBoxPerActionAtItsTime) {
   }
   EXPECT_NEAR(boxes.back().x + boxes.back().w, kSvgLeft + 900, 0.01);  // 0B1 ends at the makespan
   // Title with the schedule, its parameters and the bubble (1 - 12/18); a legend for F, B and idle.
-  EXPECT_NE(svg.find("1f1b   p=2  m=2  v=1"), std::string::npos);
+  EXPECT_NE(svg.find(">1f1b: p=2, m=2, v=1<"), std::string::npos);
   EXPECT_NE(svg.find("bubble 33.3 %"), std::string::npos);
   EXPECT_EQ(count(svg, "class=\"legend\""), 3);
   EXPECT_NE(svg.find(">F forward<"), std::string::npos);
@@ -98,7 +98,7 @@ TEST(Svg, SecondsAreShownInAReadableUnit) {
   opt.time_unit = "s";
   const std::string svg = render_svg(s, r.timeline, opt);
   EXPECT_NE(svg.find(">time (ms)<"), std::string::npos);
-  EXPECT_NE(svg.find("makespan 9 ms"), std::string::npos);
+  EXPECT_NE(svg.find("bubble 33.3 %, makespan 9 ms<"), std::string::npos);
 }
 
 TEST(Svg, StagesAreLabelledWhereARankHoldsSeveralAndOverlappedPairsEscaped) {
