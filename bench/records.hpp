@@ -42,7 +42,9 @@ struct CommRecord {
   std::int64_t bytes = 0;
   std::int32_t stage = -1;  // the stage and micro-batch the message belongs to, -1 for collectives
   std::int32_t mb = -1;
+  std::int32_t tag = -1;    // point-to-point: a send and its receive carry the same (src, dst, tag)
   double t_posted = 0;
+  double t_wait = 0;        // receives: when the action that needs the message started waiting for it
   double t_done = 0;
 };
 
