@@ -81,4 +81,12 @@ struct RunResult {
   RunSummary summary;
 };
 
+// Field-by-field equality (doubles compared exactly): a run read back from a file must equal the one
+// written.
+bool operator==(const ActionRecord& a, const ActionRecord& b);
+bool operator==(const CommRecord& a, const CommRecord& b);
+bool operator==(const RankSummary& a, const RankSummary& b);
+bool operator==(const RunSummary& a, const RunSummary& b);
+bool operator==(const RunResult& a, const RunResult& b);
+
 }  // namespace pipebench::bench

@@ -1,0 +1,155 @@
+#include "bench/metadata.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "bench/h5.hpp"
+#include "bench/version.hpp"
+#include "comm/build_info.hpp"
+#include "kernels/build_info.hpp"
+
+extern char** environ;
+
+namespace pipebench::bench {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  const auto e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// "CUDA runtime 13.0, 1 device(s): NVIDIA H200" -> "NVIDIA H200"; no device -> "none".
+std::string gpu_of(const std::string& cuda) {
+  const std::string mark = "device(s): ";
+  const auto at = cuda.find(mark);
+  return at == std::string::npos ? "none" : cuda.substr(at + mark.size());
+}
+
+std::string read_file(const char* path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+bool environment_allowed(std::string_view name) {
+  static constexpr std::string_view kPrefixes[] = {"SLURM_", "OMP_", "KOKKOS_", "NCCL_",
+                                                   "CUDA_", "MPICH_", "MPIR_CVAR_", "OPENBLAS_"};
+  for (auto p : kPrefixes)
+    if (name.size() > p.size() && name.substr(0, p.size()) == p) return true;
+  return false;
+}
+
+std::map<std::string, std::string> allowed_environment(const std::vector<std::string>& environ_entries) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : environ_entries) {
+    const auto eq = e.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = e.substr(0, eq);
+    if (environment_allowed(name)) out[name] = e.substr(eq + 1);
+  }
+  return out;
+}
+
+std::string placement_summary(const std::vector<std::string>& hosts) {
+  std::string s;
+  for (std::size_t i = 0; i < hosts.size();) {
+    std::size_t j = i;
+    while (j + 1 < hosts.size() && hosts[j + 1] == hosts[i]) ++j;
+    if (!s.empty()) s += ',';
+    s += hosts[i] + ":" + std::to_string(i);
+    if (j > i) s += "-" + std::to_string(j);
+    i = j + 1;
+  }
+  return s;
+}
+
+std::string utc_iso8601(std::time_t t) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string cpu_model(const std::string& cpuinfo) {
+  std::map<std::string, std::string> first;  // first value of each field
+  int processors = 0;
+  std::istringstream in(cpuinfo);
+  for (std::string line; std::getline(in, line);) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = trim(line.substr(0, colon));
+    if (key == "processor") ++processors;
+    first.try_emplace(key, trim(line.substr(colon + 1)));
+  }
+  std::string model;
+  if (first.count("model name"))
+    model = first["model name"];
+  else if (first.count("Hardware"))
+    model = first["Hardware"];
+  else if (first.count("CPU part"))
+    model = "implementer " + first["CPU implementer"] + ", part " + first["CPU part"];
+  else
+    model = "unknown";
+  return processors > 0 ? model + " (x " + std::to_string(processors) + ")" : model;
+}
+
+std::map<std::string, std::string> collect_metadata(const MetadataInput& in, const std::vector<std::string>& environ_entries,
+                                                     const std::string& cpuinfo) {
+  const std::set<std::string> nodes(in.hosts.begin(), in.hosts.end());
+  const std::string cuda = comm::cuda_runtime();
+  std::map<std::string, std::string> m = {
+      {"pipebench_version", version()},
+      {"pipebench_commit", commit()},
+      {"build_type", build_type()},
+      {"build_flags", build_flags()},
+      {"compiler", compiler()},
+      {"date_utc", utc_iso8601(std::time(nullptr))},
+      {"command_line", in.command_line},
+      {"ranks", std::to_string(in.hosts.size())},
+      {"nodes", std::to_string(nodes.size())},
+      {"placement", placement_summary(in.hosts)},
+      {"cpu", cpu_model(cpuinfo)},
+      {"gpu", gpu_of(cuda)},
+      {"cuda", cuda},
+      {"mpi", comm::mpi_library_version()},
+      {"nccl", comm::nccl_version()},
+      {"kokkos", kernels::kokkos_version()},
+      {"kokkos_backend", kernels::kokkos_backends()},
+      {"kokkoskernels", kernels::kokkoskernels_version()},
+      {"blas", kernels::blas_description()},
+      {"hdf5", h5::library_description()},
+      {"warmup_steps", std::to_string(in.warmup_steps)},
+      {"timed_steps", std::to_string(in.timed_steps)},
+      {"statistic", in.statistic},
+  };
+  const auto env = allowed_environment(environ_entries);
+  // Slurm's own names first, then the older aliases it still sets.
+  const std::pair<const char*, std::vector<const char*>> slurm[] = {
+      {"slurm_job_id", {"SLURM_JOB_ID", "SLURM_JOBID"}},
+      {"slurm_nodelist", {"SLURM_JOB_NODELIST", "SLURM_NODELIST"}},
+      {"slurm_partition", {"SLURM_JOB_PARTITION"}},
+  };
+  for (const auto& [key, names] : slurm)
+    for (const char* n : names)
+      if (auto it = env.find(n); it != env.end()) {
+        m[key] = it->second;
+        break;
+      }
+  for (const auto& [name, value] : env) m["env." + name] = value;
+  return m;
+}
+
+std::map<std::string, std::string> collect_metadata(const MetadataInput& in) {
+  std::vector<std::string> entries;
+  for (char** e = environ; e && *e; ++e) entries.emplace_back(*e);
+  return collect_metadata(in, entries, read_file("/proc/cpuinfo"));
+}
+
+}  // namespace pipebench::bench

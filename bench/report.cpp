@@ -1,0 +1,187 @@
+#include "bench/report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace pipebench::bench {
+
+namespace {
+
+std::string config_value(const RunResult& run, const char* key) {
+  const auto it = run.config.find(key);
+  return it == run.config.end() || it->second.empty() ? "-" : it->second;
+}
+
+// Peaks over ranks; the listing shows the worst rank, which is what sizes memory.
+struct Peaks {
+  std::int32_t inflight = 0, predicted = 0;
+  std::int64_t bytes = 0;
+};
+Peaks peaks(const RunResult& run) {
+  Peaks p;
+  for (const auto& r : run.ranks) {
+    p.inflight = std::max(p.inflight, r.peak_inflight);
+    p.predicted = std::max(p.predicted, r.predicted_peak_inflight);
+    p.bytes = std::max(p.bytes, r.peak_activation_bytes);
+  }
+  return p;
+}
+
+std::string ms(double seconds) { return fixed(seconds * 1e3, 3); }
+std::string us(double seconds) { return fixed(seconds * 1e6, 1); }
+std::string percent(double fraction) { return fixed(fraction * 100, 2); }
+std::string mib(std::int64_t bytes) { return fixed(static_cast<double>(bytes) / (1 << 20), 1); }
+
+Table ranks_table() {
+  return Table({{"rank", ""},
+                {"tp", ""},
+                {"pp", ""},
+                {"dp", ""},
+                {"host", "", false},
+                {"busy", "ms"},
+                {"idle", "ms"},
+                {"span", "ms"},
+                {"inflight", "chunks"},
+                {"predicted", "chunks"},
+                {"actmem", "MiB"},
+                {"offset", "us"},
+                {"uncert", "us"}});
+}
+
+nlohmann::ordered_json summary_json(const RunSummary& s) {
+  nlohmann::ordered_json j = {{"step_time", s.step_time},
+                              {"makespan", s.makespan},
+                              {"bubble_measured", s.bubble_measured},
+                              {"bubble_simulated", s.bubble_simulated},
+                              {"bubble_formula", nullptr},
+                              {"simulated_makespan", s.simulated_makespan},
+                              {"dp_sync_time", s.dp_sync_time},
+                              {"extra", nlohmann::ordered_json::object()}};
+  if (s.bubble_formula) j["bubble_formula"] = *s.bubble_formula;
+  for (const auto& [k, v] : s.extra) j["extra"][k] = v;
+  return j;
+}
+
+}  // namespace
+
+Table runs_table() {
+  return Table({{"run", ""},
+                {"schedule", "", false},
+                {"t", ""},
+                {"p", ""},
+                {"d", ""},
+                {"v", ""},
+                {"m", ""},
+                {"step", "ms"},
+                {"bubble", "%"},
+                {"simulated", "%"},
+                {"formula", "%"},
+                {"diff", "pp"},
+                {"inflight", "chunks"},
+                {"predicted", "chunks"},
+                {"actmem", "MiB"}});
+}
+
+std::vector<std::string> run_row(int id, const RunResult& run) {
+  const auto& s = run.summary;
+  const Peaks p = peaks(run);
+  const bool ranks = !run.ranks.empty();
+  return {id > 0 ? std::to_string(id) : "-",
+          config_value(run, "schedule"),
+          config_value(run, "t"),
+          config_value(run, "p"),
+          config_value(run, "d"),
+          config_value(run, "v"),
+          config_value(run, "m"),
+          ms(s.step_time),
+          percent(s.bubble_measured),
+          percent(s.bubble_simulated),
+          s.bubble_formula ? percent(*s.bubble_formula) : "-",
+          fixed((s.bubble_measured - s.bubble_simulated) * 100, 2, true),
+          ranks ? std::to_string(p.inflight) : "-",
+          ranks ? std::to_string(p.predicted) : "-",
+          ranks ? mib(p.bytes) : "-"};
+}
+
+std::string render_listing(const std::string& path, const RunListing& listing) {
+  std::string s = "# pipebench results " + path + ": " + std::to_string(listing.runs.size()) + " complete run(s)";
+  if (!listing.incomplete.empty())
+    s += ", incomplete run(s) " + id_ranges(listing.incomplete) + " ignored (cut short while being written)";
+  s += "\n# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : listing.runs) rows.push_back(run_row(r.id, r.run));
+  Table t = runs_table();
+  return s + t.render(rows);
+}
+
+std::string render_run(const std::string& path, int id, const RunResult& run) {
+  const auto& s = run.summary;
+  std::string out = "# run " + std::to_string(id) + " of " + path + "\n# key: " + run.key + "\n";
+  out += "# step time " + ms(s.step_time) + " ms, makespan " + ms(s.makespan) + " ms (simulated " +
+         ms(s.simulated_makespan) + " ms), DP sync " + ms(s.dp_sync_time) + " ms\n";
+  out += "# bubble " + percent(s.bubble_measured) + " % measured, " + percent(s.bubble_simulated) + " % simulated, " +
+         (s.bubble_formula ? percent(*s.bubble_formula) + " %" : std::string("no")) + " formula; measured - simulated " +
+         fixed((s.bubble_measured - s.bubble_simulated) * 100, 2, true) + " pp\n";
+  for (const auto& [k, v] : s.extra) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    out += "# " + k + ": " + buf + "\n";
+  }
+  out += "# records: " + std::to_string(run.actions.size()) + " actions, " + std::to_string(run.comms.size()) +
+         " communications\n# config:\n";
+  for (const auto& [k, v] : run.config) out += "#   " + k + " = " + v + "\n";
+  out += "# per rank: busy, idle and span bubble are medians over timed steps; offset and uncert: clock vs rank 0\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : run.ranks)
+    rows.push_back({std::to_string(r.global_rank), std::to_string(r.tp), std::to_string(r.pp), std::to_string(r.dp),
+                    r.host.empty() ? "-" : r.host, ms(r.busy), ms(r.idle), ms(r.span_bubble),
+                    std::to_string(r.peak_inflight), std::to_string(r.predicted_peak_inflight),
+                    mib(r.peak_activation_bytes), us(r.clock_offset), us(r.clock_uncertainty)});
+  Table t = ranks_table();
+  out += t.render(rows);
+  out += "# metadata:\n";
+  for (const auto& [k, v] : run.metadata) out += "#   " + k + ": " + v + "\n";
+  return out;
+}
+
+nlohmann::ordered_json run_json(int id, const RunResult& run, bool with_ranks) {
+  const Peaks p = peaks(run);
+  nlohmann::ordered_json j = {{"id", id},
+                              {"key", run.key},
+                              {"config", run.config},
+                              {"summary", summary_json(run.summary)},
+                              {"peak_inflight", p.inflight},
+                              {"predicted_peak_inflight", p.predicted},
+                              {"peak_activation_bytes", p.bytes}};
+  if (!with_ranks) return j;
+  j["metadata"] = run.metadata;
+  j["actions"] = run.actions.size();
+  j["comms"] = run.comms.size();
+  j["ranks"] = nlohmann::ordered_json::array();
+  for (const auto& r : run.ranks)
+    j["ranks"].push_back({{"global_rank", r.global_rank},
+                          {"tp", r.tp},
+                          {"pp", r.pp},
+                          {"dp", r.dp},
+                          {"host", r.host},
+                          {"busy", r.busy},
+                          {"idle", r.idle},
+                          {"span_bubble", r.span_bubble},
+                          {"peak_inflight", r.peak_inflight},
+                          {"predicted_peak_inflight", r.predicted_peak_inflight},
+                          {"peak_activation_bytes", r.peak_activation_bytes},
+                          {"clock_offset", r.clock_offset},
+                          {"clock_uncertainty", r.clock_uncertainty}});
+  return j;
+}
+
+nlohmann::ordered_json listing_json(const std::string& path, const RunListing& listing) {
+  nlohmann::ordered_json j = {{"file", path},
+                              {"schema_version", kResultsSchemaVersion},
+                              {"runs", nlohmann::ordered_json::array()},
+                              {"incomplete_runs", listing.incomplete}};
+  for (const auto& r : listing.runs) j["runs"].push_back(run_json(r.id, r.run, false));
+  return j;
+}
+
+}  // namespace pipebench::bench

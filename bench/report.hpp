@@ -1,0 +1,30 @@
+#pragma once
+// How runs are shown, in one place: `pipebench report` renders stored runs with these, and the
+// executor's end-of-run table uses runs_table/run_row so that both look the same.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/records.hpp"
+#include "bench/results.hpp"
+#include "bench/table.hpp"
+
+namespace pipebench::bench {
+
+// One row per run: run id, schedule, t, p, d, v, m (from the run's config), step time, bubble measured
+// / simulated / formula and measured - simulated, peak in-flight measured / predicted (max over
+// ranks), peak activation memory (max over ranks).
+Table runs_table();
+std::vector<std::string> run_row(int id, const RunResult& run);  // id <= 0 prints "-"
+
+// The run listing of a file: '#' context lines and the table.
+std::string render_listing(const std::string& path, const RunListing& listing);
+// One run: its summary, configuration, per-rank table and metadata.
+std::string render_run(const std::string& path, int id, const RunResult& run);
+
+// The same as JSON, times in seconds, bubble fractions 0..1 (docs/report.md lists the keys).
+nlohmann::ordered_json listing_json(const std::string& path, const RunListing& listing);
+nlohmann::ordered_json run_json(int id, const RunResult& run, bool with_ranks);
+
+}  // namespace pipebench::bench

@@ -1,0 +1,233 @@
+#include "bench/trace.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <queue>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "analysis/error.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+using nlohmann::json;
+
+// Lanes of one process, in display order.
+enum Category { kCompute = 0, kSend = 1, kRecv = 2, kCollective = 3, kNumCategories = 4 };
+constexpr const char* kCategoryName[kNumCategories] = {"compute", "send", "recv", "collective"};
+constexpr const char* kGroupName[3] = {"pp", "tp", "dp"};
+
+struct Event {
+  int pid = 0;
+  Category category = kCompute;
+  // Integer nanoseconds: lanes are assigned on these, and ts/dur are written from them, so the
+  // viewer sees exactly the order the assignment saw.
+  std::int64_t start = 0, end = 0;
+  json body;
+  int lane = 0;
+};
+
+// Offset to add to each step's times so that steps follow one another.
+std::map<int, double> step_offsets(const RunResult& run) {
+  std::map<int, std::pair<double, double>> extent;  // step -> (first time, last time)
+  const auto see = [&](int step, double a, double b) {
+    auto [it, fresh] = extent.try_emplace(step, a, b);
+    if (!fresh) it->second = {std::min(it->second.first, a), std::max(it->second.second, b)};
+  };
+  for (const auto& a : run.actions) see(a.step, a.t_start, a.t_end);
+  for (const auto& c : run.comms) see(c.step, c.t_posted, c.t_done);
+  std::map<int, double> offset;
+  double cursor = 0;
+  for (const auto& [step, e] : extent) {
+    offset[step] = cursor - e.first;
+    cursor += e.second - e.first;
+  }
+  return offset;
+}
+
+std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
+
+const char* group_name(std::int32_t g) { return g >= 0 && g < 3 ? kGroupName[g] : "?"; }
+
+Event action_event(const ActionRecord& a, double offset) {
+  analysis::Action act{a.kind, a.stage, a.mb, a.b_stage, a.b_mb};
+  Event e;
+  e.pid = a.global_rank;
+  e.category = kCompute;
+  e.start = to_ns(a.t_start + offset);
+  e.end = std::max(e.start, to_ns(a.t_end + offset));
+  json args = {{"step", a.step}, {"stage", a.stage}, {"chunk", a.chunk}, {"mb", a.mb}};
+  if (a.kind == analysis::Kind::FB) {
+    args["b_stage"] = a.b_stage;
+    args["b_mb"] = a.b_mb;
+  }
+  if (a.flops > 0) args["flops"] = a.flops;
+  args["activation_bytes"] = a.activation_bytes;
+  e.body = {{"name", analysis::to_string(act)}, {"cat", analysis::kind_name(a.kind)}, {"args", std::move(args)}};
+  return e;
+}
+
+Event comm_event_of(const CommRecord& c, double offset) {
+  Event e;
+  e.pid = c.global_rank;
+  e.category = c.kind == CommKind::Send ? kSend : c.kind == CommKind::Recv ? kRecv : kCollective;
+  e.start = to_ns(c.t_posted + offset);
+  e.end = std::max(e.start, to_ns(c.t_done + offset));
+  std::string name = comm_kind_name(c.kind);
+  json args = {{"step", c.step}, {"bytes", c.bytes}, {"group", group_name(c.group)}};
+  if (e.category == kCollective) {
+    name += std::string(" ") + group_name(c.group);
+  } else {
+    name += (c.kind == CommKind::Send ? " to " : " from ") + std::to_string(c.peer);
+    args["peer"] = c.peer;
+  }
+  if (c.stage >= 0) args["stage"] = c.stage;
+  if (c.mb >= 0) args["mb"] = c.mb;
+  e.body = {{"name", std::move(name)}, {"cat", kCategoryName[e.category]}, {"args", std::move(args)}};
+  return e;
+}
+
+// Pairs each send with its receive: the k-th send from a to b for (step, stage, mb), in posting
+// order, matches the k-th receive at b from a for the same (step, stage, mb). Records carry no tag,
+// and MPI delivers messages between one pair in posting order, so order is the tie-breaker.
+void bind_flows(const RunResult& run, std::vector<Event>& events, const std::vector<std::size_t>& comm_event) {
+  using Key = std::tuple<int, int, int, int, int>;  // step, src, dst, stage, mb
+  std::map<Key, std::vector<std::size_t>> sends, recvs;
+  for (std::size_t i = 0; i < run.comms.size(); ++i) {
+    const auto& c = run.comms[i];
+    if (c.kind == CommKind::Send) sends[{c.step, c.global_rank, c.peer, c.stage, c.mb}].push_back(i);
+    if (c.kind == CommKind::Recv) recvs[{c.step, c.peer, c.global_rank, c.stage, c.mb}].push_back(i);
+  }
+  const auto by_posting = [&](std::size_t a, std::size_t b) { return run.comms[a].t_posted < run.comms[b].t_posted; };
+  int next_id = 1;
+  for (auto& [key, s] : sends) {
+    auto r = recvs.find(key);
+    if (r == recvs.end()) continue;
+    std::stable_sort(s.begin(), s.end(), by_posting);
+    std::stable_sort(r->second.begin(), r->second.end(), by_posting);
+    for (std::size_t k = 0; k < std::min(s.size(), r->second.size()); ++k) {
+      char id[24];
+      std::snprintf(id, sizeof id, "0x%x", next_id++);
+      Event& out = events[comm_event[s[k]]];
+      Event& in = events[comm_event[r->second[k]]];
+      out.body["bind_id"] = id;
+      out.body["flow_out"] = true;
+      in.body["bind_id"] = id;
+      in.body["flow_in"] = true;
+    }
+  }
+}
+
+// Interval partitioning per (pid, category): each event goes to the lane that became free earliest,
+// or a new lane, which uses the fewest lanes possible and keeps every lane's events disjoint.
+// Returns the number of lanes per (pid, category).
+std::map<std::pair<int, int>, int> assign_lanes(std::vector<Event>& events) {
+  std::vector<std::size_t> order(events.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::tie(events[a].pid, events[a].category, events[a].start, events[a].end) <
+           std::tie(events[b].pid, events[b].category, events[b].start, events[b].end);
+  });
+  using Free = std::pair<std::int64_t, int>;  // (end of the lane's last event, lane)
+  std::map<std::pair<int, int>, std::priority_queue<Free, std::vector<Free>, std::greater<>>> lanes;
+  std::map<std::pair<int, int>, int> count;
+  for (std::size_t i : order) {
+    Event& e = events[i];
+    const std::pair<int, int> where{e.pid, e.category};
+    auto& q = lanes[where];
+    if (!q.empty() && q.top().first <= e.start) {
+      e.lane = q.top().second;
+      q.pop();
+    } else {
+      e.lane = count[where]++;
+    }
+    q.push({e.end, e.lane});
+  }
+  return count;
+}
+
+json metadata_event(const char* what, int pid, int tid, json args) {
+  json m = {{"ph", "M"}, {"name", what}, {"pid", pid}, {"args", std::move(args)}};
+  if (tid >= 0) m["tid"] = tid;
+  return m;
+}
+
+}  // namespace
+
+json chrome_trace(const RunResult& run) {
+  const auto offset = step_offsets(run);
+  std::vector<Event> events;
+  events.reserve(run.actions.size() + run.comms.size());
+  for (const auto& a : run.actions) events.push_back(action_event(a, offset.at(a.step)));
+  std::vector<std::size_t> comm_event;
+  for (const auto& c : run.comms) {
+    comm_event.push_back(events.size());
+    events.push_back(comm_event_of(c, offset.at(c.step)));
+  }
+  bind_flows(run, events, comm_event);
+  const auto lanes = assign_lanes(events);
+
+  // tid of lane 0 of each (pid, category): the categories' lanes follow one another.
+  std::map<std::pair<int, int>, int> first_tid;
+  std::map<int, int> tids_of_pid;
+  for (const auto& [where, n] : lanes) {
+    first_tid[where] = tids_of_pid[where.first];
+    tids_of_pid[where.first] += n;
+  }
+
+  json out = json::array();
+  std::map<int, const RankSummary*> rank_of;
+  for (const auto& r : run.ranks) rank_of[r.global_rank] = &r;
+  for (const auto& entry : tids_of_pid) {
+    const int pid = entry.first;
+    std::string name = "rank " + std::to_string(pid);
+    if (auto it = rank_of.find(pid); it != rank_of.end())
+      name += " (pp " + std::to_string(it->second->pp) + ", tp " + std::to_string(it->second->tp) + ", dp " +
+              std::to_string(it->second->dp) + ")";
+    out.push_back(metadata_event("process_name", pid, -1, {{"name", name}}));
+    out.push_back(metadata_event("process_sort_index", pid, -1, {{"sort_index", pid}}));
+  }
+  for (const auto& [where, n] : lanes) {
+    for (int lane = 0; lane < n; ++lane) {
+      const int tid = first_tid[where] + lane;
+      std::string name = kCategoryName[where.second];
+      if (n > 1) name += " " + std::to_string(lane + 1);
+      out.push_back(metadata_event("thread_name", where.first, tid, {{"name", name}}));
+      out.push_back(metadata_event("thread_sort_index", where.first, tid, {{"sort_index", tid}}));
+    }
+  }
+  for (auto& e : events) {
+    json& j = e.body;
+    j["ph"] = "X";
+    j["pid"] = e.pid;
+    j["tid"] = first_tid[{e.pid, e.category}] + e.lane;
+    j["ts"] = static_cast<double>(e.start) / 1e3;
+    j["dur"] = static_cast<double>(e.end - e.start) / 1e3;
+    out.push_back(std::move(j));
+  }
+  return {{"traceEvents", std::move(out)},
+          {"displayTimeUnit", "ms"},
+          {"otherData", {{"key", run.key}, {"config", run.config}}}};
+}
+
+std::size_t write_chrome_trace(const RunResult& run, const std::string& path) {
+  const json trace = chrome_trace(run);
+  std::ofstream f(path, std::ios::trunc);
+  if (!f) throw UsageError("cannot write trace file '" + path + "': " + std::strerror(errno));
+  f << trace.dump() << '\n';
+  f.close();
+  if (!f) throw UsageError("cannot write trace file '" + path + "': " + std::strerror(errno));
+  return trace["traceEvents"].size();
+}
+
+}  // namespace pipebench::bench

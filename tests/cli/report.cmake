@@ -1,0 +1,54 @@
+# `pipebench report`. Its input files are written at test time by report_fixtures (no binary files in
+# the repository); every case below requires that fixture.
+add_executable(report_fixtures ${CMAKE_CURRENT_SOURCE_DIR}/cli/report_fixtures.cpp)
+target_include_directories(report_fixtures PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(report_fixtures PRIVATE pipebench::bench pipebench::warnings)
+set(_rf ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report)
+add_test(NAME cli.report_fixtures COMMAND report_fixtures ${_rf})
+set_tests_properties(cli.report_fixtures PROPERTIES LABELS unit FIXTURES_SETUP report_files)
+
+set(_report_cases)
+function(report_case name)  # a function, not a macro: a macro would unescape the regexes twice
+  pipebench_cli_test(${name} ${ARGN})
+  set(_report_cases ${_report_cases} cli.${name} PARENT_SCOPE)
+endfunction()
+
+report_case(report_lists_runs RC 0
+  MATCH "# pipebench results .*results.h5: 2 complete run\\(s\\), incomplete run\\(s\\) 3 ignored.*\n#  run  schedule  +t +p +d +v +m +step +bubble +simulated +formula +diff +inflight +predicted +actmem\n#   +\\(ms\\) +\\(%\\) +\\(%\\) +\\(%\\) +\\(pp\\) +\\(chunks\\) +\\(chunks\\) +\\(MiB\\)\n +1  1f1b +1  2  1  1  2 +12.000 +25.00 +24.50 +33.33 +\\+0.50 +2 +2 +0.0\n +2  zb-h1 +1  2  1  1  2 +12.000 +25.00 +24.50 +- +\\+0.50"
+  ARGS report ${_rf}/results.h5)
+report_case(report_one_run RC 0
+  MATCH "# run 2 of .*# bubble 25.00 % measured, 24.50 % simulated, no formula.*\n +1 +0 +1 +0  node02 +6.000 +6.000 +1.000 +1 +1 +0.0 +-2.5 +0.1\n# metadata:\n.*env.OMP_NUM_THREADS: 1"
+  ARGS report ${_rf}/results.h5 --run 2)
+report_case(report_json RC 0
+  MATCH "^{\n  \"file\": .*\"schema_version\": 1,.*\"id\": 2,.*\"bubble_formula\": null.*\"incomplete_runs\": \\[\n    3\n  \\]\n}"
+  ARGS report ${_rf}/results.h5 --json)
+report_case(report_trace RC 0 MATCH "# trace of run 1 written to trace1.json \\(44 events\\)"
+  ARGS report ${_rf}/results.h5 --run 1 --trace trace1.json)
+report_case(report_trace_needs_run RC 2 MATCH "pipebench: error: --trace needs --run ID: '.*results.h5' holds runs 1-2\n$"
+  ARGS report ${_rf}/results.h5 --trace t.json)
+report_case(report_unknown_run RC 2
+  MATCH "pipebench: error: run 3 is not a complete run in '.*results.h5' \\(complete runs: 1-2\\)\n$"
+  ARGS report ${_rf}/results.h5 --run 3)
+report_case(report_missing_file RC 2
+  MATCH "pipebench: error: results file 'nope.h5' cannot be opened: No such file or directory\n$" ARGS report nope.h5)
+report_case(report_not_hdf5 RC 2 MATCH "pipebench: error: '.*notes.txt' is not an HDF5 file, so not a pipebench results file\n$"
+  ARGS report ${_rf}/notes.txt)
+report_case(report_not_pipebench RC 2
+  MATCH "pipebench: error: '.*plain.h5' is an HDF5 file but not a pipebench results file \\(it has no pipebench_schema_version attribute\\)\n$"
+  ARGS report ${_rf}/plain.h5)
+report_case(report_other_schema RC 2
+  MATCH "pipebench: error: '.*schema99.h5' holds pipebench results of schema version 99; this pipebench reads and writes version 1"
+  ARGS report ${_rf}/schema99.h5)
+report_case(report_bad_run_id RC 2 MATCH "pipebench: error: --run: Value 0 not in range" ARGS report ${_rf}/results.h5 --run 0)
+
+# h5dump, the HDF5 tool users have, reads the file without pipebench: the layout and a string value.
+find_program(PIPEBENCH_H5DUMP NAMES h5dump)
+if(PIPEBENCH_H5DUMP)
+  add_test(NAME cli.report_h5dump_layout COMMAND ${PIPEBENCH_H5DUMP} -H ${_rf}/results.h5)
+  set_tests_properties(cli.report_h5dump_layout PROPERTIES LABELS unit
+    PASS_REGULAR_EXPRESSION "GROUP \"000001\".*H5T_ENUM.*\"F&B\".*DATASET \"actions\".*DATASET \"comms\".*DATASET \"ranks\"")
+  add_test(NAME cli.report_h5dump_strings COMMAND ${PIPEBENCH_H5DUMP} -a /runs/000002/config/schedule ${_rf}/results.h5)
+  set_tests_properties(cli.report_h5dump_strings PROPERTIES LABELS unit PASS_REGULAR_EXPRESSION "\\(0\\): \"zb-h1\"")
+  list(APPEND _report_cases cli.report_h5dump_layout cli.report_h5dump_strings)
+endif()
+set_tests_properties(${_report_cases} PROPERTIES FIXTURES_REQUIRED report_files)

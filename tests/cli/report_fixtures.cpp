@@ -1,0 +1,52 @@
+// Writes the files the `pipebench report` command-line tests read (tests/cli/report.cmake), so no
+// binary file is committed: results.h5 (runs 1 and 2 complete, run 3 cut short), schema99.h5 (another
+// schema version), plain.h5 (HDF5 but not pipebench) and notes.txt (not HDF5).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "bench/h5.hpp"
+#include "bench/results.hpp"
+#include "bench/sample_run.hpp"
+
+int main(int argc, char** argv) {
+  namespace fs = std::filesystem;
+  namespace b = pipebench::bench;
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: report_fixtures DIR\n");
+    return 2;
+  }
+  const fs::path dir = argv[1];
+  try {
+    fs::create_directories(dir);
+    for (const char* name : {"results.h5", "schema99.h5", "plain.h5", "notes.txt"}) fs::remove(dir / name);
+
+    const std::string results = (dir / "results.h5").string();
+    b::append_run(results, b::testing::sample_run("schedule=1f1b,p=2,m=2"));
+    b::RunResult second = b::testing::sample_run("schedule=zb-h1,p=2,m=2");
+    second.config["schedule"] = "zb-h1";
+    second.summary.bubble_formula.reset();
+    b::append_run(results, second);
+    {
+      b::h5::Id f = b::h5::open_file(results, true);
+      b::h5::Id cut = b::h5::create_group(f.get(), "runs/000003");
+      b::h5::write_attr(cut.get(), "key", std::string("cut short"));
+    }
+
+    b::h5::Id other = b::h5::create_file((dir / "schema99.h5").string());
+    b::h5::write_attr(other.get(), "pipebench_schema_version", std::int64_t{99});
+    b::h5::create_group(other.get(), "runs");
+    b::h5::close_file(other);
+
+    b::h5::Id plain = b::h5::create_file((dir / "plain.h5").string());
+    b::h5::create_group(plain.get(), "data");
+    b::h5::close_file(plain);
+
+    std::ofstream(dir / "notes.txt") << "this is not an HDF5 file\n";
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "report_fixtures: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
