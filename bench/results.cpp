@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <csignal>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "bench/h5.hpp"
 #include "bench/version.hpp"
@@ -159,11 +161,17 @@ h5::Id open_results(const std::string& path, bool write) {
     if (::access(path.c_str(), R_OK) != 0) throw UsageError("cannot read '" + path + "': " + std::strerror(errno));
     throw UsageError("'" + path + "' is not an HDF5 file, so not a pipebench results file");
   }
+  // Readers and writers lock the file while it is open, for milliseconds: `pipebench report` during
+  // a sweep must not cost the sweep its run, so a locked file is waited for (up to 10 s), not refused.
   h5::Id file;
-  try {
-    file = h5::open_file(path, write);
-  } catch (const Error& e) {
-    throw UsageError(std::string(e.what()) + (write ? " (is the file read-only, or open in another writer?)" : ""));
+  for (int attempt = 0; !file; ++attempt) {
+    try {
+      file = h5::open_file(path, write);
+    } catch (const Error& e) {
+      const bool locked = std::string(e.what()).find("unable to lock file") != std::string::npos;
+      if (!locked || attempt == 100) throw UsageError(e.what());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
   const std::string not_ours = "'" + path + "' is an HDF5 file but not a pipebench results file";
   if (!h5::has_attr(file.get(), kVersionAttr)) throw UsageError(not_ours + " (it has no " + kVersionAttr + " attribute)");

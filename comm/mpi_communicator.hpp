@@ -33,8 +33,6 @@ class MpiCommunicator final : public Communicator {
   void copy_to_buffer(void* dst, const void* host_src, std::size_t bytes) override;
   void copy_from_buffer(void* host_dst, const void* src, std::size_t bytes) override;
 
-  MPI_Comm mpi_comm() const { return comm_.get(); }
-
  private:
   void check_peer(int peer, int tag, const char* op) const;
   int checked_count(std::size_t n, const char* what) const;

@@ -1,7 +1,7 @@
 #pragma once
 // Where ranks sit on nodes, and what that means for each kind of group: how many tensor, pipeline and
 // data groups span more than one node, and how many pipeline neighbour links cross the network.
-// Work is linear in the number of ranks (16,384 ranks in well under a millisecond).
+// Work is linear in the number of ranks (16,384 ranks: about half a millisecond).
 #include <array>
 #include <istream>
 #include <string>

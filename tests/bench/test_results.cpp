@@ -1,11 +1,15 @@
 // The HDF5 results file: round trip, append, resume, incomplete runs and every refusal.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "bench/h5.hpp"
 #include "bench/results.hpp"
@@ -147,6 +151,24 @@ TEST_F(Results, WriterKilledMidAppendLeavesEarlierRunsReadable) {
     ASSERT_FALSE(l.runs.empty());
     for (std::size_t i = 1; i < l.runs.size(); ++i) EXPECT_EQ(l.runs[i].run.key, "big");
   }
+}
+
+// `pipebench report` holds a shared lock while it reads; an append that comes meanwhile waits for it.
+TEST_F(Results, AppendWaitsForAReaderToLetGo) {
+  const std::string file = path("r.h5");
+  append_run(file, sample_run("a"));
+  const int fd = open(file.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_SH), 0);  // what HDF5 does for a reader
+  std::thread reader([fd] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    close(fd);
+  });
+  int id = 0;
+  EXPECT_NO_THROW(id = append_run(file, sample_run("b")));
+  reader.join();
+  EXPECT_EQ(id, 2);
+  EXPECT_TRUE(has_complete_run(file, "b"));
 }
 
 TEST_F(Results, ResumeFindsCompleteRunsByKey) {

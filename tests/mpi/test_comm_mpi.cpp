@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <ctime>
-#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
