@@ -32,6 +32,13 @@ class Engine {
  public:
   Engine(const Schedule& s, double p2p) : s_(s), p2p_(p2p), S_(s.num_stages()), m_(s.m) {
     done_.assign(static_cast<std::size_t>(3) * S_ * m_, kNotDone);
+    // Where each stage sits in its chain, once: the per-action test would otherwise cost two divisions.
+    first_.resize(S_);
+    last_.resize(S_);
+    for (int st = 0; st < S_; ++st) {
+      first_[st] = s.is_first_stage(st);
+      last_[st] = s.is_last_stage(st);
+    }
   }
 
   Timeline run(const DurationFn& duration) {
@@ -87,13 +94,13 @@ class Engine {
   int key(const Dep& d) const { return (d.part * S_ + d.stage) * m_ + d.mb; }
 
   int forward_deps(int stage, int mb, Dep* out) const {
-    if (s_.is_first_stage(stage)) return 0;
+    if (first_[stage]) return 0;
     out[0] = {kFwd, stage - 1, mb};
     return 1;
   }
   int backward_deps(int stage, int mb, Dep* out) const {
     out[0] = {kFwd, stage, mb};
-    if (s_.is_last_stage(stage)) return 1;
+    if (last_[stage]) return 1;
     out[1] = {kGrad, stage + 1, mb};
     return 2;
   }
@@ -183,6 +190,7 @@ class Engine {
   const Schedule& s_;
   double p2p_;
   int S_, m_;
+  std::vector<char> first_, last_;  // stage is the first / last of its model copy
   std::vector<double> done_;
   std::vector<std::size_t> cursor_;
   std::vector<double> free_;

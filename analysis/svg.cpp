@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kRight = 24;
 constexpr double kAxisHeight = 40;
-constexpr double kLegendHeight = 30;
+constexpr double kLegendLine = 20;
 constexpr double kCharWidth = 0.6;  // average glyph width of sans-serif digits, in em
 constexpr double kMaxLabel = 11, kMinLabel = 5;
 
@@ -120,6 +120,30 @@ int max_actions_per_rank(const Schedule& s) {
   return static_cast<int>(n);
 }
 
+// Legend entries (a swatch and its text, or a note without swatch), wrapped into lines that fit.
+struct LegendItem {
+  std::string fill;  // empty: a note
+  std::string text;
+  double x = 0;
+  int line = 0;
+};
+
+int layout_legend(std::vector<LegendItem>& items, double left, double right) {
+  double x = left;
+  int line = 0;
+  for (auto& it : items) {
+    const double w = (it.fill.empty() ? 0 : 19) + kCharWidth * 12 * static_cast<double>(it.text.size()) + 16;
+    if (x > left && x + w > right) {
+      x = left;
+      ++line;
+    }
+    it.x = x;
+    it.line = line;
+    x += w;
+  }
+  return line + 1;
+}
+
 }  // namespace
 
 double svg_plot_width(const Schedule& s, const SvgOptions& opt) {
@@ -137,16 +161,27 @@ std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOpt
   const int p = s.p;
   const double rows_bottom = kSvgTop + p * kSvgRowPitch - (kSvgRowPitch - kSvgRowHeight);
   const double width = kSvgLeft + plot_w + kRight;
-  const double height = rows_bottom + kAxisHeight + kLegendHeight;
-  const Display disp = display_unit(opt.time_unit, makespan);
-
   // Per stage: its chunk index on its rank and how many chunks that rank holds.
   std::vector<int> chunk(s.num_stages(), 0), held(p, 0);
   for (int st = 0; st < s.num_stages(); ++st) {
     const int r = s.stage_rank[st];
     if (r >= 0 && r < p) chunk[st] = held[r]++;
   }
+  // Legend: the kinds that occur, idle, and the chunk tint where it applies.
   std::array<bool, kNumKinds> used{};
+  for (const TimedOp& op : timeline) used[static_cast<int>(op.action.kind)] = true;
+  const char* names[kNumKinds] = {"F forward", "B backward", "I backward (input)", "W backward (weight)",
+                                  "F&B overlapped pair"};
+  std::vector<LegendItem> legend;
+  for (Kind k : {Kind::F, Kind::B, Kind::I, Kind::W, Kind::FB})
+    if (used[static_cast<int>(k)]) legend.push_back({hex(kind_colour(k)), names[static_cast<int>(k)]});
+  legend.push_back({"url(#idle)", "idle"});
+  if (!held.empty() && *std::max_element(held.begin(), held.end()) > 1)
+    legend.push_back({"", "lighter tint: later chunk of the rank; sN: stage N"});
+  const int legend_lines = layout_legend(legend, kSvgLeft, width - kRight);
+  const double height = rows_bottom + kAxisHeight + legend_lines * kLegendLine + 12;
+  const Display disp = display_unit(opt.time_unit, makespan);
+
 
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -192,7 +227,6 @@ std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOpt
   for (const TimedOp& op : timeline) {
     if (op.rank < 0 || op.rank >= p) continue;
     const Action& a = op.action;
-    used[static_cast<int>(a.kind)] = true;
     const int nchunks = held[op.rank];
     const bool valid_stage = a.stage >= 0 && a.stage < s.num_stages();
     const double t = nchunks > 1 && valid_stage ? 0.45 * chunk[a.stage] / (nchunks - 1) : 0.0;
@@ -239,24 +273,19 @@ std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOpt
   o << "<text x=\"" << px(kSvgLeft + plot_w) << "\" y=\"" << px(ay + 32) << "\" text-anchor=\"end\">time ("
     << escape(disp.unit) << ")</text>\n</g>\n";
 
-  // Legend: the kinds that occur, idle, and the chunk tint where it applies.
-  double lx = kSvgLeft;
   const double ly = rows_bottom + kAxisHeight + 6;
-  auto swatch = [&](const std::string& fill, const std::string& text) {
-    o << "<rect class=\"legend\" x=\"" << px(lx) << "\" y=\"" << px(ly) << "\" width=\"14\" height=\"14\" fill=\""
-      << fill << "\" stroke=\"#999999\" stroke-width=\"0.5\"/><text x=\"" << px(lx + 19) << "\" y=\"" << px(ly + 11)
-      << "\" font-size=\"12\">" << escape(text) << "</text>\n";
-    lx += 30 + kCharWidth * 12 * static_cast<double>(text.size());
-  };
-  o << "<g>\n";
-  const char* names[kNumKinds] = {"F forward", "B backward", "I backward (input)", "W backward (weight)",
-                                  "F&B overlapped pair"};
-  for (Kind k : {Kind::F, Kind::B, Kind::I, Kind::W, Kind::FB})
-    if (used[static_cast<int>(k)]) swatch(hex(kind_colour(k)), names[static_cast<int>(k)]);
-  swatch("url(#idle)", "idle");
-  if (!held.empty() && *std::max_element(held.begin(), held.end()) > 1)
-    o << "<text x=\"" << px(lx) << "\" y=\"" << px(ly + 11) << "\" font-size=\"12\" fill=\"#444444\">"
-      << "lighter tint: later chunk of the rank; sN: stage N</text>\n";
+  o << "<g font-size=\"12\">\n";
+  for (const auto& it : legend) {
+    const double y = ly + it.line * kLegendLine;
+    if (it.fill.empty()) {
+      o << "<text x=\"" << px(it.x) << "\" y=\"" << px(y + 11) << "\" fill=\"#444444\">" << escape(it.text)
+        << "</text>\n";
+      continue;
+    }
+    o << "<rect class=\"legend\" x=\"" << px(it.x) << "\" y=\"" << px(y) << "\" width=\"14\" height=\"14\" fill=\""
+      << it.fill << "\" stroke=\"#999999\" stroke-width=\"0.5\"/><text x=\"" << px(it.x + 19) << "\" y=\""
+      << px(y + 11) << "\">" << escape(it.text) << "</text>\n";
+  }
   o << "</g>\n</svg>\n";
   return o.str();
 }

@@ -1,5 +1,6 @@
 // `pipebench simulate`: the cartesian product of schedules, p, m and v, each simulated and set beside
 // its analytic figures; a fixed-width table (docs/simulate.md) or the JSON contract (docs/json.md).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -63,6 +64,38 @@ class Footnotes {
  private:
   std::map<std::string, int> index_;
   std::vector<std::string> order_;
+};
+
+// The combinations a schedule rejects, one `# skipped` line per schedule and reason.
+class Skipped {
+ public:
+  void add(const std::string& schedule, const std::string& combination, const std::string& reason) {
+    const std::string key = schedule + ": " + reason;
+    auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) { return g.key == key; });
+    if (it == groups_.end()) it = groups_.insert(groups_.end(), Group{key, schedule, reason, {}});
+    it->combinations.push_back(combination);
+  }
+  std::vector<std::string> lines() const {
+    std::vector<std::string> out;
+    for (const auto& g : groups_) {
+      std::string which;
+      if (g.combinations.size() <= 3) {
+        for (const auto& c : g.combinations) which += (which.empty() ? "" : "; ") + c;
+      } else {
+        which = std::to_string(g.combinations.size()) + " combinations (" + g.combinations.front() + "; ...)";
+      }
+      out.push_back("# skipped " + g.schedule + " " + which + ": " + g.reason);
+    }
+    return out;
+  }
+  std::string first() const { return groups_.front().schedule + " " + groups_.front().combinations.front() + ": " + groups_.front().reason; }
+
+ private:
+  struct Group {
+    std::string key, schedule, reason;
+    std::vector<std::string> combinations;
+  };
+  std::vector<Group> groups_;
 };
 
 std::string times_line(const Flags& f, const Times& t) {
@@ -179,7 +212,7 @@ void run(const Flags& f) {
   // error itself when the user asked for exactly that one.
   const std::size_t total = names.size() * ps.size() * ms.size() * vs.size();
   std::vector<SimRun> runs;
-  std::vector<std::string> notes;
+  Skipped skipped;
   for (const auto& name : names)
     for (int p : ps)
       for (int m : ms)
@@ -188,15 +221,14 @@ void run(const Flags& f) {
             runs.push_back(run_config(analysis::make_schedule({name, p, m, v, group}), group, t, true));
           } catch (const UsageError& e) {
             if (total == 1) throw;
-            std::string msg = e.what();
-            msg = msg.substr(0, msg.find('\n'));
-            notes.push_back("# skipped " + name + " p=" + std::to_string(p) + " m=" + std::to_string(m) +
-                            (v ? " v=" + std::to_string(v) : "") + ": " + msg);
+            const std::string msg = e.what();
+            skipped.add(name, "p=" + std::to_string(p) + " m=" + std::to_string(m) + (v ? " v=" + std::to_string(v) : ""),
+                        msg.substr(0, msg.find('\n')));
           }
         }
+  const std::vector<std::string> notes = skipped.lines();
   if (runs.empty())
-    throw UsageError("no combination of --schedule, -p, -m, -v can be simulated: " +
-                     notes.front().substr(std::string("# skipped ").size()));
+    throw UsageError("no combination of --schedule, -p, -m, -v can be simulated, e.g. " + skipped.first());
 
   std::vector<std::string> written;
   if (!f.svg_dir.empty())

@@ -53,3 +53,6 @@ pipebench_cli_test(simulate_bad_stage_cost RC 2 MATCH "^pipebench: error: --stag
 pipebench_cli_test(simulate_unusable_svg_dir RC 2 MATCH "^pipebench: error: cannot use --svg '/proc/pipebench-svg' as a directory"
   ARGS simulate --schedule 1f1b -p 2 -m 2 --svg /proc/pipebench-svg)
 pipebench_cli_test(simulate_missing_flag RC 2 MATCH "pipebench: error: -m" ARGS simulate --schedule 1f1b -p 4)
+pipebench_cli_test(simulate_all_rejected RC 2
+  MATCH "^pipebench: error: no combination of --schedule, -p, -m, -v can be simulated, e.g. 1f1b p=4 m=4 v=2: schedule '1f1b' has v = 1"
+  ARGS simulate --schedule 1f1b -p 4 -m 4 -v 2,3)
