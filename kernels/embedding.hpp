@@ -1,0 +1,52 @@
+#pragma once
+// Token and learned positional embedding of the first stage: x[bi*s + i] = wte[token] + wpe[i].
+// Token ids are a pure function of (seed, micro-batch), so F stores nothing: W regenerates them.
+// No I (tokens have no gradient); W needs the output gradient dx, which the stage's I stores.
+#include "kernels/random.hpp"
+#include "kernels/views.hpp"
+
+namespace pipebench::kernels {
+
+struct TokenSource {
+  std::uint64_t seed = 0;
+  int micro_batch = 0;
+  int batch = 0, seq = 0, vocab = 0;  // b, s, V
+};
+
+template <class E>
+Kokkos::View<int*, typename E::memory_space> make_tokens(const TokenSource& src) {
+  const auto tok = alloc<Kokkos::View<int*, typename E::memory_space>>("pipebench::tokens", src.batch * src.seq);
+  const TokenSource t = src;
+  Kokkos::parallel_for(
+      "pipebench::make_tokens", Kokkos::RangePolicy<E>(0, t.batch * t.seq),
+      KOKKOS_LAMBDA(int r) { tok(r) = token_at(t.seed, t.micro_batch, r / t.seq, r % t.seq, t.vocab); });
+  return tok;
+}
+
+template <class S, class E>
+void embedding_forward(const TokenSource& src, const typename Views<S, E>::ConstMat& wte,
+                       const typename Views<S, E>::ConstMat& wpe, const typename Views<S, E>::Mat& x) {
+  const auto tok = make_tokens<E>(src);
+  const int n = static_cast<int>(x.extent(0)), h = static_cast<int>(x.extent(1)), s = src.seq;
+  Kokkos::parallel_for(
+      "pipebench::embedding_forward", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {n, h}),
+      KOKKOS_LAMBDA(int r, int j) { x(r, j) = wte(tok(r), j) + wpe(r % s, j); });
+}
+
+// dwte[token] += dx, dwpe[i] += dx. One thread per hidden column walks the rows in order: no atomics,
+// and the sums are bit-reproducible on every backend.
+template <class S, class E>
+void embedding_backward_weight(const TokenSource& src, const typename Views<S, E>::ConstMat& dx,
+                               const typename Views<S, E>::Mat& dwte, const typename Views<S, E>::Mat& dwpe) {
+  const auto tok = make_tokens<E>(src);
+  const int n = static_cast<int>(dx.extent(0)), h = static_cast<int>(dx.extent(1)), s = src.seq;
+  Kokkos::parallel_for(
+      "pipebench::embedding_backward_weight", Kokkos::RangePolicy<E>(0, h), KOKKOS_LAMBDA(int j) {
+        for (int r = 0; r < n; ++r) {
+          dwte(tok(r), j) += dx(r, j);
+          dwpe(r % s, j) += dx(r, j);
+        }
+      });
+}
+
+}  // namespace pipebench::kernels

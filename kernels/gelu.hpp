@@ -1,0 +1,46 @@
+#pragma once
+// GELU, tanh approximation (Hendrycks & Gimpel 2016, as in GPT-2):
+//   gelu(u) = u/2 * (1 + tanh(c (u + k u^3))), c = sqrt(2/pi), k = 0.044715.
+// F needs nothing stored of its own (its output is the next linear's input); I needs u; no weights.
+// Evaluated as u * sigmoid(2y), y = c (u + k u^3), since (1 + tanh y)/2 = sigmoid(2y): one exp instead of
+// a tanh, which costs about four times as much in glibc, and exact limits (exp overflowing to inf gives
+// sigmoid 0, never NaN).
+#include "kernels/views.hpp"
+
+namespace pipebench::kernels {
+
+template <class S>
+struct GeluConstants {
+  static constexpr S c = S(0.7978845608028654);  // sqrt(2/pi)
+  static constexpr S k = S(0.044715);
+};
+
+// g = gelu(u), elementwise over same-shaped contiguous matrices.
+template <class S, class E>
+void gelu_forward(const typename Views<S, E>::ConstMat& u, const typename Views<S, E>::Mat& g) {
+  typename Views<S, E>::ConstVec uf(u.data(), u.span());
+  typename Views<S, E>::Vec gf(g.data(), g.span());
+  const S c = GeluConstants<S>::c, k = GeluConstants<S>::k;
+  Kokkos::parallel_for(
+      "pipebench::gelu_forward", Kokkos::RangePolicy<E>(0, uf.extent(0)), KOKKOS_LAMBDA(std::size_t i) {
+        const S x = uf(i);
+        gf(i) = x / (S(1) + math::exp(S(-2) * c * (x + k * x * x * x)));
+      });
+}
+
+// du = dg * gelu'(u), in place over dg.
+template <class S, class E>
+void gelu_backward_input(const typename Views<S, E>::ConstMat& u, const typename Views<S, E>::Mat& dg) {
+  typename Views<S, E>::ConstVec uf(u.data(), u.span());
+  typename Views<S, E>::Vec df(dg.data(), dg.span());
+  const S c = GeluConstants<S>::c, k = GeluConstants<S>::k;
+  Kokkos::parallel_for(
+      "pipebench::gelu_backward_input", Kokkos::RangePolicy<E>(0, uf.extent(0)), KOKKOS_LAMBDA(std::size_t i) {
+        // gelu' = sigma + u * 2 sigma (1 - sigma) * dy/du, sigma = sigmoid(2y).
+        const S x = uf(i);
+        const S sg = S(1) / (S(1) + math::exp(S(-2) * c * (x + k * x * x * x)));
+        df(i) *= sg + S(2) * x * sg * (S(1) - sg) * c * (S(1) + S(3) * k * x * x);
+      });
+}
+
+}  // namespace pipebench::kernels

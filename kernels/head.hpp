@@ -1,0 +1,63 @@
+#pragma once
+// The last stage's head: final LayerNorm, output projection to the vocabulary (its own weight, not tied
+// to the embedding, which lives on another stage), mean cross-entropy.
+//   F stores xhat, rstd, y (the projection's input) and dlogits; I frees rstd and stores dy (the
+//   LayerNorm's output gradient); W frees everything.
+#include "kernels/cross_entropy.hpp"
+#include "kernels/layernorm.hpp"
+#include "kernels/linear.hpp"
+
+namespace pipebench::kernels {
+
+template <class S, class E>
+struct HeadParams {
+  typename Views<S, E>::Vec ln_g, ln_b;
+  typename Views<S, E>::Mat out;  // [h, V]
+};
+
+template <class S, class E>
+struct HeadStash {
+  typename Views<S, E>::Mat xhat, y, dlogits, dy;
+  typename Views<S, E>::Vec rstd;
+  std::size_t bytes() const { return bytes_of(xhat) + bytes_of(y) + bytes_of(dlogits) + bytes_of(dy) + bytes_of(rstd); }
+};
+
+// Returns the mean loss of the micro-batch.
+template <class S, class E>
+double head_forward(const TokenSource& src, const HeadParams<S, E>& w, const typename Views<S, E>::Act& in,
+                    HeadStash<S, E>& st) {
+  using Mat = typename Views<S, E>::Mat;
+  const std::size_t n = in.extent(0) * in.extent(1), h = in.extent(2), vocab = w.out.extent(1);
+  st.xhat = alloc<Mat>("pipebench::head_xhat", n, h);
+  st.y = alloc<Mat>("pipebench::head_y", n, h);
+  st.rstd = alloc<typename Views<S, E>::Vec>("pipebench::head_rstd", n);
+  layernorm_forward<S, E>(as_matrix<Mat>(in, n, h), w.ln_g, w.ln_b, st.y, st.xhat, st.rstd);
+  st.dlogits = alloc<Mat>("pipebench::dlogits", n, vocab);
+  linear_forward<S, E>(st.y, w.out, typename Views<S, E>::ConstVec(), st.dlogits);
+  return cross_entropy_forward<S, E>(src, st.dlogits);
+}
+
+template <class S, class E>
+typename Views<S, E>::Act head_backward_input(const HeadParams<S, E>& w, HeadStash<S, E>& st, std::size_t batch,
+                                              std::size_t seq) {
+  using Mat = typename Views<S, E>::Mat;
+  const std::size_t n = st.xhat.extent(0), h = st.xhat.extent(1);
+  st.dy = alloc<Mat>("pipebench::head_dy", n, h);
+  linear_backward_input<S, E>(st.dlogits, w.out, st.dy);
+  const auto dx = alloc<typename Views<S, E>::Act>("pipebench::head_dx", batch, seq, h);
+  layernorm_backward_input<S, E>(st.dy, st.xhat, st.rstd, w.ln_g, typename Views<S, E>::ConstMat(),
+                                 as_matrix<Mat>(dx, n, h));
+  st.rstd = typename Views<S, E>::Vec();
+  return dx;
+}
+
+template <class S, class E>
+void head_backward_weight(const HeadParams<S, E>& gw, HeadStash<S, E>& st) {
+  using Mat = typename Views<S, E>::Mat;
+  linear_backward_weight<S, E>(st.y, st.dlogits, gw.out, typename Views<S, E>::Vec());
+  st.y = st.dlogits = Mat();
+  layernorm_backward_weight<S, E>(st.dy, st.xhat, gw.ln_g, gw.ln_b);
+  st.dy = st.xhat = Mat();
+}
+
+}  // namespace pipebench::kernels

@@ -1,0 +1,59 @@
+#include "kernels/parameters.hpp"
+
+#include <cmath>
+
+namespace pipebench::kernels {
+
+std::vector<ParamInfo> parameter_table(const TransformerConfig& c) {
+  validate(c);
+  using Init = ParamInfo::Init;
+  using Split = ParamInfo::Split;
+  const std::size_t h = static_cast<std::size_t>(c.hidden), ht = h / static_cast<std::size_t>(c.tp_size);
+  const std::size_t s = static_cast<std::size_t>(c.seq), vocab = static_cast<std::size_t>(c.vocab);
+  // GPT-2 initialisation: N(0, 0.02)-like weights, the residual branches' output projections scaled by
+  // 1/sqrt(2L), biases 0, LayerNorm gains 1.
+  const double std_w = 0.02, std_out = 0.02 / std::sqrt(2.0 * c.layers);
+  std::vector<ParamInfo> table;
+  std::size_t offset = 0;
+  auto add = [&](std::string name, int layer, std::size_t rows, std::size_t cols, Init init, double stddev,
+                 Split split) {
+    ParamInfo p;
+    p.name = std::move(name);
+    p.layer = layer;
+    p.offset = offset;
+    p.rows = rows;
+    p.cols = cols;
+    p.init = init;
+    p.stddev = stddev;
+    p.split = split;
+    offset += p.size();
+    table.push_back(std::move(p));
+  };
+  if (c.embedding) {
+    add("embedding.tokens", -1, vocab, h, Init::normal, std_w, Split::none);
+    add("embedding.positions", -1, s, h, Init::normal, std_w, Split::none);
+  }
+  for (int l = c.first_layer; l < c.first_layer + c.num_layers; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    add(p + "ln1.gamma", l, 1, h, Init::ones, 0, Split::none);
+    add(p + "ln1.beta", l, 1, h, Init::zeros, 0, Split::none);
+    add(p + "qkv.weight", l, h, 3 * ht, Init::normal, std_w, Split::qkv_columns);
+    add(p + "qkv.bias", l, 1, 3 * ht, Init::zeros, 0, Split::qkv_columns);
+    add(p + "proj.weight", l, ht, h, Init::normal, std_out, Split::rows);
+    add(p + "proj.bias", l, 1, h, Init::zeros, 0, Split::none);
+    add(p + "ln2.gamma", l, 1, h, Init::ones, 0, Split::none);
+    add(p + "ln2.beta", l, 1, h, Init::zeros, 0, Split::none);
+    add(p + "fc1.weight", l, h, 4 * ht, Init::normal, std_w, Split::columns);
+    add(p + "fc1.bias", l, 1, 4 * ht, Init::zeros, 0, Split::columns);
+    add(p + "fc2.weight", l, 4 * ht, h, Init::normal, std_out, Split::rows);
+    add(p + "fc2.bias", l, 1, h, Init::zeros, 0, Split::none);
+  }
+  if (c.head) {
+    add("head.ln.gamma", -1, 1, h, Init::ones, 0, Split::none);
+    add("head.ln.beta", -1, 1, h, Init::zeros, 0, Split::none);
+    add("head.out.weight", -1, h, vocab, Init::normal, std_w, Split::none);
+  }
+  return table;
+}
+
+}  // namespace pipebench::kernels

@@ -1,0 +1,71 @@
+#pragma once
+// Shape of a transformer stage, its validation, and what it costs (bytes, FLOPs), computed from the shapes
+// alone so that a caller can refuse a configuration before anything is allocated. docs/transformer.md
+// derives every formula used here.
+#include <cstdint>
+#include <string>
+
+namespace pipebench::kernels {
+
+// Activation recomputation (Korthikanti et al. 2022):
+//   none      F keeps every tensor the backward reads;
+//   selective attention scores and softmax are recomputed in I from the stored Q and K;
+//   full      F keeps each layer's input only and I reruns the layer's forward first.
+enum class Recompute { none, selective, full };
+const char* to_string(Recompute r);
+Recompute parse_recompute(const std::string& text);  // UsageError naming the value and the choices
+
+struct TransformerConfig {
+  // The whole model.
+  int hidden = 0;       // h
+  int heads = 0;        // a
+  int seq = 0;          // s
+  int micro_batch = 1;  // b
+  int vocab = 0;        // V
+  int layers = 0;       // L
+  // This stage: layers [first_layer, first_layer + num_layers), plus the token embedding (first stage)
+  // and/or the final LayerNorm, output projection and loss (last stage).
+  int first_layer = 0;
+  int num_layers = 0;
+  bool embedding = false;
+  bool head = false;
+  // Megatron tensor parallelism: this rank holds heads/tp_size heads and 4h/tp_size MLP columns.
+  int tp_size = 1;
+  int tp_rank = 0;
+  Recompute recompute = Recompute::none;
+  std::uint64_t seed = 1;
+
+  // The whole model on one rank.
+  static TransformerConfig whole_model(int hidden, int heads, int seq, int micro_batch, int vocab, int layers);
+};
+
+// Throws UsageError naming the bad value (h % a, a % t, zero sizes, a layer range outside the model, an
+// embedding not on layer 0, a head not after the last layer, sizes past what the kernels index).
+void validate(const TransformerConfig& c);
+
+// Bytes a stage holds, for scalar_bytes-sized values (4 for fp32). Exact for everything but `workspace`.
+struct StageMemory {
+  std::uint64_t parameters = 0;              // number of parameters (not bytes)
+  std::uint64_t weights = 0;                 // bytes
+  std::uint64_t grads = 0;                   // bytes (same shapes as the weights)
+  std::uint64_t forward_stash = 0;           // per micro-batch, held from the end of F to the start of I
+  std::uint64_t weight_stash = 0;            // per micro-batch, held from the end of I to the end of W
+  std::uint64_t layer_forward_stash = 0;     // the per-layer part of forward_stash
+  std::uint64_t layer_weight_stash = 0;      // the per-layer part of weight_stash
+  std::uint64_t workspace = 0;               // upper bound of the transient buffers of one call
+  // Upper bound with `in_flight` micro-batches between their F and their W: weights, grads, each
+  // micro-batch's larger stash, the partial overlap of both stashes inside one I, and the workspace.
+  std::uint64_t total(int in_flight) const;
+};
+StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t scalar_bytes = 4);
+
+// Floating-point operations of one micro-batch's F, I and W on this stage: matrix products only, 2 per
+// multiply-add, attention's s x s products counted in full (causal masking does not halve them here).
+// backward_input includes `recompute`, the forward work that selective/full recomputation redoes.
+struct StageFlops {
+  double forward = 0, backward_input = 0, backward_weight = 0, recompute = 0;
+  double total() const { return forward + backward_input + backward_weight; }
+};
+StageFlops stage_flops(const TransformerConfig& c);
+
+}  // namespace pipebench::kernels

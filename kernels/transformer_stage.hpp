@@ -1,0 +1,316 @@
+#pragma once
+// A pipeline stage of a GPT-style transformer: layers [first_layer, first_layer + num_layers), with the
+// token embedding on the first stage and the final LayerNorm, vocabulary projection and loss on the last.
+// Per micro-batch it runs F, I (backward for inputs) and W (backward for weights) in any order a
+// schedule allows (F before I before W for one micro-batch), holding each micro-batch's stash from its F
+// to its W. Weight gradients accumulate (+=) over micro-batches until zero_grad().
+//
+// Every call returns with its device work finished (Kokkos::fence), so a caller may time it and hand its
+// output to MPI without synchronising. Library code: Kokkos must already be initialised by the program.
+#include "kernels/embedding.hpp"
+#include "kernels/head.hpp"
+#include "kernels/layer.hpp"
+#include "kernels/parameters.hpp"
+#include "kernels/transformer_config.hpp"
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pipebench::kernels {
+
+template <class S = float, class E = Kokkos::DefaultExecutionSpace>
+class TransformerStage {
+ public:
+  using Scalar = S;
+  using ExecutionSpace = E;
+  using Activations = typename Views<S, E>::Act;  // [b, s, h]
+  using Matrix = typename Views<S, E>::Mat;
+  using Flat = typename Views<S, E>::Vec;
+  using AllReduce = AllReduceHook<S, E>;
+
+  // Validates `config` (UsageError) before allocating. `all_reduce` is called at the four tensor-parallel
+  // points of every layer (TpPoint), and again at the two forward ones when full recomputation reruns
+  // F inside I; empty means identity (t = 1).
+  explicit TransformerStage(const TransformerConfig& config, AllReduce all_reduce = {});
+
+  const TransformerConfig& config() const { return cfg_; }
+
+  // F. `input` is the previous stage's output [b, s, h]; the first stage ignores it and embeds the tokens
+  // of micro-batch `mb`. Returns this stage's output, or an empty view on the last stage (see loss()).
+  // Views passed in may be kept until the micro-batch's W (the input under full recomputation, the
+  // output gradient always): a managed view is kept by reference, an unmanaged one (say, a wrapped
+  // receive buffer the caller will reuse) is copied first.
+  Activations forward(int mb, const Activations& input = Activations());
+  // I. `grad_output` is the next stage's input gradient; the last stage ignores it (the loss is the
+  // output). Returns the gradient of this stage's input, or an empty view on the first stage.
+  Activations backward_input(int mb, const Activations& grad_output = Activations());
+  // W: accumulates the weight gradients of micro-batch `mb` and releases its stash.
+  void backward_weight(int mb);
+  // B = I then W.
+  Activations backward(int mb, const Activations& grad_output = Activations());
+  // Drops micro-batch mb's stash without a backward (a forward-only evaluation, an aborted step).
+  void discard(int mb) { in_flight_.erase(mb); }
+
+  // Mean cross-entropy of micro-batch mb's b*s tokens (last stage, after its F). Kept until zero_grad().
+  double loss(int mb) const;
+  // L2 norm of this stage's weight gradients.
+  double grad_norm() const;
+  // Zeroes the gradients and forgets the losses: the start of a training step.
+  void zero_grad();
+
+  // Bytes held now (weights, gradients, every in-flight stash), measured from the views actually held.
+  std::size_t bytes_held() const;
+  // Bytes micro-batch mb's stash holds now (0 when it is not in flight), and all stashes together.
+  std::size_t stash_bytes(int mb) const;
+  std::size_t stash_bytes() const { return bytes_held() - bytes_of(weights_) - bytes_of(grads_); }
+  // FLOPs of one F, I and W call (transformer_config.hpp for the convention).
+  StageFlops flops() const { return stage_flops(cfg_); }
+
+  const std::vector<ParamInfo>& parameters() const { return table_; }
+  const Flat& weights() const { return weights_; }
+  const Flat& gradients() const { return grads_; }
+
+ private:
+  enum class Phase { forward_done, input_done };
+  struct MicroBatch {
+    Phase phase = Phase::forward_done;
+    std::vector<LayerStash<S, E>> layers;
+    HeadStash<S, E> head;
+    Activations embedding_grad;  // I -> W on the first stage
+    std::size_t bytes() const;
+  };
+
+  LayerParams<S, E> layer_views(const Flat& flat, std::size_t first_param) const;
+  TokenSource tokens(int mb) const;
+  Activations owned(const Activations& a) const;
+  void check_shape(const Activations& a, const char* what) const;
+  MicroBatch& in_flight(int mb, Phase expected, const char* call);
+
+  TransformerConfig cfg_;
+  AllReduce all_reduce_;
+  LayerShape shape_;
+  std::vector<ParamInfo> table_;
+  Flat weights_, grads_;
+  std::vector<LayerParams<S, E>> layer_w_, layer_g_;
+  Matrix wte_, wpe_, gwte_, gwpe_;
+  HeadParams<S, E> head_w_, head_g_;
+  std::map<int, MicroBatch> in_flight_;
+  std::map<int, double> losses_;
+};
+
+// ---------------------------------------------------------------------------------------------------
+
+template <class S, class E>
+TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllReduce all_reduce)
+    : cfg_(config), all_reduce_(std::move(all_reduce)) {
+  validate(cfg_);
+  shape_.batch = cfg_.micro_batch;
+  shape_.seq = cfg_.seq;
+  shape_.hidden = cfg_.hidden;
+  shape_.heads = cfg_.heads / cfg_.tp_size;
+  shape_.head_dim = cfg_.hidden / cfg_.heads;
+  table_ = parameter_table(cfg_);
+  const std::size_t total = table_.empty() ? 0 : table_.back().offset + table_.back().size();
+  weights_ = alloc<Flat>("pipebench::weights", total);
+  grads_ = Flat("pipebench::gradients", total);  // zero-initialised
+  for (const ParamInfo& p : table_) init_parameter<S, E>(weights_, p, cfg_);
+
+  std::size_t i = 0;
+  auto mat = [&](const Flat& f, std::size_t k) {
+    return Matrix(f.data() + table_[k].offset, table_[k].rows, table_[k].cols);
+  };
+  if (cfg_.embedding) {
+    wte_ = mat(weights_, 0), wpe_ = mat(weights_, 1), gwte_ = mat(grads_, 0), gwpe_ = mat(grads_, 1);
+    i = 2;
+  }
+  for (int l = 0; l < cfg_.num_layers; ++l, i += 12) {
+    layer_w_.push_back(layer_views(weights_, i));
+    layer_g_.push_back(layer_views(grads_, i));
+  }
+  if (cfg_.head) {
+    auto vec = [&](const Flat& f, std::size_t k) { return Flat(f.data() + table_[k].offset, table_[k].size()); };
+    head_w_ = {vec(weights_, i), vec(weights_, i + 1), mat(weights_, i + 2)};
+    head_g_ = {vec(grads_, i), vec(grads_, i + 1), mat(grads_, i + 2)};
+  }
+}
+
+template <class S, class E>
+LayerParams<S, E> TransformerStage<S, E>::layer_views(const Flat& f, std::size_t k) const {
+  auto vec = [&](std::size_t j) { return Flat(f.data() + table_[k + j].offset, table_[k + j].size()); };
+  auto mat = [&](std::size_t j) {
+    return Matrix(f.data() + table_[k + j].offset, table_[k + j].rows, table_[k + j].cols);
+  };
+  LayerParams<S, E> p;
+  p.ln1_g = vec(0), p.ln1_b = vec(1), p.wqkv = mat(2), p.bqkv = vec(3), p.wo = mat(4), p.bo = vec(5);
+  p.ln2_g = vec(6), p.ln2_b = vec(7), p.w1 = mat(8), p.b1 = vec(9), p.w2 = mat(10), p.b2 = vec(11);
+  return p;
+}
+
+template <class S, class E>
+TokenSource TransformerStage<S, E>::tokens(int mb) const {
+  return TokenSource{cfg_.seed, mb, cfg_.micro_batch, cfg_.seq, cfg_.vocab};
+}
+
+template <class S, class E>
+typename TransformerStage<S, E>::Activations TransformerStage<S, E>::owned(const Activations& a) const {
+  if (a.use_count() > 0) return a;  // reference-counted: keeping it keeps the memory
+  Activations copy = alloc<Activations>("pipebench::stage_boundary", a.extent(0), a.extent(1), a.extent(2));
+  Kokkos::deep_copy(copy, a);
+  return copy;
+}
+
+template <class S, class E>
+void TransformerStage<S, E>::check_shape(const Activations& a, const char* what) const {
+  if (a.extent(0) != static_cast<std::size_t>(cfg_.micro_batch) || a.extent(1) != static_cast<std::size_t>(cfg_.seq) ||
+      a.extent(2) != static_cast<std::size_t>(cfg_.hidden))
+    throw Error(std::string("transformer stage: ") + what + " is [" + std::to_string(a.extent(0)) + ", " +
+                std::to_string(a.extent(1)) + ", " + std::to_string(a.extent(2)) + "], expected [b, s, h] = [" +
+                std::to_string(cfg_.micro_batch) + ", " + std::to_string(cfg_.seq) + ", " +
+                std::to_string(cfg_.hidden) + "]");
+}
+
+template <class S, class E>
+typename TransformerStage<S, E>::MicroBatch& TransformerStage<S, E>::in_flight(int mb, Phase expected,
+                                                                                const char* call) {
+  auto it = in_flight_.find(mb);
+  if (it == in_flight_.end() || it->second.phase != expected)
+    throw Error(std::string("transformer stage: ") + call + " of micro-batch " + std::to_string(mb) + " needs its " +
+                (expected == Phase::forward_done ? "forward" : "backward_input") + " first");
+  return it->second;
+}
+
+template <class S, class E>
+typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int mb, const Activations& input) {
+  if (in_flight_.count(mb))
+    throw Error("transformer stage: forward of micro-batch " + std::to_string(mb) + " while it is still in flight");
+  MicroBatch st;
+  st.layers.resize(static_cast<std::size_t>(cfg_.num_layers));
+  Activations x;
+  if (cfg_.embedding) {
+    x = alloc<Activations>("pipebench::embedding_out", static_cast<std::size_t>(cfg_.micro_batch),
+                           static_cast<std::size_t>(cfg_.seq), static_cast<std::size_t>(cfg_.hidden));
+    embedding_forward<S, E>(tokens(mb), wte_, wpe_, as_matrix<Matrix>(x, shape_.rows(), x.extent(2)));
+  } else {
+    check_shape(input, "forward input");
+    x = cfg_.recompute == Recompute::full ? owned(input) : input;
+  }
+  for (std::size_t l = 0; l < st.layers.size(); ++l) {
+    if (cfg_.recompute == Recompute::full) {
+      st.layers[l].input = x;
+      LayerStash<S, E> discarded;
+      x = layer_forward<S, E>(shape_, layer_w_[l], x, discarded, false, all_reduce_);
+    } else {
+      x = layer_forward<S, E>(shape_, layer_w_[l], x, st.layers[l], cfg_.recompute == Recompute::none, all_reduce_);
+    }
+  }
+  if (cfg_.head) {
+    losses_[mb] = head_forward<S, E>(tokens(mb), head_w_, x, st.head);
+    x = Activations();
+  }
+  in_flight_[mb] = std::move(st);
+  Kokkos::fence();
+  return x;
+}
+
+template <class S, class E>
+typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_input(int mb,
+                                                                                   const Activations& grad_output) {
+  MicroBatch& st = in_flight(mb, Phase::forward_done, "backward_input");
+  Activations dx;
+  if (cfg_.head) {
+    dx = head_backward_input<S, E>(head_w_, st.head, static_cast<std::size_t>(cfg_.micro_batch),
+                                   static_cast<std::size_t>(cfg_.seq));
+  } else {
+    check_shape(grad_output, "backward_input gradient");
+    dx = owned(grad_output);
+  }
+  for (std::size_t l = st.layers.size(); l-- > 0;) {
+    LayerStash<S, E>& ls = st.layers[l];
+    if (cfg_.recompute == Recompute::full) {
+      // Rebuild the complete stash (probabilities included) from the kept input, which it replaces.
+      LayerStash<S, E> rebuilt;
+      layer_forward<S, E>(shape_, layer_w_[l], ls.input, rebuilt, true, all_reduce_);
+      ls = std::move(rebuilt);
+    }
+    dx = layer_backward_input<S, E>(shape_, layer_w_[l], ls, dx, all_reduce_);
+  }
+  st.phase = Phase::input_done;
+  Kokkos::fence();
+  if (cfg_.embedding) {
+    st.embedding_grad = dx;
+    return Activations();
+  }
+  return dx;
+}
+
+template <class S, class E>
+void TransformerStage<S, E>::backward_weight(int mb) {
+  MicroBatch& st = in_flight(mb, Phase::input_done, "backward_weight");
+  if (cfg_.head) head_backward_weight<S, E>(head_g_, st.head);
+  for (std::size_t l = st.layers.size(); l-- > 0;) layer_backward_weight<S, E>(shape_, layer_g_[l], st.layers[l]);
+  if (cfg_.embedding)
+    embedding_backward_weight<S, E>(
+        tokens(mb), as_matrix<Matrix>(st.embedding_grad, shape_.rows(), st.embedding_grad.extent(2)), gwte_, gwpe_);
+  Kokkos::fence();
+  in_flight_.erase(mb);
+}
+
+template <class S, class E>
+typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward(int mb, const Activations& grad_output) {
+  Activations dx = backward_input(mb, grad_output);
+  backward_weight(mb);
+  return dx;
+}
+
+template <class S, class E>
+double TransformerStage<S, E>::loss(int mb) const {
+  auto it = losses_.find(mb);
+  if (it == losses_.end())
+    throw Error("transformer stage: no loss for micro-batch " + std::to_string(mb) +
+                (cfg_.head ? " (its forward has not run since zero_grad)" : " (only the last stage has a loss)"));
+  return it->second;
+}
+
+template <class S, class E>
+double TransformerStage<S, E>::grad_norm() const {
+  const Flat g = grads_;
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "pipebench::grad_norm", Kokkos::RangePolicy<E>(0, g.extent(0)),
+      KOKKOS_LAMBDA(std::size_t i, double& acc) { acc += static_cast<double>(g(i)) * static_cast<double>(g(i)); }, sum);
+  return std::sqrt(sum);
+}
+
+template <class S, class E>
+void TransformerStage<S, E>::zero_grad() {
+  Kokkos::deep_copy(grads_, S(0));
+  losses_.clear();
+}
+
+template <class S, class E>
+std::size_t TransformerStage<S, E>::MicroBatch::bytes() const {
+  std::size_t b = head.bytes() + bytes_of(embedding_grad);
+  for (const auto& l : layers) b += l.bytes();
+  return b;
+}
+
+template <class S, class E>
+std::size_t TransformerStage<S, E>::stash_bytes(int mb) const {
+  auto it = in_flight_.find(mb);
+  return it == in_flight_.end() ? 0 : it->second.bytes();
+}
+
+template <class S, class E>
+std::size_t TransformerStage<S, E>::bytes_held() const {
+  std::size_t b = bytes_of(weights_) + bytes_of(grads_);
+  for (const auto& kv : in_flight_) b += kv.second.bytes();
+  return b;
+}
+
+// Compiled once in transformer_stage.cpp for the default execution space.
+extern template class TransformerStage<float, Kokkos::DefaultExecutionSpace>;
+extern template class TransformerStage<double, Kokkos::DefaultExecutionSpace>;
+
+}  // namespace pipebench::kernels
