@@ -53,6 +53,13 @@ Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, c
   }
   recvs_.resize(static_cast<std::size_t>(2) * S * s_.m);
   local_.resize(recvs_.size());
+  w_.set_progress([this] { progress(); }, cfg_.progress_interval);
+}
+
+void Executor::progress() {
+  poll_sends(false);
+  while (first_pending_need_ < next_need_ && !recvs_[needs_[first_pending_need_].tag].active) ++first_pending_need_;
+  if (first_pending_need_ < next_need_) pp_.test(recvs_[needs_[first_pending_need_].tag].req);
 }
 
 int Executor::tag(int dest_stage, int mb, bool grad) const {
@@ -202,11 +209,46 @@ void Executor::tp_allreduce(void* data, std::size_t bytes) {
   note(rec);
 }
 
+// The step starts together on every rank. Arrivals are gathered at rank 0 first, so that a rank that
+// never arrives (hung, or dead without taking the job down) is named; the others wait twice the
+// timeout for the release, so rank 0's diagnosis is the one the job ends with.
+void Executor::start_barrier(int step) {
+  constexpr int kArriveTag = 9100;
+  const int n = world_.size();
+  if (world_.rank() == 0) {
+    std::vector<char> tokens(n);
+    std::vector<comm::Request> arrivals;
+    for (int r = 1; r < n; ++r) arrivals.push_back(world_.irecv(&tokens[r], 1, r, kArriveTag));
+    try {
+      world_.wait_all(arrivals);
+    } catch (const comm::TimeoutError& e) {
+      std::string missing;
+      for (int r = 1; r < n; ++r)
+        if (!arrivals[r - 1].done()) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      throw Error("rank(s) " + missing + " of " + std::to_string(n) + " did not reach the start of step " +
+                  std::to_string(step) + " within " + std::to_string(static_cast<int>(e.waited_s())) +
+                  " s (hung or dead); the other ranks did");
+    }
+  } else {
+    const char token = 1;
+    comm::Request arrived = world_.isend(&token, 1, 0, kArriveTag);
+    world_.wait(arrived);
+  }
+  comm::Request release = world_.ibarrier();
+  try {
+    world_.wait(release);
+  } catch (const comm::TimeoutError&) {
+    if (world_.rank() == 0) throw;
+    world_.wait(release);
+  }
+}
+
 StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std::vector<CommRecord>* comms) {
   step_ = step;
   comms_ = comms;
   waited_ = 0;
   next_need_ = 0;
+  first_pending_need_ = 0;
   posted_ahead_ = 0;
   w_.begin_step(step);
   const auto& list = s_.actions[me_];
@@ -214,7 +256,7 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
   t.actions = static_cast<int>(list.size());
   // Receives are posted before the barrier so that no message of this step arrives unexpected.
   post_receives_up_to(0);
-  world_.barrier();
+  start_barrier(step);
   t.begin = now();
   std::vector<comm::Buffer> hold;
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -228,6 +270,7 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
     comm::Buffer out, gin;
     if (fwd && !s_.is_last_stage(a.stage)) out = take_buffer();
     if (bwd && !s_.is_first_stage(b)) gin = take_buffer();
+    w_.take_peak_activation_bytes();  // start this action's peak from what is held now
     const double t0 = now();
     switch (a.kind) {
       case Kind::F: w_.forward(a.stage, a.mb, in, out.data()); break;
@@ -252,7 +295,7 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
       r.t_start = t0;
       r.t_end = t1;
       r.flops = w_.last_flops();
-      r.activation_bytes = w_.held_activation_bytes();
+      r.activation_bytes = w_.take_peak_activation_bytes();
       actions->push_back(r);
     }
     if (out.data()) output(a.stage, a.stage + 1, a.mb, false, std::move(out));

@@ -19,6 +19,8 @@ struct ExecutorConfig {
   // 0: each chunk's gradients are all-reduced after the flush. k > 0: in k buckets per chunk, each
   // launched as soon as the chunk's last backward action ends (overlapped with the remaining backwards).
   int dp_buckets = 0;
+  // How often the workload lets pending communication progress while it computes (0: never).
+  double progress_interval = 250e-6;
 };
 
 struct StepTiming {
@@ -53,6 +55,8 @@ class Executor {
   const void* input(int dest_stage, int src_stage, int mb, bool grad, std::vector<comm::Buffer>& hold);
   void output(int src_stage, int dest_stage, int mb, bool grad, comm::Buffer buf);
   void poll_sends(bool wait);
+  void progress();
+  void start_barrier(int step);  // tests pending sends and the next pending receive: drives MPI's progress engine
   void launch_dp(int stage);
   void finish_dp();
   void note(CommRecord r);
@@ -83,6 +87,7 @@ class Executor {
   int step_ = 0;
   std::vector<CommRecord>* comms_ = nullptr;
   std::size_t next_need_ = 0;
+  std::size_t first_pending_need_ = 0;
   std::size_t posted_ahead_ = 0;
   struct PendingRecv {
     comm::Request req;

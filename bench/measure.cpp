@@ -176,9 +176,16 @@ Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, Meas
   // Measured stages are never exactly equal: within 10 % the uniform-stage formulas are a fair yardstick.
   fp.uniform_stages = fmax <= 1.1 * fmin;
   if (fp.tb > fp.tw && fp.tf > 0) {
-    const analysis::AnalyticFigures f = analysis::analytic_figures(fp);
-    sum.bubble_formula = f.bubble_fraction.value;
+    pred.analytic = analysis::analytic_figures(fp);
+    sum.bubble_formula = pred.analytic.bubble_fraction.value;
+  } else {
+    pred.analytic.bubble_fraction.reason = "measured times do not fit the formula's assumptions";
   }
+  pred.measured.makespan = sum.makespan;
+  pred.measured.bubble_fraction = sum.bubble_measured;
+  for (const auto& rs : out.ranks)
+    pred.measured.ranks.push_back({rs.global_rank, rs.busy, rs.idle, rs.span_bubble, rs.peak_inflight});
+  if (steps > 0) pred.first_step = tl[0][0];
   sum.extra["executor_overhead_per_action"] = pred.executor_overhead_per_action;
   sum.extra["p2p_time"] = pred.costs.p2p;
 

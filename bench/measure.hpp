@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/formulas.hpp"
 #include "analysis/schedule.hpp"
 #include "analysis/simulate.hpp"
 #include "bench/clock_sync.hpp"
@@ -28,7 +29,10 @@ struct MeasureInput {
 struct Prediction {
   analysis::SimCosts costs;
   analysis::SimResult sim;
+  analysis::AnalyticFigures analytic;  // fed the measured whole-share times
   double executor_overhead_per_action = 0;  // seconds, median over ranks and steps
+  analysis::Metrics measured;               // medians per global rank (rank = global rank)
+  analysis::Timeline first_step;            // pipeline 0, first timed step, aligned
 };
 
 // Aligns the records in `in` to rank 0's clock relative to each step's start (in place, then moved

@@ -26,7 +26,7 @@ struct ActionRecord {
   double t_start = 0;
   double t_end = 0;
   double flops = 0;                  // 0 where the workload does not count them
-  std::int64_t activation_bytes = 0;  // bytes this rank holds for activations right after the action
+  std::int64_t activation_bytes = 0;  // the most bytes this rank held for activations during the action
 };
 
 enum class CommKind : std::int32_t { Send = 0, Recv = 1, AllReduce = 2, Barrier = 3, AllGather = 4, ReduceScatter = 5 };

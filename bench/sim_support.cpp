@@ -77,7 +77,7 @@ std::string fmt(const char* format, double x) {
   return buf;
 }
 
-void print_table(std::ostream& os, const std::vector<Column>& columns,
+void print_table(std::ostream& os, const std::vector<SimColumn>& columns,
                  const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> width(columns.size());
   for (std::size_t c = 0; c < columns.size(); ++c) {
