@@ -1,6 +1,10 @@
 # Script mode: run EXE with ARGS (a ;-list), require exit code RC ("nonzero" accepts any failure) and
 # output matching MATCH; ONCE, if given, must occur exactly once in the output. With THEN_ARGS, then run
 # pipebench (THEN_EXE) with those arguments and require exit code 0 and output matching THEN_MATCH.
+# FRESH empties WORKDIR first, for commands that refuse to overwrite what an earlier run left there.
+if(FRESH)
+  file(REMOVE_RECURSE ${WORKDIR})
+endif()
 file(MAKE_DIRECTORY ${WORKDIR})
 execute_process(COMMAND ${EXE} ${ARGS} WORKING_DIRECTORY ${WORKDIR}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 50)

@@ -7,7 +7,7 @@ function(pipebench_mpirun_test name)
            COMMAND ${CMAKE_COMMAND} -DEXE=${MPIEXEC_EXECUTABLE}
                    "-DARGS=${MPIEXEC_NUMPROC_FLAG};${T_NP};$<TARGET_FILE:pipebench>;run;${T_ARGS}" -DRC=${T_RC}
                    "-DMATCH=${T_MATCH}" "-DONCE=${T_ONCE}" -DTHEN_EXE=$<TARGET_FILE:pipebench> "-DTHEN_ARGS=${T_THEN}"
-                   "-DTHEN_MATCH=${T_THEN_MATCH}" -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/cli_work/run_${name}
+                   "-DTHEN_MATCH=${T_THEN_MATCH}" -DFRESH=1 -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/cli_work/run_${name}
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.cmake)
   set_tests_properties(cli.${name} PROPERTIES LABELS mpi PROCESSORS ${T_NP} TIMEOUT 60)
 endfunction()
