@@ -1,13 +1,293 @@
-// `pipebench run`: placeholder until its issue lands.
+// `pipebench run`: executes schedules on the MPI ranks of this job over a sweep of configurations,
+// measures each, sets it beside the simulator and the formula, appends it to the HDF5 results file and
+// prints one table row per configuration (or JSON). Launch it with mpiexec/srun.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
 #include "analysis/error.hpp"
+#include "analysis/svg.hpp"
 #include "bench/commands.hpp"
+#include "bench/measure.hpp"
+#include "bench/parse.hpp"
+#include "bench/report.hpp"
+#include "bench/results.hpp"
+#include "bench/run_config.hpp"
+#include "bench/summary_json.hpp"
+#include "bench/sweep.hpp"
+#include "bench/trace.hpp"
+#include "comm/factory.hpp"
 
 namespace pipebench::bench {
 
+namespace {
+
+// Flags as given; turned into a RunConfig by to_config() on every rank.
+struct Flags {
+  std::string schedules = "gpipe,1f1b,interleaved,zb-h1,zbv,dualpipev";
+  std::string microbatches = "8,16";
+  std::string mappings, vs, group, order = "tp-dp-pp", backend = "mpi", workload = "synthetic";
+  std::string tf = "2ms", tb = "4ms", tw = "2ms", t_overlap, stage_cost, mode = "sleep";
+  std::string activation_bytes = "1MiB", p2p_bytes = "64KiB", tp_bytes, dp_bytes, dp_buckets = "0";
+  int warmup = 1, steps = 3;
+  std::string timeout = "60s", poll_us = "50";
+  std::string out, trace, svg, pick = "1", fail;
+  bool append = false, resume = false, json = false;
+};
+
+double seconds(const std::string& text, const std::string& flag, bool zero_ok = false) {
+  const Duration d = parse_duration(text, flag, zero_ok);
+  if (!d.has_unit)
+    throw UsageError(flag + " '" + text + "' needs a unit: s, ms, us or ns (e.g. 2ms)");
+  return d.value;
+}
+
+std::uint64_t bytes_or_zero(const std::string& text, const std::string& flag) {
+  return text.empty() || text == "0" ? 0 : parse_bytes(text, flag);
+}
+
+std::string default_out() {
+  char buf[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "results/pipebench-%Y%m%d-%H%M%S.h5", std::gmtime(&now));
+  return buf;
+}
+
+RunConfig to_config(const Flags& f, const std::string& command_line) {
+  RunConfig c;
+  c.schedules = split_list(f.schedules, "--schedule");
+  c.microbatches = parse_int_list(f.microbatches, "--microbatches");
+  for (const auto& m : f.mappings.empty() ? std::vector<std::string>{} : split_list(f.mappings, "--mapping")) {
+    int t = 0, p = 0, d = 0;
+    char x1 = 0, x2 = 0, extra = 0;
+    if (std::sscanf(m.c_str(), "%d%c%d%c%d%c", &t, &x1, &p, &x2, &d, &extra) != 5 || x1 != 'x' || x2 != 'x' || t < 1 ||
+        p < 1 || d < 1)
+      throw UsageError("--mapping '" + m + "' is not allowed: expected TxPxD with positive integers, e.g. 2x2x1");
+    c.mappings.push_back({t, p, d});
+  }
+  if (!f.vs.empty()) c.vs = parse_int_list(f.vs, "-v");
+  if (!f.group.empty()) c.group = parse_int(f.group, "--group");
+  c.order = f.order;
+  c.backend = f.backend;
+  c.workload = f.workload;
+  c.tf = seconds(f.tf, "--tf");
+  c.tb = seconds(f.tb, "--tb");
+  c.tw = seconds(f.tw, "--tw", true);
+  if (!f.t_overlap.empty()) c.t_overlap = seconds(f.t_overlap, "--t-overlap");
+  if (!f.stage_cost.empty()) c.stage_cost = parse_number_list(f.stage_cost, "--stage-cost");
+  if (f.mode != "sleep" && f.mode != "spin")
+    throw UsageError("--synthetic-mode '" + f.mode + "' is not allowed: sleep or spin");
+  c.spin = f.mode == "spin";
+  c.activation_bytes = bytes_or_zero(f.activation_bytes, "--activation-bytes");
+  c.p2p_bytes = bytes_or_zero(f.p2p_bytes, "--p2p-bytes");
+  c.tp_allreduce_bytes = bytes_or_zero(f.tp_bytes, "--tp-allreduce-bytes");
+  c.dp_grad_bytes = bytes_or_zero(f.dp_bytes, "--dp-grad-bytes");
+  c.dp_buckets = parse_int(f.dp_buckets, "--dp-buckets", 0);
+  c.warmup = f.warmup;
+  c.steps = f.steps;
+  c.timeout = seconds(f.timeout, "--timeout");
+  c.poll_us = parse_int(f.poll_us, "--poll-us", 0);
+  c.out = f.out.empty() ? default_out() : f.out;
+  c.append = f.append;
+  c.resume = f.resume;
+  c.json = f.json;
+  c.trace = f.trace;
+  c.svg = f.svg;
+  c.pick = parse_int(f.pick, "--trace-config");
+  if (!f.fail.empty()) {  // RANK:CONFIG:STEP:exit|hang
+    char mode[8] = {0};
+    if (std::sscanf(f.fail.c_str(), "%d:%d:%d:%7s", &c.fail_rank, &c.fail_config, &c.fail_step, mode) != 4 ||
+        (std::string(mode) != "exit" && std::string(mode) != "hang"))
+      throw UsageError("--inject-failure '" + f.fail + "': expected RANK:CONFIG:STEP:exit|hang");
+    c.fail_hang = std::string(mode) == "hang";
+  }
+  c.command_line = command_line;
+  return c;
+}
+
+// What one rank learns about every configuration before the sweep starts.
+struct Sweep {
+  RunConfig cfg;
+  std::vector<RunPoint> points;
+  std::vector<char> done;  // --resume: configurations already complete in the file
+};
+
+nlohmann::ordered_json run_json_object(const Outcome& o, const RunPoint& pt, int id) {
+  auto j = summary_json(o.schedule, o.pred.measured, &o.pred.analytic);
+  j["t"] = pt.mapping.t;
+  j["d"] = pt.mapping.d;
+  j["run_id"] = id;
+  j["step_time"] = o.run.summary.step_time;
+  j["simulated_makespan"] = o.run.summary.simulated_makespan;
+  j["simulated_bubble_fraction"] = o.run.summary.bubble_simulated;
+  j["executor_overhead_per_action"] = o.pred.executor_overhead_per_action;
+  j["p2p_time"] = o.pred.costs.p2p;
+  for (auto& r : j["ranks"]) {
+    const auto& rs = o.run.ranks[r["rank"].get<std::size_t>()];
+    r["tp"] = rs.tp;
+    r["pp"] = rs.pp;
+    r["dp"] = rs.dp;
+    r["predicted_peak_inflight"] = rs.predicted_peak_inflight;
+    r["peak_activation_bytes"] = rs.peak_activation_bytes;
+  }
+  return j;
+}
+
+void write_svg(const std::string& path, const Outcome& o) {
+  analysis::SvgOptions opt;
+  opt.time_unit = "s";
+  opt.title = o.schedule.name + " measured  p=" + std::to_string(o.schedule.p) + " m=" + std::to_string(o.schedule.m) +
+              " v=" + std::to_string(o.schedule.v()) + "  (first timed step, pipeline 0)";
+  std::ofstream f(path);
+  f << analysis::render_svg(o.schedule, o.pred.first_step, opt);
+  if (!f) throw Error("cannot write the timeline picture '" + path + "'");
+}
+
+// Every rank checks the sweep; rank 0 alone checks the results file, and everyone learns its verdict.
+Sweep prepare(const Flags& f, const std::string& command_line, int world) {
+  Sweep sw;
+  int bad = 0;
+  std::string msg;
+  try {
+    sw.cfg = to_config(f, command_line);
+    validate(sw.cfg, world);
+    sw.points = expand(sw.cfg, world);
+    if (world_rank() == 0) {
+      check_results_file(sw.cfg.out, sw.cfg.append);
+      for (const std::string* p : {&sw.cfg.trace, &sw.cfg.svg})
+        if (!p->empty() && !std::ofstream(*p, std::ios::app))
+          throw UsageError("cannot write '" + *p + "': check the directory exists and is writable");
+    }
+  } catch (const UsageError& e) {
+    bad = 1;
+    msg = e.what();
+  }
+  int any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    if (world_rank() == 0) std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
+    MPI_Finalize();
+    throw ExitCode{2};
+  }
+  sw.done.assign(sw.points.size(), 0);
+  if (sw.cfg.resume && world_rank() == 0)
+    for (std::size_t k = 0; k < sw.points.size(); ++k) {
+      const auto s = make_run_schedule(sw.cfg, sw.points[k]);
+      sw.done[k] = has_complete_run(sw.cfg.out, config_key(config_map(sw.cfg, sw.points[k], s))) ? 1 : 0;
+    }
+  MPI_Bcast(sw.done.data(), static_cast<int>(sw.done.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return sw;
+}
+
+void run_sweep(const Sweep& sw) {
+  const RunConfig& c = sw.cfg;
+  auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world", comm_options(c));
+  const bool root = world->rank() == 0;
+  const int n = static_cast<int>(sw.points.size());
+  Table table = runs_table();
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  if (root && !c.json) {
+    std::cout << "# pipebench run: " << world->size() << " ranks, " << n << " configuration(s), workload "
+              << c.workload << " (" << (c.spin ? "spin" : "sleep") << "), " << c.warmup << " warm-up + " << c.steps
+              << " timed steps, figures are medians over timed steps\n# results: " << c.out << "\n"
+              << table.header() << std::flush;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int ran = 0;
+  for (int k = 0; k < n; ++k) {
+    const RunPoint& pt = sw.points[k];
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (root) {
+      std::fprintf(stderr, "# [%d/%d] %s", k + 1, n, describe(pt).c_str());
+      if (sw.done[k]) std::fprintf(stderr, ": already in %s, skipped (--resume)", c.out.c_str());
+      if (ran > 0)
+        std::fprintf(stderr, "  elapsed %.1f s, about %.0f s left", elapsed, elapsed / ran * (n - k));
+      std::fprintf(stderr, "\n");
+    }
+    if (sw.done[k]) continue;
+    Outcome o = run_configuration(c, pt, k + 1, *world);
+    ++ran;
+    if (!root) continue;
+    const int id = append_run(c.out, o.run);
+    if (c.json)
+      json.push_back(run_json_object(o, pt, id));
+    else
+      std::cout << table.row(run_row(id, o.run)) << std::flush;
+    if (k + 1 == c.pick) {
+      if (!c.trace.empty()) write_chrome_trace(o.run, c.trace);
+      if (!c.svg.empty()) write_svg(c.svg, o);
+    }
+  }
+  if (root && c.json) std::cout << json.dump(2) << '\n';
+  if (root && !c.json) {
+    std::cout << "# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
+    if (!c.trace.empty()) std::cout << "# trace of configuration " << c.pick << ": " << c.trace << '\n';
+    if (!c.svg.empty()) std::cout << "# timeline of configuration " << c.pick << ": " << c.svg << '\n';
+  }
+}
+
+}  // namespace
+
 void add_run_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("run", "(not implemented yet)");
-  cmd->allow_extras();
-  cmd->callback([] { throw Error("'run' is not implemented yet"); });
+  auto* cmd = app.add_subcommand("run", "Execute schedules on the MPI ranks of this job, measure, compare, write HDF5");
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("--schedule", f->schedules, "Comma list of schedules")->capture_default_str();
+  cmd->add_option("-m,--microbatches", f->microbatches, "Comma list of micro-batch counts")->capture_default_str();
+  cmd->add_option("--mapping", f->mappings, "Comma list of TxPxD rank mappings (default 1 x ranks x 1)");
+  cmd->add_option("-v,--chunks", f->vs, "Comma list of chunks per rank (default: each schedule's)");
+  cmd->add_option("--group", f->group, "Interleaved micro-batch group size (default p)");
+  cmd->add_option("--order", f->order, "Rank order, fastest axis first (Megatron style)")->capture_default_str();
+  cmd->add_option("--backend", f->backend, "Communication backend: mpi or nccl")->capture_default_str();
+  cmd->add_option("--workload", f->workload, "Stage workload: synthetic")->capture_default_str();
+  cmd->add_option("--tf", f->tf, "Forward time of a rank's whole share (synthetic)")->capture_default_str();
+  cmd->add_option("--tb", f->tb, "Full backward time of a rank's whole share")->capture_default_str();
+  cmd->add_option("--tw", f->tw, "Weight part of the backward")->capture_default_str();
+  cmd->add_option("--t-overlap", f->t_overlap, "Overlapped F&B pair time for the whole share (default tf+tb)");
+  cmd->add_option("--stage-cost", f->stage_cost, "Comma list of per-stage cost multipliers (p*v entries)");
+  cmd->add_option("--synthetic-mode", f->mode, "sleep or spin (busy-wait)")->capture_default_str();
+  cmd->add_option("--activation-bytes", f->activation_bytes, "Activation memory per micro-batch, whole share")
+      ->capture_default_str();
+  cmd->add_option("--p2p-bytes", f->p2p_bytes, "Message size between stages per micro-batch")->capture_default_str();
+  cmd->add_option("--tp-allreduce-bytes", f->tp_bytes, "Bytes of each of the 2 TP all-reduces in F and in B (t > 1)");
+  cmd->add_option("--dp-grad-bytes", f->dp_bytes, "Weight-gradient bytes per rank all-reduced over DP (d > 1)");
+  cmd->add_option("--dp-buckets", f->dp_buckets, "0: DP all-reduce after the flush; k: k buckets per chunk, overlapped")
+      ->capture_default_str();
+  cmd->add_option("--warmup", f->warmup, "Warm-up steps (not recorded)")->capture_default_str();
+  cmd->add_option("--steps", f->steps, "Timed steps")->capture_default_str();
+  cmd->add_option("--timeout", f->timeout, "Longest wait for any message before the job is aborted")->capture_default_str();
+  cmd->add_option("--poll-us", f->poll_us, "First sleep between polls of a pending message, microseconds")
+      ->capture_default_str();
+  cmd->add_option("-o,--out", f->out, "Results file (default results/pipebench-<UTC time>.h5)");
+  cmd->add_flag("--append", f->append, "Add runs to an existing results file");
+  cmd->add_flag("--resume", f->resume, "With --append: skip configurations already complete in the file");
+  cmd->add_flag("--json", f->json, "Print the run summaries as JSON (docs/json.md) instead of a table");
+  cmd->add_option("--trace", f->trace, "Write a Chrome trace (Perfetto) of configuration --trace-config");
+  cmd->add_option("--svg", f->svg, "Write the measured timeline of configuration --trace-config as SVG");
+  cmd->add_option("--trace-config", f->pick, "Which configuration of the sweep --trace and --svg show (1-based)")
+      ->capture_default_str();
+  cmd->add_option("--inject-failure", f->fail, "Testing: RANK:CONFIG:STEP:exit|hang")->group("");
+  cmd->set_config("--config", "", "Read these flags from a file (TOML/INI: key = value, one per line)");
+  cmd->callback([f] {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) MPI_Init(nullptr, nullptr);
+    int world = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    const Sweep sw = prepare(*f, command_line_text(), world);
+    try {
+      run_sweep(sw);
+    } catch (const std::exception& e) {
+      abort_job(e.what());
+    }
+    MPI_Finalize();
+  });
 }
 
 }  // namespace pipebench::bench

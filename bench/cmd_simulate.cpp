@@ -14,6 +14,7 @@
 #include "bench/commands.hpp"
 #include "bench/parse.hpp"
 #include "bench/sim_support.hpp"
+#include "bench/table.hpp"
 #include "bench/summary_json.hpp"
 
 namespace pipebench::bench {
@@ -143,19 +144,9 @@ void print_table_output(std::ostream& os, const Flags& f, const Times& t, const 
   }
   os << "# pipebench simulate\n" << times_line(f, t) << '\n';
   for (const auto& n : notes) os << n << '\n';
-  print_table(os,
-              {{"schedule", ""},
-               {"p", ""},
-               {"m", ""},
-               {"v", ""},
-               {"makespan", d.unit},
-               {"bubble", "%"},
-               {"formula", "%"},
-               {"diff", "pp"},
-               {"max_idle", d.unit},
-               {"peak", "chunks"},
-               {"peak_formula", "chunks"}},
-              rows);
+  os << Table({{"schedule", ""}, {"p", ""}, {"m", ""}, {"v", ""}, {"makespan", d.unit}, {"bubble", "%"},
+               {"formula", "%"}, {"diff", "pp"}, {"max_idle", d.unit}, {"peak", "chunks"},
+               {"peak_formula", "chunks"}}).render(rows);
   os << "# bubble = 1 - sum(busy)/(p*makespan); formula: the analytic figure (docs/metrics.md); diff = simulated - "
         "formula\n"
      << "# peak: in-flight activations in chunks, rank 0 / max over ranks\n";
@@ -171,15 +162,8 @@ void print_timelines(std::ostream& os, const Times& t, const std::vector<SimRun>
       rows.push_back({std::to_string(op.rank), analysis::to_string(op.action), analysis::kind_name(op.action.kind),
                       std::to_string(op.action.stage), std::to_string(op.action.mb), fmt("%.6g", op.start * d.factor),
                       fmt("%.6g", op.end * d.factor)});
-    print_table(os,
-                {{"rank", ""},
-                 {"action", ""},
-                 {"kind", ""},
-                 {"stage", ""},
-                 {"mb", ""},
-                 {"start", d.unit},
-                 {"end", d.unit}},
-                rows);
+    os << Table({{"rank", ""}, {"action", ""}, {"kind", ""}, {"stage", ""}, {"mb", ""}, {"start", d.unit},
+                 {"end", d.unit}}).render(rows);
   }
 }
 

@@ -5,6 +5,16 @@
 
 namespace pipebench::bench {
 
+// Thrown by a subcommand that has already reported its failure (e.g. once, on rank 0 of an MPI job):
+// main() exits with the code and prints nothing more.
+struct ExitCode {
+  int code;
+};
+
+// The command line as typed, recorded in run metadata (main() sets it before parsing).
+void set_command_line(int argc, char** argv);
+const std::string& command_line_text();
+
 void add_info_command(CLI::App& app);
 void add_schedule_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);

@@ -7,6 +7,7 @@
 #include "bench/version.hpp"
 
 int main(int argc, char** argv) {
+  pipebench::bench::set_command_line(argc, argv);
   CLI::App app{"pipebench: pipeline- and 3D-parallelism benchmark suite", "pipebench"};
   app.set_version_flag("--version", std::string(pipebench::bench::version()) + " (" + pipebench::bench::commit() + ")");
   app.require_subcommand(1);
@@ -24,6 +25,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const pipebench::bench::ExitCode& e) {
+    return e.code;
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "pipebench: error: %s\nRun with --help for the allowed flags.\n", e.what());
     return 2;

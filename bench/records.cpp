@@ -22,7 +22,8 @@ bool operator==(const ActionRecord& a, const ActionRecord& b) {
 
 bool operator==(const CommRecord& a, const CommRecord& b) {
   return a.step == b.step && a.global_rank == b.global_rank && a.peer == b.peer && a.kind == b.kind &&
-         a.group == b.group && a.bytes == b.bytes && a.stage == b.stage && a.mb == b.mb && a.t_posted == b.t_posted &&
+         a.group == b.group && a.bytes == b.bytes && a.stage == b.stage && a.mb == b.mb && a.tag == b.tag && a.t_posted == b.t_posted &&
+         a.t_wait == b.t_wait &&
          a.t_done == b.t_done;
 }
 

@@ -26,7 +26,7 @@ struct ActionRecord {
   double t_start = 0;
   double t_end = 0;
   double flops = 0;                  // 0 where the workload does not count them
-  std::int64_t activation_bytes = 0;  // bytes this rank holds for activations right after the action
+  std::int64_t activation_bytes = 0;  // the most bytes this rank held for activations during the action
 };
 
 enum class CommKind : std::int32_t { Send = 0, Recv = 1, AllReduce = 2, Barrier = 3, AllGather = 4, ReduceScatter = 5 };
@@ -42,7 +42,9 @@ struct CommRecord {
   std::int64_t bytes = 0;
   std::int32_t stage = -1;  // the stage and micro-batch the message belongs to, -1 for collectives
   std::int32_t mb = -1;
+  std::int32_t tag = -1;    // point-to-point: a send and its receive carry the same (src, dst, tag)
   double t_posted = 0;
+  double t_wait = 0;        // receives: when the action that needs the message started waiting for it
   double t_done = 0;
 };
 

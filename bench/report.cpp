@@ -64,22 +64,23 @@ nlohmann::ordered_json summary_json(const RunSummary& s) {
 
 }  // namespace
 
+// Widths fit the usual values, so rows printed one at a time as a sweep runs line up.
 Table runs_table() {
-  return Table({{"run", ""},
-                {"schedule", "", false},
-                {"t", ""},
-                {"p", ""},
-                {"d", ""},
-                {"v", ""},
-                {"m", ""},
-                {"step", "ms"},
-                {"bubble", "%"},
-                {"simulated", "%"},
-                {"formula", "%"},
-                {"diff", "pp"},
-                {"inflight", "chunks"},
-                {"predicted", "chunks"},
-                {"actmem", "MiB"}});
+  return Table({{"run", "", true, 4},
+                {"schedule", "", false, 11},
+                {"t", "", true, 2},
+                {"p", "", true, 2},
+                {"d", "", true, 2},
+                {"v", "", true, 2},
+                {"m", "", true, 3},
+                {"step", "ms", true, 9},
+                {"bubble", "%", true, 6},
+                {"simulated", "%", true, 9},
+                {"formula", "%", true, 7},
+                {"diff", "pp", true, 6},
+                {"inflight", "chunks", true, 8},
+                {"predicted", "chunks", true, 9},
+                {"actmem", "MiB", true, 7}});
 }
 
 std::vector<std::string> run_row(int id, const RunResult& run) {

@@ -95,7 +95,9 @@ Types make_types() {
   PB_MEMBER(t.comm, CommRecord, bytes, i64);
   PB_MEMBER(t.comm, CommRecord, stage, i32);
   PB_MEMBER(t.comm, CommRecord, mb, i32);
+  PB_MEMBER(t.comm, CommRecord, tag, i32);
   PB_MEMBER(t.comm, CommRecord, t_posted, f64);
+  PB_MEMBER(t.comm, CommRecord, t_wait, f64);
   PB_MEMBER(t.comm, CommRecord, t_done, f64);
 
   t.rank = h5::compound_type(sizeof(RankRow));

@@ -1,4 +1,5 @@
 #include "bench/sim_support.hpp"
+#include "bench/table.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -91,26 +92,6 @@ std::string fmt(const char* format, double x) {
   return buf;
 }
 
-void print_table(std::ostream& os, const std::vector<Column>& columns,
-                 const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> width(columns.size());
-  for (std::size_t c = 0; c < columns.size(); ++c) {
-    width[c] = std::max(columns[c].name.size(), columns[c].unit.empty() ? 0 : columns[c].unit.size() + 2);
-    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
-  }
-  auto line = [&](char lead, auto cell) {
-    std::string s(1, lead);
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      const std::string text = cell(c);
-      s += std::string(width[c] + 2 - text.size(), ' ') + text;
-    }
-    os << s << '\n';
-  };
-  line('#', [&](std::size_t c) { return columns[c].name; });
-  line('#', [&](std::size_t c) { return columns[c].unit.empty() ? std::string() : "(" + columns[c].unit + ")"; });
-  for (const auto& row : rows) line(' ', [&](std::size_t c) { return row[c]; });
-}
-
 void print_rank_table(std::ostream& os, const SimRun& r, const Times& t) {
   const TimeDisplay d = time_display(t);
   const auto& peak = r.analytic ? r.analytic->peak_inflight.value : std::nullopt;
@@ -119,14 +100,8 @@ void print_rank_table(std::ostream& os, const SimRun& r, const Times& t) {
     rows.push_back({std::to_string(rm.rank), fmt("%.6g", rm.busy * d.factor), fmt("%.6g", rm.idle * d.factor),
                     fmt("%.6g", rm.span_bubble * d.factor), std::to_string(rm.peak_inflight),
                     peak ? std::to_string((*peak)[rm.rank]) : "n/a"});
-  print_table(os,
-              {{"rank", ""},
-               {"busy", d.unit},
-               {"idle", d.unit},
-               {"span_bubble", d.unit},
-               {"peak", "chunks"},
-               {"peak_formula", "chunks"}},
-              rows);
+  os << Table({{"rank", ""}, {"busy", d.unit}, {"idle", d.unit}, {"span_bubble", d.unit}, {"peak", "chunks"},
+               {"peak_formula", "chunks"}}).render(rows);
 }
 
 }  // namespace pipebench::bench

@@ -51,14 +51,6 @@ void write_text_file(const std::string& path, const std::string& text, const std
 // printf-style formatting of one number.
 std::string fmt(const char* format, double x);
 
-// A fixed-width table in the nccl-tests style: two `#` header lines (names, units in parentheses),
-// then one right-aligned row per entry. Local to these commands until the shared table module exists.
-struct Column {
-  std::string name;
-  std::string unit;
-};
-void print_table(std::ostream& os, const std::vector<Column>& columns,
-                 const std::vector<std::vector<std::string>>& rows);
 
 // The per-rank figures of one configuration as a table (rank, busy, idle, span bubble, peak).
 void print_rank_table(std::ostream& os, const SimRun& r, const Times& t);

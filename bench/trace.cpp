@@ -97,16 +97,17 @@ Event comm_event_of(const CommRecord& c, double offset) {
   return e;
 }
 
-// Pairs each send with its receive: the k-th send from a to b for (step, stage, mb), in posting
-// order, matches the k-th receive at b from a for the same (step, stage, mb). Records carry no tag,
-// and MPI delivers messages between one pair in posting order, so order is the tie-breaker.
+// Pairs each send with its receive by (step, source, destination, tag): the executor gives every
+// message of a step its own tag. Records without a tag (tag < 0) fall back to (stage, mb), and
+// within one key the k-th send matches the k-th receive in posting order, as MPI delivers them.
 void bind_flows(const RunResult& run, std::vector<Event>& events, const std::vector<std::size_t>& comm_event) {
-  using Key = std::tuple<int, int, int, int, int>;  // step, src, dst, stage, mb
+  using Key = std::tuple<int, int, int, int, int, int>;  // step, src, dst, tag, stage, mb
   std::map<Key, std::vector<std::size_t>> sends, recvs;
   for (std::size_t i = 0; i < run.comms.size(); ++i) {
     const auto& c = run.comms[i];
-    if (c.kind == CommKind::Send) sends[{c.step, c.global_rank, c.peer, c.stage, c.mb}].push_back(i);
-    if (c.kind == CommKind::Recv) recvs[{c.step, c.peer, c.global_rank, c.stage, c.mb}].push_back(i);
+    const int stage = c.tag < 0 ? c.stage : 0, mb = c.tag < 0 ? c.mb : 0;
+    if (c.kind == CommKind::Send) sends[{c.step, c.global_rank, c.peer, c.tag, stage, mb}].push_back(i);
+    if (c.kind == CommKind::Recv) recvs[{c.step, c.peer, c.global_rank, c.tag, stage, mb}].push_back(i);
   }
   const auto by_posting = [&](std::size_t a, std::size_t b) { return run.comms[a].t_posted < run.comms[b].t_posted; };
   int next_id = 1;

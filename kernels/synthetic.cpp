@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -55,26 +56,43 @@ double SyntheticWorkload::chunk_time(char kind, int stage) const {
   }
 }
 
-void SyntheticWorkload::work(double seconds) {
-  if (seconds <= 0) return;
-  const double end = now() + seconds;
-  if (cfg_.spin) {
-    while (now() < end) {
-    }
-    return;
-  }
+namespace {
+
+void sleep_until(double t) {
   timespec ts{};
-  ts.tv_sec = static_cast<time_t>(end);
-  ts.tv_nsec = static_cast<long>((end - static_cast<double>(ts.tv_sec)) * 1e9);
+  ts.tv_sec = static_cast<time_t>(t);
+  ts.tv_nsec = static_cast<long>((t - static_cast<double>(ts.tv_sec)) * 1e9);
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
   }
 }
 
-void SyntheticWorkload::work_with_tp(double seconds, std::size_t allreduces) {
-  if (tp_buffer_.empty() || allreduces == 0) return work(seconds);
+}  // namespace
+
+void SyntheticWorkload::work_until(double deadline) {
+  const bool progress = progress_ && progress_interval_ > 0;
+  double next = progress ? now() + progress_interval_ : deadline;
+  for (;;) {
+    const double until = std::min(next, deadline);
+    if (cfg_.spin) {
+      while (now() < until) {
+      }
+    } else {
+      sleep_until(until);
+    }
+    if (until >= deadline) return;
+    progress_();
+    next = now() + progress_interval_;
+  }
+}
+
+void SyntheticWorkload::work_with_tp(double seconds, std::size_t allreduces, double start) {
+  if (tp_buffer_.empty() || allreduces == 0) return work_until(start + seconds);
   // Megatron's layer: compute, all-reduce, compute, all-reduce.
+  const double slice = seconds / static_cast<double>(allreduces);
+  double deadline = start;
   for (std::size_t i = 0; i < allreduces; ++i) {
-    work(seconds / static_cast<double>(allreduces));
+    deadline = std::max(deadline, now()) + slice;
+    work_until(deadline);
     tp_allreduce_(tp_buffer_.data(), tp_buffer_.size());
   }
 }
@@ -86,6 +104,7 @@ void SyntheticWorkload::hold(int stage, int mb) {
   std::memset(buf.get(), mb & 0xff, bytes);  // touch every page so the memory is really resident
   held_buffers_[{stage, mb}] = std::move(buf);
   held_ += static_cast<std::int64_t>(bytes);
+  peak_ = std::max(peak_, held_);
 }
 
 void SyntheticWorkload::release(int stage, int mb) {
@@ -115,41 +134,46 @@ void SyntheticWorkload::check_header(const void* in, int stage, int mb, const ch
 void SyntheticWorkload::begin_step(int step) { step_ = step; }
 
 void SyntheticWorkload::forward(int stage, int mb, const void* in, void* out) {
+  const double start = now();
   check_header(in, stage - 1, mb, "activation");
   hold(stage, mb);
-  work_with_tp(chunk_time('F', stage), 2);
+  work_with_tp(chunk_time('F', stage), 2, start);
   write_header(out, stage, mb);
 }
 
 void SyntheticWorkload::backward_input(int stage, int mb, const void* grad_out, void* grad_in) {
+  const double start = now();
   check_header(grad_out, stage + 1, mb, "gradient");
-  work_with_tp(chunk_time('I', stage), 2);
+  work_with_tp(chunk_time('I', stage), 2, start);
   write_header(grad_in, stage, mb);
 }
 
 void SyntheticWorkload::backward_weight(int stage, int mb) {
-  work(chunk_time('W', stage));
+  const double start = now();
   release(stage, mb);
+  work_until(start + chunk_time('W', stage));
 }
 
 void SyntheticWorkload::backward(int stage, int mb, const void* grad_out, void* grad_in) {
+  const double start = now();
   check_header(grad_out, stage + 1, mb, "gradient");
-  work_with_tp(chunk_time('B', stage), 2);
-  write_header(grad_in, stage, mb);
   release(stage, mb);
+  work_with_tp(chunk_time('B', stage), 2, start);
+  write_header(grad_in, stage, mb);
 }
 
 void SyntheticWorkload::forward_backward(int f_stage, int f_mb, const void* in, void* out, int b_stage, int b_mb,
                                          const void* grad_out, void* grad_in) {
+  const double start = now();
   check_header(in, f_stage - 1, f_mb, "activation");
   check_header(grad_out, b_stage + 1, b_mb, "gradient");
   hold(f_stage, f_mb);
+  release(b_stage, b_mb);
   const double separate = chunk_time('F', f_stage) + chunk_time('B', b_stage);
   const double factor = cfg_.t_overlap < 0 ? 1.0 : cfg_.t_overlap / (cfg_.tf + cfg_.tb);
-  work_with_tp(factor * separate, 4);
+  work_with_tp(factor * separate, 4, start);
   write_header(out, f_stage, f_mb);
   write_header(grad_in, b_stage, b_mb);
-  release(b_stage, b_mb);
 }
 
 std::size_t SyntheticWorkload::grad_bytes(int) const { return cfg_.grad_bytes / static_cast<std::size_t>(cfg_.v); }

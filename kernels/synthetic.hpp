@@ -47,13 +47,21 @@ class SyntheticWorkload final : public Workload {
   void* grad_data(int stage) override;
   void optimizer_step() override {}
   std::int64_t held_activation_bytes() const override { return held_; }
+  std::int64_t take_peak_activation_bytes() override {
+    const std::int64_t p = peak_;
+    peak_ = held_;
+    return p;
+  }
 
   // Duration of one chunk's action on `stage` (seconds): what the simulator is fed for a prediction.
   double chunk_time(char kind, int stage) const;
 
  private:
-  void work(double seconds);                 // sleep or spin for this long, from now
-  void work_with_tp(double seconds, std::size_t allreduces);  // split around the TP all-reduces
+  // Sleeps or spins until `deadline` (CLOCK_MONOTONIC seconds). Each action's compute time is fixed
+  // when it starts, so what it does besides waiting (touching its activation memory) is included in it.
+  void work_until(double deadline);
+  // `seconds` of compute from now, split around `allreduces` TP all-reduces (whose time comes on top).
+  void work_with_tp(double seconds, std::size_t allreduces, double already_spent);
   void hold(int stage, int mb);
   void release(int stage, int mb);
   void check_header(const void* in, int stage, int mb, const char* what) const;
@@ -64,6 +72,7 @@ class SyntheticWorkload final : public Workload {
   std::vector<char> tp_buffer_;
   std::map<std::pair<int, int>, std::unique_ptr<char[]>> held_buffers_;
   std::int64_t held_ = 0;
+  std::int64_t peak_ = 0;
   std::map<int, std::vector<char>> grads_;
   int step_ = 0;
 };

@@ -7,6 +7,7 @@
 // input, last stage's output, ...).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -16,6 +17,14 @@ class Workload {
  public:
   virtual ~Workload() = default;
   virtual std::string name() const = 0;
+
+  // Called every `interval` seconds or so while an action computes, so that communication in flight
+  // (a rendezvous send, a posted receive) moves on as it would with a GPU's independent progress.
+  // A workload calls it where it can (between sleeps, between kernels); it may ignore it.
+  void set_progress(std::function<void()> fn, double interval) {
+    progress_ = std::move(fn);
+    progress_interval_ = interval;
+  }
 
   // Bytes of the activation a stage sends to the next one per micro-batch (its gradient comes back with
   // the same size).
@@ -43,9 +52,16 @@ class Workload {
   virtual void optimizer_step() = 0;
 
   virtual std::int64_t held_activation_bytes() const = 0;  // activation memory held right now
+  // The most activation memory held since the previous call (an overlapped pair holds its new
+  // forward's and its backward's activations at once, which no before/after snapshot shows).
+  virtual std::int64_t take_peak_activation_bytes() = 0;
   virtual double last_flops() const { return 0; }          // FLOPs of the last compute call (0: not counted)
   // Figures of the finished step for the summary (loss, gradient norms, ...); may be empty.
   virtual std::map<std::string, double> step_figures() const { return {}; }
+
+ protected:
+  std::function<void()> progress_;
+  double progress_interval_ = 0;
 };
 
 }  // namespace pipebench::kernels

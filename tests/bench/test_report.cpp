@@ -70,7 +70,7 @@ TEST(Report, ListingNamesIgnoredRuns) {
   l.incomplete = {2, 3};
   const std::string text = render_listing("f.h5", l);
   EXPECT_EQ(text.rfind("# pipebench results f.h5: 1 complete run(s), incomplete run(s) 2-3 ignored", 0), 0u) << text;
-  EXPECT_NE(text.find("\n     1  1f1b      1  2  1  1  2  12.000   25.00      24.50    33.33  +0.50         2          2     0.0\n"),
+  EXPECT_NE(text.find("\n      1  1f1b          1   2   1   1    2     12.000   25.00      24.50    33.33   +0.50         2          2      0.0\n"),
             std::string::npos)
       << text;
 }

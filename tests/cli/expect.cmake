@@ -1,12 +1,40 @@
-# Script mode: run EXE with ARGS (a ;-list), require exit code RC and output matching MATCH.
+# Script mode: run EXE with ARGS (a ;-list), require exit code RC ("nonzero" accepts any failure) and
+# output matching MATCH; ONCE, if given, must occur exactly once in the output. With THEN_ARGS, then run
+# pipebench (THEN_EXE) with those arguments and require exit code 0 and output matching THEN_MATCH.
+# FRESH empties WORKDIR first, for commands that refuse to overwrite what an earlier run left there.
+if(FRESH)
+  file(REMOVE_RECURSE ${WORKDIR})
+endif()
 file(MAKE_DIRECTORY ${WORKDIR})
 execute_process(COMMAND ${EXE} ${ARGS} WORKING_DIRECTORY ${WORKDIR}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 50)
 set(all "${out}${err}")
-if(NOT "${rc}" STREQUAL "${RC}")
+if(RC STREQUAL "nonzero")
+  if(rc EQUAL 0 OR NOT rc MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "expected a failure exit code, got '${rc}'\n--- output ---\n${all}")
+  endif()
+elseif(NOT "${rc}" STREQUAL "${RC}")
   message(FATAL_ERROR "expected exit code ${RC}, got ${rc}\n--- output ---\n${all}")
 endif()
 if(MATCH AND NOT all MATCHES "${MATCH}")
   message(FATAL_ERROR "output does not match '${MATCH}'\n--- output ---\n${all}")
+endif()
+if(ONCE)
+  string(REPLACE "${ONCE}" "" rest "${all}")
+  string(LENGTH "${all}" n_all)
+  string(LENGTH "${rest}" n_rest)
+  string(LENGTH "${ONCE}" n_once)
+  math(EXPR times "(${n_all} - ${n_rest}) / ${n_once}")
+  if(NOT times EQUAL 1)
+    message(FATAL_ERROR "'${ONCE}' occurs ${times} times, expected once\n--- output ---\n${all}")
+  endif()
+endif()
+if(THEN_ARGS)
+  execute_process(COMMAND ${THEN_EXE} ${THEN_ARGS} WORKING_DIRECTORY ${WORKDIR}
+                  RESULT_VARIABLE rc2 OUTPUT_VARIABLE out2 ERROR_VARIABLE err2 TIMEOUT 50)
+  if(NOT rc2 EQUAL 0 OR NOT "${out2}${err2}" MATCHES "${THEN_MATCH}")
+    message(FATAL_ERROR "follow-up command: exit ${rc2}, expected 0 and output matching '${THEN_MATCH}'\n"
+                        "--- output ---\n${out2}${err2}")
+  endif()
 endif()
 message(STATUS "ok: exit ${rc}")

@@ -1,0 +1,71 @@
+#include "bench/clock_sync.hpp"
+
+#include <mpi.h>
+
+#include <limits>
+
+namespace pipebench::bench {
+
+namespace {
+
+constexpr int kTurn = 9001, kPing = 9002, kPong = 9003, kResult = 9004;
+
+// Switches a communicator to busy polling for the lifetime of the guard.
+class BusyPolling {
+ public:
+  explicit BusyPolling(comm::Communicator& c) : c_(c), saved_(c.wait_policy()) {
+    comm::WaitPolicy busy = saved_;
+    busy.poll_interval = busy.max_poll_interval = std::chrono::microseconds(0);
+    c_.set_wait_policy(busy);
+  }
+  ~BusyPolling() { c_.set_wait_policy(saved_); }
+  BusyPolling(const BusyPolling&) = delete;
+  BusyPolling& operator=(const BusyPolling&) = delete;
+
+ private:
+  comm::Communicator& c_;
+  comm::WaitPolicy saved_;
+};
+
+}  // namespace
+
+ClockOffset estimate_clock_offset(comm::Communicator& world, int rounds) {
+  const int me = world.rank(), n = world.size();
+  ClockOffset result;
+  char token = 0;
+  if (me == 0) {
+    for (int r = 1; r < n; ++r) {
+      world.send(&token, 1, r, kTurn);
+      BusyPolling busy(world);
+      double best_rtt = std::numeric_limits<double>::infinity(), best_offset = 0;
+      for (int k = 0; k < rounds; ++k) {
+        double remote = 0;
+        const double t1 = MPI_Wtime();
+        world.send(&token, 1, r, kPing);
+        world.recv(&remote, sizeof remote, r, kPong);
+        const double t3 = MPI_Wtime();
+        if (t3 - t1 < best_rtt) {
+          best_rtt = t3 - t1;
+          best_offset = 0.5 * (t1 + t3) - remote;  // remote read its clock half-way through, at best
+        }
+      }
+      const double out[2] = {best_offset, 0.5 * best_rtt};
+      world.send(out, sizeof out, r, kResult);
+    }
+    return result;
+  }
+  world.recv(&token, 1, 0, kTurn);
+  BusyPolling busy(world);
+  for (int k = 0; k < rounds; ++k) {
+    world.recv(&token, 1, 0, kPing);
+    const double t2 = MPI_Wtime();
+    world.send(&t2, sizeof t2, 0, kPong);
+  }
+  double in[2] = {0, 0};
+  world.recv(in, sizeof in, 0, kResult);
+  result.offset = in[0];
+  result.uncertainty = in[1];
+  return result;
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,18 @@
+#pragma once
+// MPI_Wtime is not globally synchronised in general (REFERENCE.md): each rank's offset to rank 0 is
+// estimated from ping-pongs, keeping the exchange with the smallest round trip (Cristian's method).
+#include "comm/communicator.hpp"
+
+namespace pipebench::bench {
+
+struct ClockOffset {
+  double offset = 0;       // seconds to add to this rank's MPI_Wtime to get rank 0's
+  double uncertainty = 0;  // half the best round trip: the offset is right within +-uncertainty
+};
+
+// Collective over `world`. Rank 0 exchanges `rounds` ping-pongs with each rank in turn; the two ranks of
+// an exchange poll without sleeping (the others sleep while they wait for their turn), so only two
+// processes busy-wait at a time on an oversubscribed node.
+ClockOffset estimate_clock_offset(comm::Communicator& world, int rounds = 10);
+
+}  // namespace pipebench::bench

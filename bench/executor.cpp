@@ -1,0 +1,320 @@
+#include "bench/executor.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+
+#include "analysis/error.hpp"
+
+namespace pipebench::bench {
+
+using analysis::Action;
+using analysis::Kind;
+
+namespace {
+
+double now() { return MPI_Wtime(); }
+
+bool has_forward(Kind k) { return k == Kind::F || k == Kind::FB; }
+bool has_input_grad(Kind k) { return k == Kind::B || k == Kind::I || k == Kind::FB; }
+// The backward half of an action: its own stage, or the overlapped pair's backward stage.
+int bstage(const Action& a) { return a.kind == Kind::FB ? a.b_stage : a.stage; }
+int bmb(const Action& a) { return a.kind == Kind::FB ? a.b_mb : a.mb; }
+
+}  // namespace
+
+Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, comm::Communicator* tp,
+                   comm::Communicator* dp, comm::Communicator& world, kernels::Workload& workload, ExecutorConfig cfg)
+    : s_(schedule), pp_(pp), tp_(tp), dp_(dp), world_(world), w_(workload), cfg_(cfg), me_(pp.rank()),
+      msg_bytes_(std::max<std::size_t>(workload.boundary_bytes(), 1)) {
+  if (pp.size() != s_.p)
+    throw Error("executor: pipeline communicator has " + std::to_string(pp.size()) + " ranks, schedule has p = " +
+                std::to_string(s_.p));
+  const auto& list = s_.actions[me_];
+  const int S = s_.num_stages();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Action& a = list[i];
+    if (has_forward(a.kind) && !s_.is_first_stage(a.stage) && s_.stage_rank[a.stage - 1] != me_)
+      needs_.push_back({i, tag(a.stage, a.mb, false), s_.stage_rank[a.stage - 1], a.stage, a.mb});
+    const int b = bstage(a);
+    if (has_input_grad(a.kind) && !s_.is_last_stage(b) && s_.stage_rank[b + 1] != me_)
+      needs_.push_back({i, tag(b, bmb(a), true), s_.stage_rank[b + 1], b, bmb(a)});
+  }
+  // A chunk's weight gradients are final after its last B, W or overlapped pair.
+  last_backward_.assign(list.size(), -1);
+  std::vector<bool> seen(S, false);
+  for (std::size_t i = list.size(); i-- > 0;) {
+    const Action& a = list[i];
+    const bool weights = a.kind == Kind::B || a.kind == Kind::W || a.kind == Kind::FB;
+    if (weights && !seen[bstage(a)]) {
+      seen[bstage(a)] = true;
+      last_backward_[i] = bstage(a);
+    }
+  }
+  recvs_.resize(static_cast<std::size_t>(2) * S * s_.m);
+  local_.resize(recvs_.size());
+  w_.set_progress([this] { progress(); }, cfg_.progress_interval);
+}
+
+void Executor::progress() {
+  poll_sends(false);
+  while (first_pending_need_ < next_need_ && !recvs_[needs_[first_pending_need_].tag].active) ++first_pending_need_;
+  if (first_pending_need_ < next_need_) pp_.test(recvs_[needs_[first_pending_need_].tag].req);
+}
+
+int Executor::tag(int dest_stage, int mb, bool grad) const {
+  return (mb * s_.num_stages() + dest_stage) * 2 + (grad ? 1 : 0);
+}
+
+comm::Buffer Executor::take_buffer() {
+  if (pool_.empty()) return pp_.allocate(msg_bytes_);
+  comm::Buffer b = std::move(pool_.back());
+  pool_.pop_back();
+  return b;
+}
+
+void Executor::note(CommRecord r) {
+  if (comms_) comms_->push_back(r);
+}
+
+void Executor::post_receives_up_to(std::size_t action_index) {
+  // Post every receive needed up to `action_index` (at least) and further ahead within the byte budget.
+  while (next_need_ < needs_.size() &&
+         (needs_[next_need_].action <= action_index || (posted_ahead_ + 1) * msg_bytes_ <= cfg_.recv_ahead_bytes)) {
+    const Need& n = needs_[next_need_++];
+    PendingRecv& r = recvs_[n.tag];
+    r.buf = take_buffer();
+    r.posted = now();
+    r.req = pp_.irecv(r.buf.data(), msg_bytes_, n.peer, n.tag);
+    r.peer = n.peer;
+    r.stage = n.stage;
+    r.mb = n.mb;
+    r.active = true;
+    ++posted_ahead_;
+  }
+}
+
+const void* Executor::input(int dest_stage, int src_stage, int mb, bool grad, std::vector<comm::Buffer>& hold) {
+  const int t = tag(dest_stage, mb, grad);
+  if (s_.stage_rank[src_stage] == me_) {
+    hold.push_back(std::move(local_[t]));
+    return hold.back().data();
+  }
+  PendingRecv& r = recvs_[t];
+  if (!r.active) throw Error("executor: receive for tag " + std::to_string(t) + " was never posted");
+  const double t0 = now();
+  pp_.wait(r.req);
+  const double t1 = now();
+  waited_ += t1 - t0;
+  CommRecord rec;
+  rec.step = step_;
+  rec.global_rank = world_.world_rank();
+  rec.peer = pp_.world_rank_of(r.peer);
+  rec.kind = CommKind::Recv;
+  rec.group = 0;
+  rec.bytes = static_cast<std::int64_t>(msg_bytes_);
+  rec.stage = dest_stage;
+  rec.mb = mb;
+  rec.tag = t;
+  rec.t_posted = r.posted;
+  rec.t_wait = t0;
+  rec.t_done = t1;
+  note(rec);
+  r.active = false;
+  --posted_ahead_;
+  hold.push_back(std::move(r.buf));
+  return hold.back().data();
+}
+
+void Executor::output(int src_stage, int dest_stage, int mb, bool grad, comm::Buffer buf) {
+  const int t = tag(dest_stage, mb, grad);
+  const int peer = s_.stage_rank[dest_stage];
+  if (peer == me_) {
+    local_[t] = std::move(buf);
+    return;
+  }
+  PendingSend ps;
+  ps.rec.step = step_;
+  ps.rec.global_rank = world_.world_rank();
+  ps.rec.peer = pp_.world_rank_of(peer);
+  ps.rec.kind = CommKind::Send;
+  ps.rec.group = 0;
+  ps.rec.bytes = static_cast<std::int64_t>(msg_bytes_);
+  ps.rec.stage = src_stage;
+  ps.rec.mb = mb;
+  ps.rec.tag = t;
+  ps.rec.t_posted = now();
+  ps.req = pp_.isend(buf.data(), msg_bytes_, peer, t);
+  ps.buf = std::move(buf);
+  sends_.push_back(std::move(ps));
+}
+
+void Executor::poll_sends(bool wait) {
+  for (auto& ps : sends_) {
+    if (ps.req.done()) continue;
+    if (wait)
+      pp_.wait(ps.req);
+    else if (!pp_.test(ps.req))
+      continue;
+    ps.rec.t_done = now();
+    note(ps.rec);
+    pool_.push_back(std::move(ps.buf));
+  }
+  sends_.erase(std::remove_if(sends_.begin(), sends_.end(), [](const PendingSend& p) { return p.req.done(); }),
+               sends_.end());
+}
+
+void Executor::launch_dp(int stage) {
+  if (!dp_) return;
+  const std::size_t floats = w_.grad_bytes(stage) / sizeof(float);
+  if (floats == 0) return;
+  const std::size_t buckets = static_cast<std::size_t>(std::max(cfg_.dp_buckets, 1));
+  auto* data = static_cast<float*>(w_.grad_data(stage));
+  for (std::size_t k = 0; k < buckets; ++k) {
+    const std::size_t lo = floats * k / buckets, hi = floats * (k + 1) / buckets;
+    if (hi == lo) continue;
+    PendingDp d;
+    d.rec.step = step_;
+    d.rec.global_rank = world_.world_rank();
+    d.rec.kind = CommKind::AllReduce;
+    d.rec.group = 2;
+    d.rec.bytes = static_cast<std::int64_t>((hi - lo) * sizeof(float));
+    d.rec.stage = stage;
+    d.rec.t_posted = now();
+    d.req = dp_->iallreduce_sum(data + lo, hi - lo, comm::DType::f32);
+    dp_pending_.push_back(std::move(d));
+  }
+}
+
+void Executor::finish_dp() {
+  for (auto& d : dp_pending_) {
+    dp_->wait(d.req);
+    d.rec.t_done = now();
+    note(d.rec);
+  }
+  dp_pending_.clear();
+}
+
+void Executor::tp_allreduce(void* data, std::size_t bytes) {
+  if (!tp_) return;
+  CommRecord rec;
+  rec.step = step_;
+  rec.global_rank = world_.world_rank();
+  rec.kind = CommKind::AllReduce;
+  rec.group = 1;
+  rec.bytes = static_cast<std::int64_t>(bytes);
+  rec.t_posted = now();
+  tp_->allreduce_sum(data, bytes / sizeof(float), comm::DType::f32);
+  rec.t_done = now();
+  note(rec);
+}
+
+// The step starts together on every rank. Arrivals are gathered at rank 0 first, so that a rank that
+// never arrives (hung, or dead without taking the job down) is named; the others wait twice the
+// timeout for the release, so rank 0's diagnosis is the one the job ends with.
+void Executor::start_barrier(int step) {
+  constexpr int kArriveTag = 9100;
+  const int n = world_.size();
+  if (world_.rank() == 0) {
+    std::vector<char> tokens(n);
+    std::vector<comm::Request> arrivals;
+    for (int r = 1; r < n; ++r) arrivals.push_back(world_.irecv(&tokens[r], 1, r, kArriveTag));
+    try {
+      world_.wait_all(arrivals);
+    } catch (const comm::TimeoutError& e) {
+      std::string missing;
+      for (int r = 1; r < n; ++r)
+        if (!arrivals[r - 1].done()) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      throw Error("rank(s) " + missing + " of " + std::to_string(n) + " did not reach the start of step " +
+                  std::to_string(step) + " within " + std::to_string(static_cast<int>(e.waited_s())) +
+                  " s (hung or dead); the other ranks did");
+    }
+  } else {
+    const char token = 1;
+    comm::Request arrived = world_.isend(&token, 1, 0, kArriveTag);
+    world_.wait(arrived);
+  }
+  comm::Request release = world_.ibarrier();
+  try {
+    world_.wait(release);
+  } catch (const comm::TimeoutError&) {
+    if (world_.rank() == 0) throw;
+    world_.wait(release);
+  }
+}
+
+StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std::vector<CommRecord>* comms) {
+  step_ = step;
+  comms_ = comms;
+  waited_ = 0;
+  next_need_ = 0;
+  first_pending_need_ = 0;
+  posted_ahead_ = 0;
+  w_.begin_step(step);
+  const auto& list = s_.actions[me_];
+  StepTiming t;
+  t.actions = static_cast<int>(list.size());
+  // Receives are posted before the barrier so that no message of this step arrives unexpected.
+  post_receives_up_to(0);
+  start_barrier(step);
+  t.begin = now();
+  std::vector<comm::Buffer> hold;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Action& a = list[i];
+    post_receives_up_to(i);
+    hold.clear();
+    const bool fwd = has_forward(a.kind), bwd = has_input_grad(a.kind);
+    const int b = bstage(a), bm = bmb(a);
+    const void* in = fwd && !s_.is_first_stage(a.stage) ? input(a.stage, a.stage - 1, a.mb, false, hold) : nullptr;
+    const void* gout = bwd && !s_.is_last_stage(b) ? input(b, b + 1, bm, true, hold) : nullptr;
+    comm::Buffer out, gin;
+    if (fwd && !s_.is_last_stage(a.stage)) out = take_buffer();
+    if (bwd && !s_.is_first_stage(b)) gin = take_buffer();
+    w_.take_peak_activation_bytes();  // start this action's peak from what is held now
+    const double t0 = now();
+    switch (a.kind) {
+      case Kind::F: w_.forward(a.stage, a.mb, in, out.data()); break;
+      case Kind::B: w_.backward(a.stage, a.mb, gout, gin.data()); break;
+      case Kind::I: w_.backward_input(a.stage, a.mb, gout, gin.data()); break;
+      case Kind::W: w_.backward_weight(a.stage, a.mb); break;
+      case Kind::FB: w_.forward_backward(a.stage, a.mb, in, out.data(), b, bm, gout, gin.data()); break;
+    }
+    const double t1 = now();
+    t.compute += t1 - t0;
+    if (actions) {
+      ActionRecord r;
+      r.step = step;
+      r.rank = me_;
+      r.global_rank = world_.world_rank();
+      r.stage = a.stage;
+      r.chunk = s_.chunk_of_stage(a.stage);
+      r.mb = a.mb;
+      r.kind = a.kind;
+      r.b_stage = a.b_stage;
+      r.b_mb = a.b_mb;
+      r.t_start = t0;
+      r.t_end = t1;
+      r.flops = w_.last_flops();
+      r.activation_bytes = w_.take_peak_activation_bytes();
+      actions->push_back(r);
+    }
+    if (out.data()) output(a.stage, a.stage + 1, a.mb, false, std::move(out));
+    if (gin.data()) output(b, b - 1, bm, true, std::move(gin));
+    for (auto& h : hold)
+      if (h.data()) pool_.push_back(std::move(h));
+    if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0) launch_dp(last_backward_[i]);
+    poll_sends(false);
+  }
+  t.pipeline_end = list.empty() ? t.begin : now();
+  if (cfg_.dp_buckets == 0)
+    for (int st : s_.stages_of_rank(me_)) launch_dp(st);
+  finish_dp();
+  poll_sends(true);
+  w_.optimizer_step();
+  t.end = now();
+  t.waited = waited_;
+  comms_ = nullptr;
+  return t;
+}
+
+}  // namespace pipebench::bench

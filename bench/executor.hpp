@@ -1,0 +1,117 @@
+#pragma once
+// Runs one rank's share of a schedule for real: posts its receives early, computes each action with the
+// workload, sends outputs without blocking, then does the data-parallel gradient sync and the optimizer
+// step. Every action and every communication is recorded with this rank's clock (MPI_Wtime); the
+// caller aligns clocks and turns records into metrics (bench/measure.hpp).
+#include <cstddef>
+#include <vector>
+
+#include "analysis/schedule.hpp"
+#include "bench/records.hpp"
+#include "comm/communicator.hpp"
+#include "kernels/workload.hpp"
+
+namespace pipebench::bench {
+
+struct ExecutorConfig {
+  // Receives are posted ahead as far as this much buffer memory allows (all of them in most runs).
+  std::size_t recv_ahead_bytes = std::size_t{1} << 30;
+  // 0: each chunk's gradients are all-reduced after the flush. k > 0: in k buckets per chunk, each
+  // launched as soon as the chunk's last backward action ends (overlapped with the remaining backwards).
+  int dp_buckets = 0;
+  // How often the workload lets pending communication progress while it computes (0: never).
+  double progress_interval = 250e-6;
+};
+
+struct StepTiming {
+  double begin = 0;         // local clock right after the step's barrier
+  double pipeline_end = 0;  // end of this rank's last pipeline action
+  double end = 0;           // after the DP sync and the optimizer step
+  double compute = 0;       // sum of action durations
+  double waited = 0;        // time blocked waiting for inputs
+  int actions = 0;
+};
+
+class Executor {
+ public:
+  // `pp` ranks are pipeline ranks (pp rank i holds the stages with stage_rank == i). `tp` and `dp` may be
+  // null when their size is 1. The workload is not owned.
+  Executor(const analysis::Schedule& schedule, comm::Communicator& pp, comm::Communicator* tp, comm::Communicator* dp,
+           comm::Communicator& world, kernels::Workload& workload, ExecutorConfig cfg = {});
+
+  // One step. Records go to `actions`/`comms` when they are not null (timed steps).
+  StepTiming run_step(int step, std::vector<ActionRecord>* actions, std::vector<CommRecord>* comms);
+
+  // The tensor-parallel all-reduce the workload calls inside F and B (recorded when recording).
+  void tp_allreduce(void* data, std::size_t bytes);
+
+  int pp_rank() const { return me_; }
+
+ private:
+  struct Input;
+  int tag(int dest_stage, int mb, bool grad) const;
+  void post_receives_up_to(std::size_t action_index);
+  comm::Buffer take_buffer();
+  const void* input(int dest_stage, int src_stage, int mb, bool grad, std::vector<comm::Buffer>& hold);
+  void output(int src_stage, int dest_stage, int mb, bool grad, comm::Buffer buf);
+  void poll_sends(bool wait);
+  void progress();
+  void start_barrier(int step);  // tests pending sends and the next pending receive: drives MPI's progress engine
+  void launch_dp(int stage);
+  void finish_dp();
+  void note(CommRecord r);
+
+  const analysis::Schedule& s_;
+  comm::Communicator& pp_;
+  comm::Communicator* tp_;
+  comm::Communicator* dp_;
+  comm::Communicator& world_;
+  kernels::Workload& w_;
+  ExecutorConfig cfg_;
+  int me_;
+  std::size_t msg_bytes_;
+
+  // Per action of this rank, the receives it needs (in action order) and, per stage, the index of the
+  // action after which its weight gradients are final (for overlapped DP buckets).
+  struct Need {
+    std::size_t action;
+    int tag;
+    int peer;
+    int stage;
+    int mb;
+  };
+  std::vector<Need> needs_;
+  std::vector<int> last_backward_;  // per action index: stage whose gradients become final, or -1
+
+  // Step state.
+  int step_ = 0;
+  std::vector<CommRecord>* comms_ = nullptr;
+  std::size_t next_need_ = 0;
+  std::size_t first_pending_need_ = 0;
+  std::size_t posted_ahead_ = 0;
+  struct PendingRecv {
+    comm::Request req;
+    comm::Buffer buf;
+    double posted = 0;
+    int peer = -1;
+    int stage = -1, mb = -1;
+    bool active = false;
+  };
+  std::vector<PendingRecv> recvs_;       // indexed by tag
+  std::vector<comm::Buffer> local_;      // same-rank hand-offs, indexed by tag
+  struct PendingSend {
+    comm::Request req;
+    comm::Buffer buf;
+    CommRecord rec;
+  };
+  std::vector<PendingSend> sends_;
+  struct PendingDp {
+    comm::Request req;
+    CommRecord rec;
+  };
+  std::vector<PendingDp> dp_pending_;
+  std::vector<comm::Buffer> pool_;
+  double waited_ = 0;
+};
+
+}  // namespace pipebench::bench

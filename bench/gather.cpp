@@ -1,0 +1,95 @@
+#include "bench/gather.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "analysis/error.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+constexpr int kTagBase = 7000;  // pieces of one rank's blob: kTagBase + piece
+constexpr std::size_t kPiece = std::size_t{1} << 30;  // MPI counts are int: send large blobs in pieces
+
+template <class T>
+void put(std::vector<char>& out, const std::vector<T>& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const std::uint64_t n = v.size();
+  out.insert(out.end(), reinterpret_cast<const char*>(&n), reinterpret_cast<const char*>(&n) + sizeof n);
+  out.insert(out.end(), reinterpret_cast<const char*>(v.data()), reinterpret_cast<const char*>(v.data() + v.size()));
+}
+
+template <class T>
+void get(const std::vector<char>& in, std::size_t& pos, std::vector<T>& v) {
+  std::uint64_t n = 0;
+  if (pos + sizeof n > in.size()) throw Error("gather: truncated records");
+  std::memcpy(&n, in.data() + pos, sizeof n);
+  pos += sizeof n;
+  if (pos + n * sizeof(T) > in.size()) throw Error("gather: truncated records");
+  v.resize(n);
+  std::memcpy(static_cast<void*>(v.data()), in.data() + pos, n * sizeof(T));
+  pos += n * sizeof(T);
+}
+
+std::vector<char> pack(const RankRecords& r) {
+  std::vector<char> out;
+  put(out, r.actions);
+  put(out, r.comms);
+  put(out, r.timing);
+  put(out, std::vector<ClockOffset>{r.clock});
+  put(out, std::vector<char>(r.host.begin(), r.host.end()));
+  return out;
+}
+
+RankRecords unpack(const std::vector<char>& in) {
+  RankRecords r;
+  std::size_t pos = 0;
+  get(in, pos, r.actions);
+  get(in, pos, r.comms);
+  get(in, pos, r.timing);
+  std::vector<ClockOffset> clock;
+  get(in, pos, clock);
+  r.clock = clock.at(0);
+  std::vector<char> host;
+  get(in, pos, host);
+  r.host.assign(host.begin(), host.end());
+  return r;
+}
+
+}  // namespace
+
+std::vector<RankRecords> gather_records(comm::Communicator& world, const RankRecords& mine) {
+  const std::vector<char> blob = pack(mine);
+  const int n = world.size(), me = world.rank();
+  const std::uint64_t size = blob.size();
+  std::vector<std::uint64_t> sizes(n);
+  auto req = world.iallgather(&size, sizes.data(), sizeof size);
+  world.wait(req);
+  if (me != 0) {
+    std::vector<comm::Request> sends;
+    for (std::size_t off = 0, k = 0; off < blob.size(); off += kPiece, ++k)
+      sends.push_back(world.isend(blob.data() + off, std::min(kPiece, blob.size() - off), 0, kTagBase + static_cast<int>(k)));
+    world.wait_all(sends);
+    return {};
+  }
+  std::vector<std::vector<char>> blobs(n);
+  std::vector<comm::Request> recvs;
+  blobs[0] = blob;
+  for (int r = 1; r < n; ++r) {
+    blobs[r].resize(sizes[r]);
+    for (std::size_t off = 0, k = 0; off < sizes[r]; off += kPiece, ++k)
+      recvs.push_back(world.irecv(blobs[r].data() + off, std::min<std::size_t>(kPiece, sizes[r] - off), r, kTagBase + static_cast<int>(k)));
+  }
+  world.wait_all(recvs);
+  std::vector<RankRecords> out;
+  out.reserve(n);
+  for (auto& b : blobs) {
+    out.push_back(unpack(b));
+    std::vector<char>().swap(b);
+  }
+  return out;
+}
+
+}  // namespace pipebench::bench

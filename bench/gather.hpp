@@ -1,0 +1,26 @@
+#pragma once
+// Moving one run's records to rank 0, which alone writes results (docs/results-schema.md argues why).
+#include <string>
+#include <vector>
+
+#include "bench/clock_sync.hpp"
+#include "bench/executor.hpp"
+#include "bench/records.hpp"
+#include "comm/communicator.hpp"
+
+namespace pipebench::bench {
+
+// What one rank contributes.
+struct RankRecords {
+  std::vector<ActionRecord> actions;
+  std::vector<CommRecord> comms;
+  std::vector<StepTiming> timing;
+  ClockOffset clock;
+  std::string host;
+};
+
+// Collective over `world`: rank 0 gets every rank's records (index = rank); other ranks get an empty
+// vector. Every wait is the communicator's (polling, with its timeout).
+std::vector<RankRecords> gather_records(comm::Communicator& world, const RankRecords& mine);
+
+}  // namespace pipebench::bench

@@ -1,0 +1,197 @@
+#include "bench/measure.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "analysis/error.hpp"
+#include "analysis/formulas.hpp"
+#include "analysis/metrics.hpp"
+
+namespace pipebench::bench {
+
+using analysis::Kind;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const std::size_t n = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n), v.end());
+  if (v.size() % 2) return v[n];
+  const double hi = v[n];
+  return 0.5 * (hi + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n)));
+}
+
+namespace {
+
+// Per stage, the median measured duration of each kind, as the simulator's costs.
+analysis::SimCosts measured_costs(const analysis::Schedule& s, const std::vector<ActionRecord>& actions, double p2p) {
+  const int S = s.num_stages();
+  std::vector<std::vector<double>> d(static_cast<std::size_t>(S) * 4);  // F, B, I, W
+  for (const auto& a : actions)
+    if (a.kind != Kind::FB) d[static_cast<std::size_t>(a.stage) * 4 + static_cast<int>(a.kind)].push_back(a.t_end - a.t_start);
+  analysis::SimCosts c;
+  c.stage.resize(S);
+  for (int st = 0; st < S; ++st) {
+    auto med = [&](Kind k) { return median(d[static_cast<std::size_t>(st) * 4 + static_cast<int>(k)]); };
+    const double f = med(Kind::F), b = med(Kind::B), i = med(Kind::I), w = med(Kind::W);
+    // A stage that ran only full backwards has no W part; one that ran split backwards has no B.
+    const bool split = !d[static_cast<std::size_t>(st) * 4 + static_cast<int>(Kind::I)].empty();
+    c.stage[st] = split ? analysis::StageTimes{f, i + w, w} : analysis::StageTimes{f, b, 0};
+  }
+  // F&B pairs: how their duration compares with their two halves run apart.
+  std::vector<double> ratio;
+  for (const auto& a : actions)
+    if (a.kind == Kind::FB) {
+      const double apart = c.stage[a.stage].f + c.stage[a.b_stage].b;
+      if (apart > 0) ratio.push_back((a.t_end - a.t_start) / apart);
+    }
+  c.overlap_factor = ratio.empty() ? 1.0 : median(ratio);
+  c.p2p = p2p;
+  return c;
+}
+
+// Effective point-to-point time: for the receives that kept their action waiting, from the matching
+// send being posted to the receive completing. 0 when no action ever waited for a message.
+double measured_p2p(const std::vector<CommRecord>& comms) {
+  std::map<std::tuple<int, int, int, int>, double> posted;  // (src, dst, tag, step) -> send posted
+  for (const auto& c : comms)
+    if (c.kind == CommKind::Send) posted[{c.global_rank, c.peer, c.tag, c.step}] = c.t_posted;
+  std::vector<double> lat;
+  for (const auto& c : comms) {
+    if (c.kind != CommKind::Recv || c.t_done <= c.t_wait) continue;
+    const auto it = posted.find({c.peer, c.global_rank, c.tag, c.step});
+    if (it != posted.end() && it->second >= c.t_wait) lat.push_back(std::max(0.0, c.t_done - it->second));
+  }
+  return median(lat);
+}
+
+}  // namespace
+
+Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in, RunResult& out) {
+  const int world = grid.world_size();
+  if (static_cast<int>(in.clocks.size()) != world || static_cast<int>(in.timing.size()) != world)
+    throw Error("measure: records from " + std::to_string(in.timing.size()) + " ranks, world has " + std::to_string(world));
+  const int steps = static_cast<int>(in.timing[0].size());
+  // The step starts at the earliest aligned barrier exit of any rank.
+  std::vector<double> t0(steps, 1e300);
+  for (int r = 0; r < world; ++r)
+    for (int k = 0; k < steps; ++k) t0[k] = std::min(t0[k], in.timing[r][k].begin + in.clocks[r].offset);
+  auto align = [&](double t, int rank, int step) { return t + in.clocks[rank].offset - t0[step]; };
+  for (auto& a : in.actions) {
+    a.t_start = align(a.t_start, a.global_rank, a.step);
+    a.t_end = align(a.t_end, a.global_rank, a.step);
+  }
+  for (auto& c : in.comms) {
+    c.t_posted = align(c.t_posted, c.global_rank, c.step);
+    c.t_wait = c.kind == CommKind::Recv ? align(c.t_wait, c.global_rank, c.step) : 0;
+    c.t_done = align(c.t_done, c.global_rank, c.step);
+  }
+
+  // Metrics of every pipeline in every step.
+  std::vector<std::vector<analysis::Timeline>> tl(steps, std::vector<analysis::Timeline>(grid.num_groups(topology::GroupKind::pp)));
+  for (const auto& a : in.actions) {
+    analysis::Action act{a.kind, a.stage, a.mb, a.b_stage, a.b_mb};
+    tl[a.step][grid.group_index(topology::GroupKind::pp, a.global_rank)].push_back({a.rank, act, a.t_start, a.t_end});
+  }
+  out.ranks.assign(world, RankSummary{});
+  std::vector<std::vector<double>> busy(world), idle(world), span(world);
+  std::vector<double> makespans, bubbles, step_times, overheads;
+  for (int k = 0; k < steps; ++k) {
+    double makespan = 0, total_busy = 0;
+    for (int g = 0; g < grid.num_groups(topology::GroupKind::pp); ++g) {
+      const analysis::Metrics m = analysis::compute_metrics(s, tl[k][g]);
+      const auto members = grid.group_members(topology::GroupKind::pp, g);
+      for (int i = 0; i < s.p; ++i) {
+        const int r = members[i];
+        busy[r].push_back(m.ranks[i].busy);
+        idle[r].push_back(m.ranks[i].idle);
+        span[r].push_back(m.ranks[i].span_bubble);
+        out.ranks[r].peak_inflight = std::max(out.ranks[r].peak_inflight, m.ranks[i].peak_inflight);
+        total_busy += m.ranks[i].busy;
+      }
+      makespan = std::max(makespan, m.makespan);
+    }
+    makespans.push_back(makespan);
+    bubbles.push_back(makespan > 0 ? 1.0 - total_busy / (world * makespan) : 0.0);
+    double end = 0;
+    for (int r = 0; r < world; ++r) {
+      const StepTiming& t = in.timing[r][k];
+      end = std::max(end, align(t.end, r, k));
+      if (t.actions > 0) overheads.push_back((t.pipeline_end - t.begin - t.compute - t.waited) / t.actions);
+    }
+    step_times.push_back(end);
+  }
+  for (int r = 0; r < world; ++r) {
+    RankSummary& rs = out.ranks[r];
+    const topology::Coords c = grid.coords(r);
+    rs.global_rank = r;
+    rs.tp = c.tp;
+    rs.pp = c.pp;
+    rs.dp = c.dp;
+    rs.busy = median(busy[r]);
+    rs.idle = median(idle[r]);
+    rs.span_bubble = median(span[r]);
+    rs.clock_offset = in.clocks[r].offset;
+    rs.clock_uncertainty = in.clocks[r].uncertainty;
+    rs.host = r < static_cast<int>(in.hosts.size()) ? in.hosts[r] : "";
+  }
+  for (const auto& a : in.actions)
+    out.ranks[a.global_rank].peak_activation_bytes = std::max(out.ranks[a.global_rank].peak_activation_bytes, a.activation_bytes);
+
+  // The prediction from what was measured.
+  Prediction pred;
+  pred.costs = measured_costs(s, in.actions, measured_p2p(in.comms));
+  pred.sim = analysis::simulate(s, pred.costs);
+  pred.executor_overhead_per_action = median(overheads);
+  for (int r = 0; r < world; ++r) out.ranks[r].predicted_peak_inflight = pred.sim.metrics.ranks[grid.coord(topology::GroupKind::pp, r)].peak_inflight;
+
+  RunSummary& sum = out.summary;
+  sum.makespan = median(makespans);
+  sum.bubble_measured = median(bubbles);
+  sum.step_time = median(step_times);
+  sum.dp_sync_time = std::max(0.0, sum.step_time - sum.makespan);
+  sum.simulated_makespan = pred.sim.metrics.makespan;
+  sum.bubble_simulated = pred.sim.metrics.bubble_fraction;
+
+  // The formula, fed whole-share times (chunk medians times v) when the stages are uniform.
+  double fmin = 1e300, fmax = 0, tf = 0, tb = 0, tw = 0;
+  for (const auto& st : pred.costs.stage) {
+    fmin = std::min(fmin, st.f);
+    fmax = std::max(fmax, st.f);
+    tf += st.f;
+    tb += st.b;
+    tw += st.w;
+  }
+  const double per = static_cast<double>(s.v()) / static_cast<double>(pred.costs.stage.size());
+  analysis::FormulaParams fp;
+  fp.schedule = s.name;
+  fp.p = s.p;
+  fp.m = s.m;
+  fp.v = s.v();
+  fp.group = in.group;
+  fp.tf = tf * per;
+  fp.tb = tb * per;
+  fp.tw = tw * per;
+  fp.t_overlap = pred.costs.overlap_factor * (fp.tf + fp.tb);
+  // Measured stages are never exactly equal: within 10 % the uniform-stage formulas are a fair yardstick.
+  fp.uniform_stages = fmax <= 1.1 * fmin;
+  if (fp.tb > fp.tw && fp.tf > 0) {
+    pred.analytic = analysis::analytic_figures(fp);
+    sum.bubble_formula = pred.analytic.bubble_fraction.value;
+  } else {
+    pred.analytic.bubble_fraction.reason = "measured times do not fit the formula's assumptions";
+  }
+  pred.measured.makespan = sum.makespan;
+  pred.measured.bubble_fraction = sum.bubble_measured;
+  for (const auto& rs : out.ranks)
+    pred.measured.ranks.push_back({rs.global_rank, rs.busy, rs.idle, rs.span_bubble, rs.peak_inflight});
+  if (steps > 0) pred.first_step = tl[0][0];
+  sum.extra["executor_overhead_per_action"] = pred.executor_overhead_per_action;
+  sum.extra["p2p_time"] = pred.costs.p2p;
+
+  out.actions = std::move(in.actions);
+  out.comms = std::move(in.comms);
+  return pred;
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,45 @@
+#pragma once
+// From the records of every rank to the figures of one run (DESIGN.md "Metrics"): clocks aligned to
+// rank 0, the metrics of each timed step per pipeline, medians over steps, and the prediction: the
+// simulator fed with the measured median duration of each action kind on each stage and the measured
+// point-to-point time, and the analytic formula.
+#include <string>
+#include <vector>
+
+#include "analysis/formulas.hpp"
+#include "analysis/schedule.hpp"
+#include "analysis/simulate.hpp"
+#include "bench/clock_sync.hpp"
+#include "bench/executor.hpp"
+#include "bench/records.hpp"
+#include "topology/grid.hpp"
+
+namespace pipebench::bench {
+
+struct MeasureInput {
+  std::vector<ActionRecord> actions;  // every rank's timed steps, local clocks
+  std::vector<CommRecord> comms;
+  std::vector<ClockOffset> clocks;              // per global rank
+  std::vector<std::vector<StepTiming>> timing;  // per global rank, per timed step, local clocks
+  std::vector<std::string> hosts;               // per global rank
+  int group = 0;                                // interleaved micro-batch group, for the formula
+};
+
+// What the prediction was fed, for the report and the tests.
+struct Prediction {
+  analysis::SimCosts costs;
+  analysis::SimResult sim;
+  analysis::AnalyticFigures analytic;  // fed the measured whole-share times
+  double executor_overhead_per_action = 0;  // seconds, median over ranks and steps
+  analysis::Metrics measured;               // medians per global rank (rank = global rank)
+  analysis::Timeline first_step;            // pipeline 0, first timed step, aligned
+};
+
+// Aligns the records in `in` to rank 0's clock relative to each step's start (in place, then moved
+// into `out`), and fills out.ranks, out.summary, out.actions and out.comms.
+Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in, RunResult& out);
+
+// The median of a list (the mean of the two middle values for an even count); 0 for an empty list.
+double median(std::vector<double> v);
+
+}  // namespace pipebench::bench

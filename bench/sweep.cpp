@@ -1,0 +1,126 @@
+#include "bench/sweep.hpp"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "bench/gather.hpp"
+#include "bench/metadata.hpp"
+#include "kernels/synthetic.hpp"
+#include "topology/mpi_grid.hpp"
+
+namespace pipebench::bench {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+[[noreturn]] void abort_job(const std::string& what) {
+  // Timeouts already say which rank waited; do not say it twice.
+  const std::string prefix = what.rfind("rank ", 0) == 0 ? "" : "rank " + std::to_string(world_rank()) + ": ";
+  std::fprintf(stderr, "pipebench: error: %s%s\n", prefix.c_str(), what.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);
+}
+
+namespace {
+
+std::string host_name() {
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  return std::string(name, static_cast<std::size_t>(len));
+}
+
+void inject_failure(const RunConfig& c, int config, int step) {
+  if (world_rank() != c.fail_rank || config != c.fail_config || step != c.fail_step) return;
+  std::fprintf(stderr, "pipebench: rank %d: injected failure (%s) in configuration %d, step %d\n", c.fail_rank,
+               c.fail_hang ? "hang" : "exit", config, step);
+  std::fflush(stderr);
+  if (!c.fail_hang) std::_Exit(3);
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+}  // namespace
+
+comm::CommOptions comm_options(const RunConfig& c) {
+  comm::CommOptions o;
+  o.wait.poll_interval = std::chrono::microseconds(c.poll_us);
+  o.wait.max_poll_interval = std::max(o.wait.poll_interval, std::chrono::microseconds(1000));
+  o.wait.timeout = std::chrono::duration<double>(c.timeout);
+  return o;
+}
+
+Outcome run_configuration(const RunConfig& c, const RunPoint& pt, int index, comm::Communicator& world) {
+  const topology::Grid grid(pt.mapping.t, pt.mapping.p, pt.mapping.d, 1, c.order);
+  const topology::MpiGrid mg(grid, MPI_COMM_WORLD);
+  const auto opts = comm_options(c);
+  auto pp = comm::make_communicator(c.backend, mg.comm(topology::GroupKind::pp).get(), "pp", opts);
+  std::unique_ptr<comm::Communicator> tp, dp;
+  if (pt.mapping.t > 1) tp = comm::make_communicator(c.backend, mg.comm(topology::GroupKind::tp).get(), "tp", opts);
+  if (pt.mapping.d > 1) dp = comm::make_communicator(c.backend, mg.comm(topology::GroupKind::dp).get(), "dp", opts);
+
+  Outcome o;
+  o.schedule = make_run_schedule(c, pt);
+  const analysis::Schedule& s = o.schedule;
+  kernels::SyntheticConfig sc;
+  sc.tf = c.tf;
+  sc.tb = c.tb;
+  sc.tw = c.tw;
+  sc.t_overlap = c.t_overlap;
+  sc.v = s.v();
+  sc.stage_mult = c.stage_cost;
+  sc.stages_per_pipe = s.stages_per_pipe();
+  sc.spin = c.spin;
+  sc.activation_bytes = c.activation_bytes;
+  sc.boundary_bytes = c.p2p_bytes;
+  sc.tp_allreduce_bytes = c.tp_allreduce_bytes;
+  sc.grad_bytes = c.dp_grad_bytes;
+  std::unique_ptr<Executor> exec;
+  kernels::SyntheticWorkload work(sc, [&exec](void* data, std::size_t n) { exec->tp_allreduce(data, n); });
+  ExecutorConfig ec;
+  ec.dp_buckets = c.dp_buckets;
+  exec = std::make_unique<Executor>(s, *pp, tp.get(), dp.get(), world, work, ec);
+
+  RankRecords mine;
+  mine.clock = estimate_clock_offset(world);
+  mine.host = host_name();
+  for (int k = -c.warmup; k < c.steps; ++k) {
+    inject_failure(c, index, k);
+    if (k < 0)
+      exec->run_step(k, nullptr, nullptr);
+    else
+      mine.timing.push_back(exec->run_step(k, &mine.actions, &mine.comms));
+  }
+  auto all = gather_records(world, mine);
+  if (world.rank() != 0) return o;
+
+  MeasureInput in;
+  in.group = pt.schedule == "interleaved" ? c.group : 0;
+  for (auto& r : all) {
+    in.actions.insert(in.actions.end(), r.actions.begin(), r.actions.end());
+    in.comms.insert(in.comms.end(), r.comms.begin(), r.comms.end());
+    in.clocks.push_back(r.clock);
+    in.timing.push_back(std::move(r.timing));
+    in.hosts.push_back(std::move(r.host));
+  }
+  MetadataInput meta;
+  meta.command_line = c.command_line;
+  meta.hosts = in.hosts;
+  meta.warmup_steps = c.warmup;
+  meta.timed_steps = c.steps;
+  meta.statistic = "median over timed steps";
+  o.run.config = config_map(c, pt, s);
+  o.run.key = config_key(o.run.config);
+  o.run.metadata = collect_metadata(meta);
+  o.pred = measure(s, grid, std::move(in), o.run);
+  return o;
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,31 @@
+#pragma once
+// One configuration of `pipebench run`, from communicators to the measured RunResult. Collective over
+// MPI_COMM_WORLD; the caller (cmd_run.cpp) owns the sweep loop, the output and the error handling.
+#include <string>
+
+#include "analysis/schedule.hpp"
+#include "bench/measure.hpp"
+#include "bench/records.hpp"
+#include "bench/run_config.hpp"
+#include "comm/communicator.hpp"
+#include "comm/factory.hpp"
+
+namespace pipebench::bench {
+
+struct Outcome {
+  analysis::Schedule schedule;
+  RunResult run;    // rank 0 only
+  Prediction pred;  // rank 0 only
+};
+
+comm::CommOptions comm_options(const RunConfig& c);
+
+// Runs configuration `index` (1-based, for fault injection) of the sweep on every rank of `world`
+// (a communicator over MPI_COMM_WORLD). Rank 0 returns the measured run; others return its schedule.
+Outcome run_configuration(const RunConfig& c, const RunPoint& pt, int index, comm::Communicator& world);
+
+int world_rank();
+// Prints `pipebench: error: rank R: what` and aborts the whole job (other ranks may be blocked).
+[[noreturn]] void abort_job(const std::string& what);
+
+}  // namespace pipebench::bench
