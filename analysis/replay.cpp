@@ -27,7 +27,7 @@ struct Dep {
 
 class Engine {
  public:
-  Engine(const Schedule& s, double p2p) : s_(s), p2p_(p2p), S_(s.num_stages()), m_(s.m) {
+  Engine(const Schedule& s, double p2p, double gap) : s_(s), p2p_(p2p), gap_(gap), S_(s.num_stages()), m_(s.m) {
     done_.assign(static_cast<std::size_t>(2) * S_ * m_, kNotDone);
     // Where each stage sits in its chain, once: the per-action test would otherwise cost two divisions.
     first_.resize(S_);
@@ -70,7 +70,7 @@ class Engine {
           break;
         }
         const double end = start + duration(r, a);
-        free_[r] = end;
+        free_[r] = end + gap_;
         tl.push_back(TimedOp{r, a, start, end});
         ++cursor_[r];
         produce(a, end, ready);
@@ -187,6 +187,7 @@ class Engine {
 
   const Schedule& s_;
   double p2p_;
+  double gap_;
   int S_, m_;
   std::vector<char> first_, last_;  // stage is the first / last of its model copy
   std::vector<double> done_;
@@ -197,8 +198,8 @@ class Engine {
 
 }  // namespace
 
-Timeline replay(const Schedule& s, const DurationFn& duration, double p2p) {
-  return Engine(s, p2p).run(duration);
+Timeline replay(const Schedule& s, const DurationFn& duration, double p2p, double gap) {
+  return Engine(s, p2p, gap).run(duration);
 }
 
 std::string grid_window(const Schedule& s, int rank, int step, int radius) {

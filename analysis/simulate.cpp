@@ -56,7 +56,7 @@ SimResult simulate(const Schedule& s, const SimCosts& costs) {
         }
         return 0.0;
       },
-      costs.p2p);
+      costs.p2p, costs.gap);
   r.metrics = compute_metrics(s, r.timeline);
   return r;
 }

@@ -22,6 +22,8 @@ struct SimCosts {
   double overlap_factor = 1.0;
   // Time for an activation or gradient to cross between two different ranks (0 on the same rank).
   double p2p = 0;
+  // Time a rank spends between two of its actions (an executor's own work; 0 in an ideal pipeline).
+  double gap = 0;
 };
 
 // Per-kind times for one rank's whole share of layers (DESIGN.md): chunk times are tf/v, tb/v, tw/v,

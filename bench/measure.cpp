@@ -51,7 +51,9 @@ analysis::SimCosts measured_costs(const analysis::Schedule& s, const std::vector
 }
 
 // Effective point-to-point time: for the receives that kept their action waiting, from the matching
-// send being posted to the receive completing. 0 when no action ever waited for a message.
+// send being posted to the receive completing, averaged. The mean, not the median: the delays have a
+// long tail (a rank polling with a growing sleep, a rendezvous waiting for the sender's next progress
+// call), and the tail is what lengthens a step. 0 when no action ever waited for a message.
 double measured_p2p(const std::vector<CommRecord>& comms) {
   std::map<std::tuple<int, int, int, int>, double> posted;  // (src, dst, tag, step) -> send posted
   for (const auto& c : comms)
@@ -62,7 +64,9 @@ double measured_p2p(const std::vector<CommRecord>& comms) {
     const auto it = posted.find({c.peer, c.global_rank, c.tag, c.step});
     if (it != posted.end() && it->second >= c.t_wait) lat.push_back(std::max(0.0, c.t_done - it->second));
   }
-  return median(lat);
+  double sum = 0;
+  for (double x : lat) sum += x;
+  return lat.empty() ? 0 : sum / static_cast<double>(lat.size());
 }
 
 }  // namespace
@@ -141,8 +145,9 @@ Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, Meas
   // The prediction from what was measured.
   Prediction pred;
   pred.costs = measured_costs(s, in.actions, measured_p2p(in.comms));
-  pred.sim = analysis::simulate(s, pred.costs);
   pred.executor_overhead_per_action = median(overheads);
+  pred.costs.gap = pred.executor_overhead_per_action;
+  pred.sim = analysis::simulate(s, pred.costs);
   for (int r = 0; r < world; ++r) out.ranks[r].predicted_peak_inflight = pred.sim.metrics.ranks[grid.coord(topology::GroupKind::pp, r)].peak_inflight;
 
   RunSummary& sum = out.summary;

@@ -117,3 +117,12 @@ TEST(Replay, CrossRankInputsPayThePointToPointCost) {
   for (const auto& op : tl) end = std::max(end, op.end);
   EXPECT_DOUBLE_EQ(end, 5.0);
 }
+
+TEST(Replay, GapSeparatesConsecutiveActionsOfARank) {
+  const Schedule s = make_schedule({"gpipe", 2, 1});
+  // 0F0 [0,1]; 1F0 [1,2]; 1B0 after the gap [2.25,3.25]; 0B0 [3.25,4.25] (rank 0 was free at 1.25).
+  const auto tl = replay(s, [](int, const Action&) { return 1.0; }, 0, 0.25);
+  double end = 0;
+  for (const auto& op : tl) end = std::max(end, op.end);
+  EXPECT_DOUBLE_EQ(end, 4.25);
+}
