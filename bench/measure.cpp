@@ -158,28 +158,36 @@ Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, Meas
   sum.simulated_makespan = pred.sim.metrics.makespan;
   sum.bubble_simulated = pred.sim.metrics.bubble_fraction;
 
-  // The formula, fed whole-share times (chunk medians times v) when the stages are uniform.
-  double fmin = 1e300, fmax = 0, tf = 0, tb = 0, tw = 0;
-  for (const auto& st : pred.costs.stage) {
-    fmin = std::min(fmin, st.f);
-    fmax = std::max(fmax, st.f);
-    tf += st.f;
-    tb += st.b;
-    tw += st.w;
-  }
-  const double per = static_cast<double>(s.v()) / static_cast<double>(pred.costs.stage.size());
+  // The formula, fed the configured times or else whole-share times measured (chunk medians times v).
   analysis::FormulaParams fp;
   fp.schedule = s.name;
   fp.p = s.p;
   fp.m = s.m;
   fp.v = s.v();
   fp.group = in.group;
-  fp.tf = tf * per;
-  fp.tb = tb * per;
-  fp.tw = tw * per;
-  fp.t_overlap = pred.costs.overlap_factor * (fp.tf + fp.tb);
-  // Measured stages are never exactly equal: within 10 % the uniform-stage formulas are a fair yardstick.
-  fp.uniform_stages = fmax <= 1.1 * fmin;
+  if (in.nominal) {
+    fp.tf = in.nominal->tf;
+    fp.tb = in.nominal->tb;
+    fp.tw = in.nominal->tw;
+    fp.t_overlap = in.nominal->t_overlap;
+    fp.uniform_stages = in.nominal->uniform;
+  } else {
+    double fmin = 1e300, fmax = 0, tf = 0, tb = 0, tw = 0;
+    for (const auto& st : pred.costs.stage) {
+      fmin = std::min(fmin, st.f);
+      fmax = std::max(fmax, st.f);
+      tf += st.f;
+      tb += st.b;
+      tw += st.w;
+    }
+    const double per = static_cast<double>(s.v()) / static_cast<double>(pred.costs.stage.size());
+    fp.tf = tf * per;
+    fp.tb = tb * per;
+    fp.tw = tw * per;
+    fp.t_overlap = pred.costs.overlap_factor * (fp.tf + fp.tb);
+    // Measured stages are never exactly equal: within 10 % the uniform-stage formulas are a fair yardstick.
+    fp.uniform_stages = fmax <= 1.1 * fmin;
+  }
   if (fp.tb > fp.tw && fp.tf > 0) {
     pred.analytic = analysis::analytic_figures(fp);
     sum.bubble_formula = pred.analytic.bubble_fraction.value;

@@ -3,6 +3,7 @@
 // rank 0, the metrics of each timed step per pipeline, medians over steps, and the prediction: the
 // simulator fed with the measured median duration of each action kind on each stage and the measured
 // point-to-point time, and the analytic formula.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,14 @@ struct MeasureInput {
   std::vector<std::vector<StepTiming>> timing;  // per global rank, per timed step, local clocks
   std::vector<std::string> hosts;               // per global rank
   int group = 0;                                // interleaved micro-batch group, for the formula
+  // The formula's inputs where the workload has configured times (synthetic): whole-share tf, tb, tw,
+  // t_overlap (< 0: tf + tb) and whether the stages are uniform. Without them the formula is fed the
+  // measured medians, and its conditions (say W <= F) would hinge on microseconds of noise.
+  struct Nominal {
+    double tf = 0, tb = 0, tw = 0, t_overlap = -1;
+    bool uniform = true;
+  };
+  std::optional<Nominal> nominal;
 };
 
 // What the prediction was fed, for the report and the tests.

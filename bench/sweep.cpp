@@ -103,6 +103,7 @@ Outcome run_configuration(const RunConfig& c, const RunPoint& pt, int index, com
 
   MeasureInput in;
   in.group = pt.schedule == "interleaved" ? c.group : 0;
+  in.nominal = MeasureInput::Nominal{c.tf, c.tb, c.tw, c.t_overlap, c.stage_cost.empty()};
   for (auto& r : all) {
     in.actions.insert(in.actions.end(), r.actions.begin(), r.actions.end());
     in.comms.insert(in.comms.end(), r.comms.begin(), r.comms.end());
