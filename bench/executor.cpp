@@ -166,22 +166,23 @@ void Executor::poll_sends(bool wait) {
 
 void Executor::launch_dp(int stage) {
   if (!dp_) return;
-  const std::size_t floats = w_.grad_bytes(stage) / sizeof(float);
-  if (floats == 0) return;
+  const auto elem = static_cast<std::size_t>(w_.element_bytes());
+  const std::size_t count = w_.grad_bytes(stage) / elem;
+  if (count == 0) return;
   const std::size_t buckets = static_cast<std::size_t>(std::max(cfg_.dp_buckets, 1));
-  auto* data = static_cast<float*>(w_.grad_data(stage));
+  auto* data = static_cast<char*>(w_.grad_data(stage));
   for (std::size_t k = 0; k < buckets; ++k) {
-    const std::size_t lo = floats * k / buckets, hi = floats * (k + 1) / buckets;
+    const std::size_t lo = count * k / buckets, hi = count * (k + 1) / buckets;
     if (hi == lo) continue;
     PendingDp d;
     d.rec.step = step_;
     d.rec.global_rank = world_.world_rank();
     d.rec.kind = CommKind::AllReduce;
     d.rec.group = 2;
-    d.rec.bytes = static_cast<std::int64_t>((hi - lo) * sizeof(float));
+    d.rec.bytes = static_cast<std::int64_t>((hi - lo) * elem);
     d.rec.stage = stage;
     d.rec.t_posted = now();
-    d.req = dp_->iallreduce_sum(data + lo, hi - lo, comm::DType::f32);
+    d.req = dp_->iallreduce_sum(data + lo * elem, hi - lo, elem == 8 ? comm::DType::f64 : comm::DType::f32);
     dp_pending_.push_back(std::move(d));
   }
 }
@@ -195,7 +196,7 @@ void Executor::finish_dp() {
   dp_pending_.clear();
 }
 
-void Executor::tp_allreduce(void* data, std::size_t bytes) {
+void Executor::tp_allreduce(void* data, std::size_t bytes, int element_bytes) {
   if (!tp_) return;
   CommRecord rec;
   rec.step = step_;
@@ -204,7 +205,8 @@ void Executor::tp_allreduce(void* data, std::size_t bytes) {
   rec.group = 1;
   rec.bytes = static_cast<std::int64_t>(bytes);
   rec.t_posted = now();
-  tp_->allreduce_sum(data, bytes / sizeof(float), comm::DType::f32);
+  tp_->allreduce_sum(data, bytes / static_cast<std::size_t>(element_bytes),
+                     element_bytes == 8 ? comm::DType::f64 : comm::DType::f32);
   rec.t_done = now();
   note(rec);
 }

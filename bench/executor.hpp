@@ -43,7 +43,7 @@ class Executor {
   StepTiming run_step(int step, std::vector<ActionRecord>* actions, std::vector<CommRecord>* comms);
 
   // The tensor-parallel all-reduce the workload calls inside F and B (recorded when recording).
-  void tp_allreduce(void* data, std::size_t bytes);
+  void tp_allreduce(void* data, std::size_t bytes, int element_bytes);
 
   int pp_rank() const { return me_; }
 

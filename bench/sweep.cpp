@@ -83,7 +83,7 @@ Outcome run_configuration(const RunConfig& c, const RunPoint& pt, int index, com
   sc.tp_allreduce_bytes = c.tp_allreduce_bytes;
   sc.grad_bytes = c.dp_grad_bytes;
   std::unique_ptr<Executor> exec;
-  kernels::SyntheticWorkload work(sc, [&exec](void* data, std::size_t n) { exec->tp_allreduce(data, n); });
+  kernels::SyntheticWorkload work(sc, [&exec](void* data, std::size_t n, int elem) { exec->tp_allreduce(data, n, elem); });
   ExecutorConfig ec;
   ec.dp_buckets = c.dp_buckets;
   exec = std::make_unique<Executor>(s, *pp, tp.get(), dp.get(), world, work, ec);

@@ -31,7 +31,7 @@ constexpr std::int32_t kMagic = 0x70697065;  // "pipe"
 
 }  // namespace
 
-SyntheticWorkload::SyntheticWorkload(SyntheticConfig cfg, std::function<void(void*, std::size_t)> tp_allreduce)
+SyntheticWorkload::SyntheticWorkload(SyntheticConfig cfg, TpAllReduce tp_allreduce)
     : cfg_(std::move(cfg)), tp_allreduce_(std::move(tp_allreduce)) {
   if (cfg_.v < 1) throw UsageError("synthetic workload: v = " + std::to_string(cfg_.v) + ", must be >= 1");
   if (!cfg_.stage_mult.empty() && static_cast<int>(cfg_.stage_mult.size()) != cfg_.stages_per_pipe)
@@ -93,7 +93,7 @@ void SyntheticWorkload::work_with_tp(double seconds, std::size_t allreduces, dou
   for (std::size_t i = 0; i < allreduces; ++i) {
     deadline = std::max(deadline, now()) + slice;
     work_until(deadline);
-    tp_allreduce_(tp_buffer_.data(), tp_buffer_.size());
+    tp_allreduce_(tp_buffer_.data(), tp_buffer_.size(), 4);
   }
 }
 

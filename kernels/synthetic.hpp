@@ -31,7 +31,7 @@ struct SyntheticConfig {
 class SyntheticWorkload final : public Workload {
  public:
   // `tp_allreduce(data, bytes)` runs one tensor-parallel all-reduce; may be empty when t = 1.
-  SyntheticWorkload(SyntheticConfig cfg, std::function<void(void*, std::size_t)> tp_allreduce);
+  SyntheticWorkload(SyntheticConfig cfg, TpAllReduce tp_allreduce);
   ~SyntheticWorkload() override;
 
   std::string name() const override { return "synthetic"; }
@@ -68,7 +68,7 @@ class SyntheticWorkload final : public Workload {
   void write_header(void* out, int stage, int mb) const;
 
   SyntheticConfig cfg_;
-  std::function<void(void*, std::size_t)> tp_allreduce_;
+  TpAllReduce tp_allreduce_;
   std::vector<char> tp_buffer_;
   std::map<std::pair<int, int>, std::unique_ptr<char[]>> held_buffers_;
   std::int64_t held_ = 0;

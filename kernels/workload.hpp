@@ -8,10 +8,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <string>
+#include <vector>
 
 namespace pipebench::kernels {
+
+// A tensor-parallel all-reduce (sum, in place) that a workload calls inside F and B; the executor
+// provides it (and records it). element_bytes is 4 (float) or 8 (double).
+using TpAllReduce = std::function<void(void* data, std::size_t bytes, int element_bytes)>;
 
 class Workload {
  public:
@@ -46,9 +50,11 @@ class Workload {
     backward(b_stage, b_mb, grad_out, grad_in);
   }
 
-  // Weight gradients of one stage, for the data-parallel all-reduce (in place, as float).
+  // Weight gradients of one stage, for the data-parallel all-reduce (in place), with the size of one
+  // element (4: float, 8: double) so the reduction sums the right type.
   virtual std::size_t grad_bytes(int stage) const = 0;
   virtual void* grad_data(int stage) = 0;
+  virtual int element_bytes() const { return 4; }
   virtual void optimizer_step() = 0;
 
   virtual std::int64_t held_activation_bytes() const = 0;  // activation memory held right now
@@ -56,8 +62,14 @@ class Workload {
   // forward's and its backward's activations at once, which no before/after snapshot shows).
   virtual std::int64_t take_peak_activation_bytes() = 0;
   virtual double last_flops() const { return 0; }          // FLOPs of the last compute call (0: not counted)
-  // Figures of the finished step for the summary (loss, gradient norms, ...); may be empty.
-  virtual std::map<std::string, double> step_figures() const { return {}; }
+  // Figures of the finished step for the summary: named values such as "loss_sum", "loss_count",
+  // "grad_norm" with the stage they belong to (-1: the rank). May be empty.
+  struct Figure {
+    int stage = -1;
+    std::string name;
+    double value = 0;
+  };
+  virtual std::vector<Figure> step_figures() const { return {}; }
 
  protected:
   std::function<void()> progress_;

@@ -1,1 +1,2 @@
 pipebench_mpi_test(run SOURCES mpi/test_run.cpp NP 2 4 8 LIBS pipebench::bench TIMEOUT 240)
+pipebench_mpi_test(transformer_pipeline SOURCES mpi/test_transformer_pipeline.cpp NP 2 4 LIBS pipebench::bench TIMEOUT 240)

@@ -1,0 +1,219 @@
+#include "kernels/transformer_workload.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <string>
+
+#include "analysis/error.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/transformer_stage.hpp"
+
+namespace pipebench::kernels {
+
+std::vector<int> split_layers(int layers, int stages, const std::vector<int>& given) {
+  if (stages < 1) throw UsageError("a model needs at least one stage");
+  if (!given.empty()) {
+    if (static_cast<int>(given.size()) != stages)
+      throw UsageError("--layers-per-stage has " + std::to_string(given.size()) + " entries; the pipeline has " +
+                       std::to_string(stages) + " stages (p*v)");
+    long long sum = 0;
+    for (int n : given) {
+      if (n < 1) throw UsageError("--layers-per-stage entry " + std::to_string(n) + ": every stage needs >= 1 layer");
+      sum += n;
+    }
+    if (sum != layers)
+      throw UsageError("--layers-per-stage sums to " + std::to_string(sum) + " layers, the model has --layers " +
+                       std::to_string(layers));
+    return given;
+  }
+  if (layers < stages)
+    throw UsageError("--layers " + std::to_string(layers) + " is fewer than the " + std::to_string(stages) +
+                     " stages of the pipeline (p*v): every stage needs at least one layer");
+  std::vector<int> split(stages, layers / stages);
+  // The remainder goes to the middle stages, from the second one on.
+  const int extra = layers % stages;
+  for (int k = 0; k < extra; ++k) ++split[stages > 2 ? 1 + k % (stages - 2) : k];
+  return split;
+}
+
+TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth) {
+  TransformerConfig t = TransformerConfig::whole_model(c.hidden, c.heads, c.seq, c.micro_batch, c.vocab, c.layers);
+  t.first_layer = 0;
+  for (int d = 0; d < depth; ++d) t.first_layer += split[d];
+  t.num_layers = split[depth];
+  t.embedding = depth == 0;
+  t.head = depth == static_cast<int>(split.size()) - 1;
+  t.tp_size = c.tp_size;
+  t.tp_rank = c.tp_rank;
+  t.recompute = c.recompute;
+  t.seed = c.seed;
+  return t;
+}
+
+void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe) {
+  const auto split = split_layers(c.layers, stages_per_pipe, c.layers_per_stage);
+  for (int d = 0; d < stages_per_pipe; ++d) validate(stage_config(c, split, d));
+}
+
+namespace {
+
+template <class S>
+class TransformerWorkload final : public Workload {
+  using Stage = TransformerStage<S>;
+  using Act = typename Stage::Activations;
+
+ public:
+  TransformerWorkload(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, TpAllReduce tp)
+      : c_(c), s_(s) {
+    const auto split = split_layers(c.layers, s.stages_per_pipe(), c.layers_per_stage);
+    typename Stage::AllReduce hook;
+    if (tp && c.tp_size > 1)
+      hook = [tp](const typename Stage::Matrix& m, TpPoint) { tp(m.data(), m.span() * sizeof(S), sizeof(S)); };
+    for (int st : s.stages_of_rank(pp_rank))
+      stages_.emplace(st, std::make_unique<Stage>(stage_config(c, split, s.depth_of_stage(st)), hook));
+  }
+
+  std::string name() const override { return "transformer"; }
+  std::size_t boundary_bytes() const override {
+    return static_cast<std::size_t>(c_.micro_batch) * static_cast<std::size_t>(c_.seq) *
+           static_cast<std::size_t>(c_.hidden) * sizeof(S);
+  }
+  int element_bytes() const override { return static_cast<int>(sizeof(S)); }
+
+  void begin_step(int) override {
+    for (auto& [st, stage] : stages_) stage->zero_grad();
+    losses_.clear();
+  }
+
+  void forward(int st, int mb, const void* in, void* out) override {
+    Stage& stage = at(st);
+    const Act y = stage.forward(sample(mb), wrap(in));
+    if (out) Kokkos::deep_copy(wrap(out), y);
+    if (stage.config().head) losses_[st].push_back(stage.loss(sample(mb)));
+    done(stage.flops().forward);
+  }
+  void backward_input(int st, int mb, const void* grad_out, void* grad_in) override {
+    Stage& stage = at(st);
+    const Act gx = stage.backward_input(sample(mb), wrap(grad_out));
+    if (grad_in) Kokkos::deep_copy(wrap(grad_in), gx);
+    done(stage.flops().backward_input);
+  }
+  void backward_weight(int st, int mb) override {
+    Stage& stage = at(st);
+    stage.backward_weight(sample(mb));
+    done(stage.flops().backward_weight);
+  }
+  void backward(int st, int mb, const void* grad_out, void* grad_in) override {
+    Stage& stage = at(st);
+    const Act gx = stage.backward(sample(mb), wrap(grad_out));
+    if (grad_in) Kokkos::deep_copy(wrap(grad_in), gx);
+    done(stage.flops().backward_input + stage.flops().backward_weight);
+  }
+  void forward_backward(int f_stage, int f_mb, const void* in, void* out, int b_stage, int b_mb,
+                        const void* grad_out, void* grad_in) override {
+    forward(f_stage, f_mb, in, out);
+    const double f = flops_;
+    backward(b_stage, b_mb, grad_out, grad_in);
+    flops_ += f;
+  }
+
+  std::size_t grad_bytes(int st) const override { return at(st).gradients().span() * sizeof(S); }
+  void* grad_data(int st) override { return at(st).gradients().data(); }
+  void optimizer_step() override {
+    if (c_.lr == 0) return;
+    for (auto& [st, stage] : stages_) {
+      const auto w = stage->weights();
+      const auto g = stage->gradients();
+      const S lr = static_cast<S>(c_.lr);
+      Kokkos::parallel_for(
+          "pipebench::sgd", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, w.extent(0)),
+          KOKKOS_LAMBDA(const std::size_t i) { w(i) -= lr * g(i); });
+    }
+    Kokkos::fence();
+  }
+
+  std::int64_t held_activation_bytes() const override {
+    std::size_t n = 0;
+    for (const auto& [st, stage] : stages_) n += stage->stash_bytes();
+    return static_cast<std::int64_t>(n);
+  }
+  std::int64_t take_peak_activation_bytes() override {
+    const std::int64_t p = std::max(peak_, held_activation_bytes());
+    peak_ = held_activation_bytes();
+    return p;
+  }
+  double last_flops() const override { return flops_; }
+
+  std::vector<Figure> step_figures() const override {
+    std::vector<Figure> f;
+    for (const auto& [st, losses] : losses_) {
+      double sum = 0;
+      for (double l : losses) sum += l;
+      f.push_back({st, "loss_sum", sum});
+      f.push_back({st, "loss_count", static_cast<double>(losses.size())});
+    }
+    for (const auto& [st, stage] : stages_) f.push_back({st, "grad_norm", stage->grad_norm()});
+    return f;
+  }
+
+ private:
+  Stage& at(int st) const {
+    const auto it = stages_.find(st);
+    if (it == stages_.end()) throw Error("transformer workload: stage " + std::to_string(st) + " is not on this rank");
+    return *it->second;
+  }
+  // A message buffer as an unmanaged [b, s, h] view (the stage copies what it keeps).
+  Act wrap(const void* p) const {
+    if (!p) return Act();
+    return Act(static_cast<S*>(const_cast<void*>(p)), static_cast<std::size_t>(c_.micro_batch),
+               static_cast<std::size_t>(c_.seq), static_cast<std::size_t>(c_.hidden));
+  }
+  int sample(int mb) const { return c_.mb_offset + mb; }
+  void done(double flops) {
+    flops_ = flops;
+    peak_ = std::max(peak_, held_activation_bytes());
+  }
+
+  TransformerWorkloadConfig c_;
+  const analysis::Schedule& s_;
+  std::map<int, std::unique_ptr<Stage>> stages_;
+  std::map<int, std::vector<double>> losses_;
+  double flops_ = 0;
+  std::int64_t peak_ = 0;
+};
+
+template <class S>
+double gemm_rate(int rows, int inner, int cols, double seconds) {
+  using Mat = typename Views<S, Kokkos::DefaultExecutionSpace>::Mat;
+  Mat a("pipebench::gemm_a", rows, inner), b("pipebench::gemm_b", inner, cols), c("pipebench::gemm_c", rows, cols);
+  Kokkos::deep_copy(a, S(0.5));
+  Kokkos::deep_copy(b, S(0.25));
+  using clock = std::chrono::steady_clock;
+  gemm<S>('N', 'N', S(1), a, b, S(0), c);  // warm-up
+  Kokkos::fence();
+  const auto start = clock::now();
+  int reps = 0;
+  double elapsed = 0;
+  do {
+    gemm<S>('N', 'N', S(1), a, b, S(0), c);
+    Kokkos::fence();
+    ++reps;
+    elapsed = std::chrono::duration<double>(clock::now() - start).count();
+  } while (elapsed < seconds);
+  return 2.0 * rows * static_cast<double>(inner) * cols * reps / elapsed;
+}
+
+}  // namespace
+
+std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
+                                                    int pp_rank, TpAllReduce tp_allreduce) {
+  if (c.fp64) return std::make_unique<TransformerWorkload<double>>(c, s, pp_rank, std::move(tp_allreduce));
+  return std::make_unique<TransformerWorkload<float>>(c, s, pp_rank, std::move(tp_allreduce));
+}
+
+double measure_gemm_rate(int rows, int inner, int cols, bool fp64, double seconds) {
+  return fp64 ? gemm_rate<double>(rows, inner, cols, seconds) : gemm_rate<float>(rows, inner, cols, seconds);
+}
+
+}  // namespace pipebench::kernels

@@ -1,0 +1,45 @@
+#pragma once
+// The transformer stage workload: a GPT model (kernels/transformer_stage.hpp) split into the stages of a
+// schedule, one TransformerStage per stage this rank holds, behind the Workload interface. Kokkos must
+// be initialised by the program. Kept free of Kokkos headers so that bench/ compiles quickly.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "analysis/schedule.hpp"
+#include "kernels/transformer_config.hpp"
+#include "kernels/workload.hpp"
+
+namespace pipebench::kernels {
+
+struct TransformerWorkloadConfig {
+  int hidden = 0, heads = 0, seq = 0, micro_batch = 1, vocab = 0, layers = 0;
+  std::vector<int> layers_per_stage;  // one per stage of a model copy; empty: split evenly
+  Recompute recompute = Recompute::none;
+  std::uint64_t seed = 1;
+  bool fp64 = false;
+  double lr = 0;  // SGD step after the data-parallel sync; 0 keeps the weights (identical steps)
+  int tp_size = 1, tp_rank = 0;
+  // Micro-batch k of this pipeline reads data sample mb_offset + k (data-parallel replicas differ).
+  int mb_offset = 0;
+};
+
+// Layers of each stage of a model copy with `stages` stages: `given` if not empty (checked: one entry
+// per stage, each >= 1, summing to `layers`), else an even split whose remainder goes to the middle
+// stages, since the first and last stages also carry the embedding and the loss. UsageError otherwise.
+std::vector<int> split_layers(int layers, int stages, const std::vector<int>& given);
+
+// The TransformerConfig of one stage at `depth` of a model copy (embedding on depth 0, head on the last).
+TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth);
+
+// Checks the model against the schedule (validate() of every stage) without allocating.
+void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe);
+
+std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
+                                                    int pp_rank, TpAllReduce tp_allreduce);
+
+// The largest matrix product of a block ([s*b, h] x [h, 4h]) through KokkosBlas, for `seconds` at least:
+// the reference FLOP rate that model FLOP utilisation is measured against. fp32 or fp64.
+double measure_gemm_rate(int rows, int inner, int cols, bool fp64, double seconds);
+
+}  // namespace pipebench::kernels
