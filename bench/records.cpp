@@ -31,6 +31,7 @@ bool operator==(const RankSummary& a, const RankSummary& b) {
   return a.global_rank == b.global_rank && a.tp == b.tp && a.pp == b.pp && a.dp == b.dp && a.busy == b.busy &&
          a.idle == b.idle && a.span_bubble == b.span_bubble && a.peak_inflight == b.peak_inflight &&
          a.predicted_peak_inflight == b.predicted_peak_inflight && a.peak_activation_bytes == b.peak_activation_bytes &&
+         a.predicted_activation_bytes == b.predicted_activation_bytes && a.flop_rate == b.flop_rate &&
          a.clock_offset == b.clock_offset && a.clock_uncertainty == b.clock_uncertainty && a.host == b.host;
 }
 

@@ -55,6 +55,8 @@ struct RankSummary {
   std::int32_t peak_inflight = 0;
   std::int32_t predicted_peak_inflight = 0;
   std::int64_t peak_activation_bytes = 0;
+  std::int64_t predicted_activation_bytes = 0;  // the simulated timeline with the workload's stash sizes
+  double flop_rate = 0;                         // FLOPs of its actions per second of step time (0: not counted)
   double clock_offset = 0;       // seconds added to this rank's clock to get rank 0's
   double clock_uncertainty = 0;  // half the best ping-pong round trip
   std::string host;

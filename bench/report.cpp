@@ -44,6 +44,8 @@ Table ranks_table() {
                 {"inflight", "chunks"},
                 {"predicted", "chunks"},
                 {"actmem", "MiB"},
+                {"predicted", "MiB"},
+                {"achieved", "GFLOP/s"},
                 {"offset", "us"},
                 {"uncert", "us"}});
 }
@@ -137,7 +139,8 @@ std::string render_run(const std::string& path, int id, const RunResult& run) {
     rows.push_back({std::to_string(r.global_rank), std::to_string(r.tp), std::to_string(r.pp), std::to_string(r.dp),
                     r.host.empty() ? "-" : r.host, ms(r.busy), ms(r.idle), ms(r.span_bubble),
                     std::to_string(r.peak_inflight), std::to_string(r.predicted_peak_inflight),
-                    mib(r.peak_activation_bytes), us(r.clock_offset), us(r.clock_uncertainty)});
+                    mib(r.peak_activation_bytes), mib(r.predicted_activation_bytes),
+                    r.flop_rate > 0 ? fixed(r.flop_rate * 1e-9, 2) : "-", us(r.clock_offset), us(r.clock_uncertainty)});
   Table t = ranks_table();
   out += t.render(rows);
   out += "# metadata:\n";
@@ -171,6 +174,8 @@ nlohmann::ordered_json run_json(int id, const RunResult& run, bool with_ranks) {
                           {"peak_inflight", r.peak_inflight},
                           {"predicted_peak_inflight", r.predicted_peak_inflight},
                           {"peak_activation_bytes", r.peak_activation_bytes},
+                          {"predicted_activation_bytes", r.predicted_activation_bytes},
+                          {"flop_rate", r.flop_rate},
                           {"clock_offset", r.clock_offset},
                           {"clock_uncertainty", r.clock_uncertainty}});
   return j;

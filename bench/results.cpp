@@ -47,7 +47,8 @@ struct RankRow {
   std::int32_t global_rank, tp, pp, dp;
   double busy, idle, span_bubble;
   std::int32_t peak_inflight, predicted_peak_inflight;
-  std::int64_t peak_activation_bytes;
+  std::int64_t peak_activation_bytes, predicted_activation_bytes;
+  double flop_rate;
   double clock_offset, clock_uncertainty;
   char* host;
 };
@@ -111,6 +112,8 @@ Types make_types() {
   PB_MEMBER(t.rank, RankRow, peak_inflight, i32);
   PB_MEMBER(t.rank, RankRow, predicted_peak_inflight, i32);
   PB_MEMBER(t.rank, RankRow, peak_activation_bytes, i64);
+  PB_MEMBER(t.rank, RankRow, predicted_activation_bytes, i64);
+  PB_MEMBER(t.rank, RankRow, flop_rate, f64);
   PB_MEMBER(t.rank, RankRow, clock_offset, f64);
   PB_MEMBER(t.rank, RankRow, clock_uncertainty, f64);
   PB_MEMBER(t.rank, RankRow, host, str.get());
@@ -228,8 +231,8 @@ void write_run(hid_t g, const RunResult& run, const Types& t) {
   rows.reserve(run.ranks.size());
   for (const auto& r : run.ranks)
     rows.push_back(RankRow{r.global_rank, r.tp, r.pp, r.dp, r.busy, r.idle, r.span_bubble, r.peak_inflight,
-                           r.predicted_peak_inflight, r.peak_activation_bytes, r.clock_offset, r.clock_uncertainty,
-                           const_cast<char*>(r.host.c_str())});  // HDF5 only reads it
+                           r.predicted_peak_inflight, r.peak_activation_bytes, r.predicted_activation_bytes, r.flop_rate,
+                           r.clock_offset, r.clock_uncertainty, const_cast<char*>(r.host.c_str())});  // HDF5 only reads it
   h5::write_table(g, "ranks", t.rank.get(), rows.data(), rows.size());
 }
 
@@ -243,7 +246,8 @@ std::vector<RankSummary> read_ranks(hid_t g, const Types& t) {
   out.reserve(rows.size());
   for (const auto& r : rows)
     out.push_back(RankSummary{r.global_rank, r.tp, r.pp, r.dp, r.busy, r.idle, r.span_bubble, r.peak_inflight,
-                              r.predicted_peak_inflight, r.peak_activation_bytes, r.clock_offset,
+                              r.predicted_peak_inflight, r.peak_activation_bytes, r.predicted_activation_bytes,
+                              r.flop_rate, r.clock_offset,
                               r.clock_uncertainty, r.host ? r.host : ""});
   return out;
 }

@@ -60,8 +60,8 @@ inline RunResult sample_run(const std::string& key = "schedule=1f1b,t=1,p=2,d=1,
              comm(0, 1, CommKind::Send, 0, 1, 1, 0.0081, 0.0082), comm(0, 0, CommKind::AllReduce, -1, -1, -1, 0.011, 0.012),
              comm(0, 1, CommKind::AllReduce, -1, -1, -1, 0.0081, 0.012), comm(1, 0, CommKind::Send, 1, 0, 0, 0.001, 0.0012),
              comm(1, 1, CommKind::Recv, 0, 0, 0, 0.000, 0.0012)};
-  RankSummary r0{0, 0, 0, 0, 0.006, 0.006, 0.005, 2, 2, 2000, 0.0, 0.0, "node01"};
-  RankSummary r1{1, 0, 1, 0, 0.006, 0.006, 0.001, 1, 1, 1000, -2.5e-6, 1.25e-7, "node02"};
+  RankSummary r0{0, 0, 0, 0, 0.006, 0.006, 0.005, 2, 2, 2000, 2048, 1.5e9, 0.0, 0.0, "node01"};
+  RankSummary r1{1, 0, 1, 0, 0.006, 0.006, 0.001, 1, 1, 1000, 1024, 0.0, -2.5e-6, 1.25e-7, "node02"};
   r.ranks = {r0, r1};
   r.summary.step_time = 0.012;
   r.summary.makespan = 0.011;

@@ -17,7 +17,7 @@ report_case(report_lists_runs RC 0
   MATCH "# pipebench results .*results.h5: 2 complete run\\(s\\), incomplete run\\(s\\) 3 ignored.*\n# +run  schedule  +t +p +d +v +m +step +bubble +simulated +formula +diff +inflight +predicted +actmem\n#   +\\(ms\\) +\\(%\\) +\\(%\\) +\\(%\\) +\\(pp\\) +\\(chunks\\) +\\(chunks\\) +\\(MiB\\)\n +1  1f1b +1 +2 +1 +1 +2 +12.000 +25.00 +24.50 +33.33 +\\+0.50 +2 +2 +0.0\n +2  zb-h1 +1 +2 +1 +1 +2 +12.000 +25.00 +24.50 +- +\\+0.50"
   ARGS report ${_rf}/results.h5)
 report_case(report_one_run RC 0
-  MATCH "# run 2 of .*# bubble 25.00 % measured, 24.50 % simulated, no formula.*\n +1 +0 +1 +0  node02 +6.000 +6.000 +1.000 +1 +1 +0.0 +-2.5 +0.1\n# metadata:\n.*env.OMP_NUM_THREADS: 1"
+  MATCH "# run 2 of .*# bubble 25.00 % measured, 24.50 % simulated, no formula.*\n +1 +0 +1 +0  node02 +6.000 +6.000 +1.000 +1 +1 +0.0 +0.0 +- +-2.5 +0.1\n# metadata:\n.*env.OMP_NUM_THREADS: 1"
   ARGS report ${_rf}/results.h5 --run 2)
 report_case(report_json RC 0
   MATCH "^{\n  \"file\": .*\"schema_version\": 1,.*\"id\": 2,.*\"bubble_formula\": null.*\"incomplete_runs\": \\[\n    3\n  \\]\n}"
