@@ -24,6 +24,7 @@
 #include "bench/sweep.hpp"
 #include "bench/trace.hpp"
 #include "comm/factory.hpp"
+#include "kernels/transformer_workload.hpp"
 
 namespace pipebench::bench {
 
@@ -36,6 +37,9 @@ struct Flags {
   std::string mappings, vs, group, order = "tp-dp-pp", backend = "mpi", workload = "synthetic";
   std::string tf = "2ms", tb = "4ms", tw = "2ms", t_overlap, stage_cost, mode = "sleep";
   std::string activation_bytes = "1MiB", p2p_bytes = "64KiB", tp_bytes, dp_bytes, dp_buckets = "0";
+  // Transformer model (--workload transformer).
+  int layers = 8, hidden = 256, heads = 8, seq = 128, micro_batch = 1, vocab = 1024;
+  std::string layers_per_stage, recompute = "none", precision = "fp32", lr = "0", seed = "1", blas_threads = "1";
   int warmup = 1, steps = 3;
   std::string timeout = "60s", poll_us = "50";
   std::string out, trace, svg, pick = "1", fail;
@@ -90,6 +94,21 @@ RunConfig to_config(const Flags& f, const std::string& command_line) {
   c.tp_allreduce_bytes = bytes_or_zero(f.tp_bytes, "--tp-allreduce-bytes");
   c.dp_grad_bytes = bytes_or_zero(f.dp_bytes, "--dp-grad-bytes");
   c.dp_buckets = parse_int(f.dp_buckets, "--dp-buckets", 0);
+  auto& md = c.model;
+  md.layers = f.layers;
+  md.hidden = f.hidden;
+  md.heads = f.heads;
+  md.seq = f.seq;
+  md.micro_batch = f.micro_batch;
+  md.vocab = f.vocab;
+  if (!f.layers_per_stage.empty()) md.layers_per_stage = parse_int_list(f.layers_per_stage, "--layers-per-stage");
+  md.recompute = kernels::parse_recompute(f.recompute);
+  if (f.precision != "fp32" && f.precision != "fp64")
+    throw UsageError("--precision '" + f.precision + "' is not allowed: fp32 or fp64");
+  md.fp64 = f.precision == "fp64";
+  md.lr = parse_number(f.lr, "--lr", true);
+  md.seed = static_cast<std::uint64_t>(parse_int(f.seed, "--seed", 0));
+  c.blas_threads = parse_int(f.blas_threads, "--blas-threads");
   c.warmup = f.warmup;
   c.steps = f.steps;
   c.timeout = seconds(f.timeout, "--timeout");
@@ -119,6 +138,63 @@ struct Sweep {
   std::vector<char> done;  // --resume: configurations already complete in the file
 };
 
+// Median F and backward (B, or I + W) time of every stage: where a real model's imbalance shows
+// (the embedding on the first stage, the vocabulary projection and loss on the last).
+std::vector<std::pair<double, double>> stage_times(const Outcome& o) {
+  const int S = o.schedule.num_stages();
+  std::vector<std::vector<double>> f(S), b(S), i(S), w(S);
+  for (const auto& a : o.run.actions) {
+    const double d = a.t_end - a.t_start;
+    switch (a.kind) {
+      case analysis::Kind::F: f[a.stage].push_back(d); break;
+      case analysis::Kind::B: b[a.stage].push_back(d); break;
+      case analysis::Kind::I: i[a.stage].push_back(d); break;
+      case analysis::Kind::W: w[a.stage].push_back(d); break;
+      case analysis::Kind::FB: break;
+    }
+  }
+  std::vector<std::pair<double, double>> out;
+  for (int st = 0; st < S; ++st)
+    out.push_back({median(f[st]), b[st].empty() ? median(i[st]) + median(w[st]) : median(b[st])});
+  return out;
+}
+
+nlohmann::ordered_json stage_times_json(const Outcome& o) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const auto& [f, b] : stage_times(o)) j.push_back({{"forward", f}, {"backward", b}});
+  return j;
+}
+
+// The lines printed under a transformer run's row: the figures a model run adds to the table.
+std::string workload_notes(const Outcome& o) {
+  const auto& x = o.run.summary.extra;
+  auto get = [&x](const char* k) { return x.count(k) ? x.at(k) : 0.0; };
+  char buf[256];
+  std::string s;
+  std::snprintf(buf, sizeof buf, "#   loss %.6f, MFU %.1f %% (%.2f GFLOP/step of model work against %.1f GFLOP/s of BLAS), achieved %.1f GFLOP/s\n",
+                get("loss"), 100 * get("mfu"), get("model_flops") * 1e-9, get("blas_flop_rate") * 1e-9, get("flop_rate") * 1e-9);
+  s += buf;
+  s += "#   per stage F/backward (ms):";
+  const auto t = stage_times(o);
+  for (std::size_t st = 0; st < t.size(); ++st) {
+    std::snprintf(buf, sizeof buf, " %zu:%.2f/%.2f", st, t[st].first * 1e3, t[st].second * 1e3);
+    s += buf;
+  }
+  s += "\n#   peak activations per rank, measured/formula (MiB):";
+  for (const auto& r : o.run.ranks) {
+    std::snprintf(buf, sizeof buf, " %d:%.1f/%.1f", r.global_rank, static_cast<double>(r.peak_activation_bytes) / 1048576.0,
+                  static_cast<double>(r.predicted_activation_bytes) / 1048576.0);
+    s += buf;
+  }
+  s += "\n#   weight-gradient L2 norm per stage:";
+  for (const auto& [k, v] : x)
+    if (k.rfind("grad_norm.", 0) == 0) {
+      std::snprintf(buf, sizeof buf, " %s:%.6g", k.substr(10).c_str(), v);
+      s += buf;
+    }
+  return s + "\n";
+}
+
 nlohmann::ordered_json run_json_object(const Outcome& o, const RunPoint& pt, int id) {
   auto j = summary_json(o.schedule, o.pred.measured, &o.pred.analytic);
   j["t"] = pt.mapping.t;
@@ -136,7 +212,19 @@ nlohmann::ordered_json run_json_object(const Outcome& o, const RunPoint& pt, int
     r["dp"] = rs.dp;
     r["predicted_peak_inflight"] = rs.predicted_peak_inflight;
     r["peak_activation_bytes"] = rs.peak_activation_bytes;
+    r["predicted_activation_bytes"] = rs.predicted_activation_bytes;
+    r["flop_rate"] = rs.flop_rate;
   }
+  // Workload figures (loss, grad_norm.<stage>, mfu, ...: docs/json.md), null when not measured.
+  for (const char* key : {"loss", "mfu", "model_flops", "flop_rate", "blas_flop_rate"}) {
+    const auto it = o.run.summary.extra.find(key);
+    j[key] = it == o.run.summary.extra.end() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(it->second);
+  }
+  nlohmann::ordered_json norms = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : o.run.summary.extra)
+    if (k.rfind("grad_norm.", 0) == 0) norms[k.substr(10)] = v;
+  j["grad_norms"] = norms;
+  j["stage_times"] = stage_times_json(o);
   return j;
 }
 
@@ -151,19 +239,37 @@ void write_svg(const std::string& path, const Outcome& o) {
 }
 
 // Every rank checks the sweep; rank 0 alone checks the results file, and everyone learns its verdict.
+// Ranks sharing this node (they share its memory).
+int ranks_on_node() {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int n = 1;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return n;
+}
+
+void check_writable_dir(const std::string& file, const char* flag) {
+  const auto slash = file.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+  if (access(dir.c_str(), W_OK) != 0)
+    throw UsageError(std::string(flag) + " '" + file + "': directory '" + dir + "' does not exist or is not writable");
+}
+
 Sweep prepare(const Flags& f, const std::string& command_line, int world) {
   Sweep sw;
   int bad = 0;
   std::string msg;
+  const int local = ranks_on_node();
   try {
     sw.cfg = to_config(f, command_line);
     validate(sw.cfg, world);
     sw.points = expand(sw.cfg, world);
     if (world_rank() == 0) {
+      check_memory(sw.cfg, world, available_memory_bytes() / local);
       check_results_file(sw.cfg.out, sw.cfg.append);
-      for (const std::string* p : {&sw.cfg.trace, &sw.cfg.svg})
-        if (!p->empty() && !std::ofstream(*p, std::ios::app))
-          throw UsageError("cannot write '" + *p + "': check the directory exists and is writable");
+      if (!sw.cfg.trace.empty()) check_writable_dir(sw.cfg.trace, "--trace");
+      if (!sw.cfg.svg.empty()) check_writable_dir(sw.cfg.svg, "--svg");
     }
   } catch (const UsageError& e) {
     bad = 1;
@@ -195,7 +301,7 @@ void run_sweep(const Sweep& sw) {
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   if (root && !c.json) {
     std::cout << "# pipebench run: " << world->size() << " ranks, " << n << " configuration(s), workload "
-              << c.workload << " (" << (c.spin ? "spin" : "sleep") << "), " << c.warmup << " warm-up + " << c.steps
+              << c.workload << (c.workload == "synthetic" ? (c.spin ? " (spin)" : " (sleep)") : "") << ", " << c.warmup << " warm-up + " << c.steps
               << " timed steps, figures are medians over timed steps\n# results: " << c.out << "\n"
               << table.header() << std::flush;
   }
@@ -219,7 +325,7 @@ void run_sweep(const Sweep& sw) {
     if (c.json)
       json.push_back(run_json_object(o, pt, id));
     else
-      std::cout << table.row(run_row(id, o.run)) << std::flush;
+      std::cout << table.row(run_row(id, o.run)) << (c.workload == "transformer" ? workload_notes(o) : "") << std::flush;
     if (k + 1 == c.pick) {
       if (!c.trace.empty()) write_chrome_trace(o.run, c.trace);
       if (!c.svg.empty()) write_svg(c.svg, o);
@@ -238,6 +344,8 @@ void run_sweep(const Sweep& sw) {
 void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Execute schedules on the MPI ranks of this job, measure, compare, write HDF5");
   auto f = std::make_shared<Flags>();
+  // A flag given twice (say in --config and on the command line) takes the last value.
+  cmd->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--schedule", f->schedules, "Comma list of schedules")->capture_default_str();
   cmd->add_option("-m,--microbatches", f->microbatches, "Comma list of micro-batch counts")->capture_default_str();
   cmd->add_option("--mapping", f->mappings, "Comma list of TxPxD rank mappings (default 1 x ranks x 1)");
@@ -259,6 +367,22 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--dp-grad-bytes", f->dp_bytes, "Weight-gradient bytes per rank all-reduced over DP (d > 1)");
   cmd->add_option("--dp-buckets", f->dp_buckets, "0: DP all-reduce after the flush; k: k buckets per chunk, overlapped")
       ->capture_default_str();
+  const char* const model = "Transformer model (--workload transformer)";
+  cmd->add_option("--layers", f->layers, "Transformer layers of the whole model")->capture_default_str()->group(model);
+  cmd->add_option("--hidden", f->hidden, "Hidden size h")->capture_default_str()->group(model);
+  cmd->add_option("--heads", f->heads, "Attention heads a (h % a == 0)")->capture_default_str()->group(model);
+  cmd->add_option("--seq", f->seq, "Sequence length s")->capture_default_str()->group(model);
+  cmd->add_option("--micro-batch-size", f->micro_batch, "Sequences per micro-batch b")->capture_default_str()->group(model);
+  cmd->add_option("--vocab", f->vocab, "Vocabulary size V")->capture_default_str()->group(model);
+  cmd->add_option("--layers-per-stage", f->layers_per_stage, "Comma list of layers per stage (p*v entries; default even)")
+      ->group(model);
+  cmd->add_option("--recompute", f->recompute, "Activation recomputation: none, selective or full")
+      ->capture_default_str()->group(model);
+  cmd->add_option("--precision", f->precision, "fp32 or fp64")->capture_default_str()->group(model);
+  cmd->add_option("--lr", f->lr, "SGD learning rate after each step (0: weights fixed, identical steps)")
+      ->capture_default_str()->group(model);
+  cmd->add_option("--seed", f->seed, "Seed of weights and data")->capture_default_str()->group(model);
+  cmd->add_option("--blas-threads", f->blas_threads, "Threads of the host BLAS per rank")->capture_default_str()->group(model);
   cmd->add_option("--warmup", f->warmup, "Warm-up steps (not recorded)")->capture_default_str();
   cmd->add_option("--steps", f->steps, "Timed steps")->capture_default_str();
   cmd->add_option("--timeout", f->timeout, "Longest wait for any message before the job is aborted")->capture_default_str();
@@ -273,7 +397,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace-config", f->pick, "Which configuration of the sweep --trace and --svg show (1-based)")
       ->capture_default_str();
   cmd->add_option("--inject-failure", f->fail, "Testing: RANK:CONFIG:STEP:exit|hang")->group("");
-  cmd->set_config("--config", "", "Read these flags from a file (TOML/INI: key = value, one per line)");
+  // --config FILE is read by the top-level app (CLI11 reads config files there); `run` lets it through.
+  cmd->fallthrough();
   cmd->callback([f] {
     int initialized = 0;
     MPI_Initialized(&initialized);
@@ -282,6 +407,8 @@ void add_run_command(CLI::App& app) {
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     const Sweep sw = prepare(*f, command_line_text(), world);
     try {
+      const auto kokkos =
+          sw.cfg.workload == "transformer" ? std::make_unique<kernels::KokkosSession>(sw.cfg.blas_threads) : nullptr;
       run_sweep(sw);
     } catch (const std::exception& e) {
       abort_job(e.what());

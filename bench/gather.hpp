@@ -7,6 +7,7 @@
 #include "bench/executor.hpp"
 #include "bench/records.hpp"
 #include "comm/communicator.hpp"
+#include "kernels/workload.hpp"
 
 namespace pipebench::bench {
 
@@ -17,6 +18,8 @@ struct RankRecords {
   std::vector<StepTiming> timing;
   ClockOffset clock;
   std::string host;
+  std::vector<kernels::Workload::Figure> figures;  // after the last timed step
+  double blas_rate = 0;                            // FLOP/s of the reference matrix product, 0: not measured
 };
 
 // Collective over `world`: rank 0 gets every rank's records (index = rank); other ranks get an empty

@@ -69,6 +69,37 @@ double measured_p2p(const std::vector<CommRecord>& comms) {
   return lat.empty() ? 0 : sum / static_cast<double>(lat.size());
 }
 
+// Loss, gradient norms and FLOP rates of the workload (transformer), in RunSummary::extra:
+//   loss           mean over the step's micro-batches (of every data-parallel replica)
+//   grad_norm.<s>  L2 norm of stage s's weight gradients after the sync (tensor rank 0, replica 0)
+//   model_flops    the model's FLOPs of one step, all ranks, without recomputation
+//   flop_rate      FLOPs the ranks did (recomputation included) per second of step time
+//   blas_flop_rate the reference matrix product's rate, summed over ranks
+//   mfu            model_flops / (step time * blas_flop_rate): model FLOP utilisation
+void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, RunResult& out) {
+  double loss = 0, count = 0, model_flops = 0, blas = 0, rate = 0;
+  for (int r = 0; r < static_cast<int>(in.figures.size()); ++r) {
+    const auto c = grid.coords(r);
+    for (const auto& f : in.figures[r]) {
+      using K = kernels::Workload::FigureKind;
+      // Tensor-parallel ranks hold slices of one stage: each computes the same loss and a share of FLOPs.
+      if (f.kind == K::loss_sum && c.tp == 0) loss += f.value;
+      if (f.kind == K::loss_count && c.tp == 0) count += f.value;
+      if (f.kind == K::model_flops) model_flops += f.value;
+      if (f.kind == K::grad_norm && c.tp == 0 && c.dp == 0) out.summary.extra["grad_norm." + std::to_string(f.stage)] = f.value;
+    }
+  }
+  for (double b : in.blas_rate) blas += b;
+  for (const auto& rs : out.ranks) rate += rs.flop_rate;
+  if (count > 0) out.summary.extra["loss"] = loss / count;
+  if (model_flops > 0) out.summary.extra["model_flops"] = model_flops;
+  if (rate > 0) out.summary.extra["flop_rate"] = rate;
+  if (blas > 0) {
+    out.summary.extra["blas_flop_rate"] = blas;
+    if (out.summary.step_time > 0) out.summary.extra["mfu"] = model_flops / (out.summary.step_time * blas);
+  }
+}
+
 }  // namespace
 
 Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in, RunResult& out) {
@@ -139,8 +170,18 @@ Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, Meas
     rs.clock_uncertainty = in.clocks[r].uncertainty;
     rs.host = r < static_cast<int>(in.hosts.size()) ? in.hosts[r] : "";
   }
-  for (const auto& a : in.actions)
+  // FLOPs each rank did per second of step time; bytes held at the peak.
+  std::vector<std::vector<double>> flops(world, std::vector<double>(steps, 0.0));
+  for (const auto& a : in.actions) {
     out.ranks[a.global_rank].peak_activation_bytes = std::max(out.ranks[a.global_rank].peak_activation_bytes, a.activation_bytes);
+    flops[a.global_rank][a.step] += a.flops;
+  }
+  for (int r = 0; r < world; ++r) {
+    std::vector<double> rate;
+    for (int k = 0; k < steps; ++k)
+      if (step_times[k] > 0) rate.push_back(flops[r][k] / step_times[k]);
+    out.ranks[r].flop_rate = median(rate);
+  }
 
   // The prediction from what was measured.
   Prediction pred;
@@ -148,7 +189,13 @@ Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, Meas
   pred.executor_overhead_per_action = median(overheads);
   pred.costs.gap = pred.executor_overhead_per_action;
   pred.sim = analysis::simulate(s, pred.costs);
-  for (int r = 0; r < world; ++r) out.ranks[r].predicted_peak_inflight = pred.sim.metrics.ranks[grid.coord(topology::GroupKind::pp, r)].peak_inflight;
+  const std::vector<double> bytes =
+      in.stash.empty() ? std::vector<double>(s.p, 0.0) : analysis::peak_activation_bytes(s, in.stash);
+  for (int r = 0; r < world; ++r) {
+    const int pp = grid.coord(topology::GroupKind::pp, r);
+    out.ranks[r].predicted_peak_inflight = pred.sim.metrics.ranks[pp].peak_inflight;
+    out.ranks[r].predicted_activation_bytes = static_cast<std::int64_t>(bytes[pp]);
+  }
 
   RunSummary& sum = out.summary;
   sum.makespan = median(makespans);
@@ -199,6 +246,7 @@ Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, Meas
   for (const auto& rs : out.ranks)
     pred.measured.ranks.push_back({rs.global_rank, rs.busy, rs.idle, rs.span_bubble, rs.peak_inflight});
   if (steps > 0) pred.first_step = tl[0][0];
+  add_workload_figures(grid, in, out);
   sum.extra["executor_overhead_per_action"] = pred.executor_overhead_per_action;
   sum.extra["p2p_time"] = pred.costs.p2p;
 

@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "analysis/formulas.hpp"
+#include "analysis/memory.hpp"
 #include "analysis/schedule.hpp"
 #include "analysis/simulate.hpp"
 #include "bench/clock_sync.hpp"
 #include "bench/executor.hpp"
 #include "bench/records.hpp"
+#include "kernels/workload.hpp"
 #include "topology/grid.hpp"
 
 namespace pipebench::bench {
@@ -32,6 +34,9 @@ struct MeasureInput {
     bool uniform = true;
   };
   std::optional<Nominal> nominal;
+  std::vector<analysis::StashBytes> stash;  // per stage, for the predicted activation memory
+  std::vector<std::vector<kernels::Workload::Figure>> figures;  // per global rank
+  std::vector<double> blas_rate;                                // per global rank, 0: not measured
 };
 
 // What the prediction was fed, for the report and the tests.

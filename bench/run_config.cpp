@@ -1,5 +1,8 @@
 #include "bench/run_config.hpp"
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "analysis/error.hpp"
@@ -34,14 +37,75 @@ analysis::Schedule make_run_schedule(const RunConfig& c, const RunPoint& pt) {
   return s;
 }
 
+kernels::TransformerWorkloadConfig model_config(const RunConfig& c, const RunPoint& pt, int tp_rank) {
+  kernels::TransformerWorkloadConfig m = c.model;
+  m.tp_size = pt.mapping.t;
+  m.tp_rank = tp_rank;
+  return m;
+}
+
+std::vector<analysis::StashBytes> stash_sizes(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s) {
+  if (c.workload != "transformer") {
+    const double b = static_cast<double>(c.activation_bytes / static_cast<std::uint64_t>(s.v()));
+    return std::vector<analysis::StashBytes>(s.num_stages(), {b, b});
+  }
+  const auto m = model_config(c, pt);
+  const auto split = kernels::split_layers(m.layers, s.stages_per_pipe(), m.layers_per_stage);
+  const std::uint64_t elem = m.fp64 ? 8 : 4;
+  std::vector<analysis::StashBytes> out;
+  for (int st = 0; st < s.num_stages(); ++st) {
+    const auto mem = kernels::estimate_memory(kernels::stage_config(m, split, s.depth_of_stage(st)), elem);
+    out.push_back({static_cast<double>(mem.forward_stash), static_cast<double>(mem.weight_stash)});
+  }
+  return out;
+}
+
+std::vector<double> rank_memory_needs(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s) {
+  std::vector<double> need = analysis::peak_activation_bytes(s, stash_sizes(c, pt, s));
+  if (c.workload != "transformer") return need;
+  const auto m = model_config(c, pt);
+  const auto split = kernels::split_layers(m.layers, s.stages_per_pipe(), m.layers_per_stage);
+  for (int st = 0; st < s.num_stages(); ++st) {
+    const auto mem = kernels::estimate_memory(kernels::stage_config(m, split, s.depth_of_stage(st)), m.fp64 ? 8 : 4);
+    need[s.stage_rank[st]] += static_cast<double>(mem.weights + mem.grads + mem.workspace);
+  }
+  return need;
+}
+
+double available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  double kib = 0;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  return 0;
+}
+
+void check_memory(const RunConfig& c, int world_size, double per_rank_bytes) {
+  if (per_rank_bytes <= 0) return;
+  for (const auto& pt : expand(c, world_size)) {
+    const auto s = make_run_schedule(c, pt);
+    const auto need = rank_memory_needs(c, pt, s);
+    const auto worst = std::max_element(need.begin(), need.end());
+    if (*worst > 0.9 * per_rank_bytes) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "needs about %.2f GiB on pipeline rank %d, but this node has %.2f GiB available per rank",
+                    *worst / 1073741824.0, static_cast<int>(worst - need.begin()), per_rank_bytes / 1073741824.0);
+      throw UsageError("configuration " + describe(pt) + " " + buf +
+                       " (weights, gradients and peak activations; a smaller model, more stages or --recompute would fit)");
+    }
+  }
+}
+
 void validate(const RunConfig& c, int world_size) {
   auto positive = [](double x, const char* flag) {
     if (!(x > 0)) throw UsageError(std::string(flag) + " = " + std::to_string(x) + " is not allowed: must be > 0");
   };
   if (c.schedules.empty()) throw UsageError("--schedule: give at least one schedule");
   if (c.microbatches.empty()) throw UsageError("--microbatches: give at least one micro-batch count");
-  if (c.workload != "synthetic")
-    throw UsageError("--workload '" + c.workload + "' is not available: allowed: synthetic");
+  if (c.workload != "synthetic" && c.workload != "transformer")
+    throw UsageError("--workload '" + c.workload + "' is not allowed: synthetic or transformer");
+  if (c.blas_threads < 1) throw UsageError("--blas-threads = " + std::to_string(c.blas_threads) + ": must be >= 1");
   positive(c.tf, "--tf");
   positive(c.tb, "--tb");
   if (!(c.tw >= 0 && c.tw < c.tb))
@@ -76,6 +140,13 @@ void validate(const RunConfig& c, int world_size) {
     } catch (const UsageError& e) {
       throw UsageError("configuration " + describe(pt) + ": " + e.what());
     }
+    if (c.workload == "transformer") {
+      try {
+        kernels::validate_model(model_config(c, pt), s.stages_per_pipe());
+      } catch (const UsageError& e) {
+        throw UsageError("configuration " + describe(pt) + ": " + e.what());
+      }
+    }
     if (!c.stage_cost.empty() && static_cast<int>(c.stage_cost.size()) != s.stages_per_pipe())
       throw UsageError("--stage-cost has " + std::to_string(c.stage_cost.size()) + " entries; configuration " +
                        describe(pt) + " has " + std::to_string(s.stages_per_pipe()) + " stages (p*v)");
@@ -89,9 +160,12 @@ std::map<std::string, std::string> config_map(const RunConfig& c, const RunPoint
     os << x;
     return os.str();
   };
-  std::string costs;
-  for (double k : c.stage_cost) costs += (costs.empty() ? "" : ",") + num(k);
-  return {
+  auto list = [&num](const auto& xs) {
+    std::string out;
+    for (const auto& x : xs) out += (out.empty() ? "" : ",") + num(x);
+    return out;
+  };
+  std::map<std::string, std::string> m = {
       {"schedule", pt.schedule},
       {"t", std::to_string(pt.mapping.t)},
       {"p", std::to_string(pt.mapping.p)},
@@ -102,20 +176,37 @@ std::map<std::string, std::string> config_map(const RunConfig& c, const RunPoint
       {"order", c.order},
       {"backend", c.backend},
       {"workload", c.workload},
-      {"tf", num(c.tf)},
-      {"tb", num(c.tb)},
-      {"tw", num(c.tw)},
-      {"t_overlap", num(c.t_overlap < 0 ? c.tf + c.tb : c.t_overlap)},
-      {"stage_cost", costs.empty() ? "uniform" : costs},
-      {"synthetic_mode", c.spin ? "spin" : "sleep"},
-      {"activation_bytes", std::to_string(c.activation_bytes)},
-      {"p2p_bytes", std::to_string(c.p2p_bytes)},
-      {"tp_allreduce_bytes", std::to_string(c.tp_allreduce_bytes)},
-      {"dp_grad_bytes", std::to_string(c.dp_grad_bytes)},
       {"dp_buckets", std::to_string(c.dp_buckets)},
       {"warmup_steps", std::to_string(c.warmup)},
       {"timed_steps", std::to_string(c.steps)},
   };
+  if (c.workload == "transformer") {
+    const auto& md = c.model;
+    m.insert({{"hidden", std::to_string(md.hidden)},
+              {"heads", std::to_string(md.heads)},
+              {"seq", std::to_string(md.seq)},
+              {"micro_batch_size", std::to_string(md.micro_batch)},
+              {"vocab", std::to_string(md.vocab)},
+              {"layers", std::to_string(md.layers)},
+              {"layers_per_stage", list(kernels::split_layers(md.layers, s.stages_per_pipe(), md.layers_per_stage))},
+              {"recompute", kernels::to_string(md.recompute)},
+              {"precision", md.fp64 ? "fp64" : "fp32"},
+              {"lr", num(md.lr)},
+              {"seed", std::to_string(md.seed)},
+              {"blas_threads", std::to_string(c.blas_threads)}});
+    return m;
+  }
+  m.insert({{"tf", num(c.tf)},
+            {"tb", num(c.tb)},
+            {"tw", num(c.tw)},
+            {"t_overlap", num(c.t_overlap < 0 ? c.tf + c.tb : c.t_overlap)},
+            {"stage_cost", c.stage_cost.empty() ? "uniform" : list(c.stage_cost)},
+            {"synthetic_mode", c.spin ? "spin" : "sleep"},
+            {"activation_bytes", std::to_string(c.activation_bytes)},
+            {"p2p_bytes", std::to_string(c.p2p_bytes)},
+            {"tp_allreduce_bytes", std::to_string(c.tp_allreduce_bytes)},
+            {"dp_grad_bytes", std::to_string(c.dp_grad_bytes)}});
+  return m;
 }
 
 std::string config_key(const std::map<std::string, std::string>& config) {

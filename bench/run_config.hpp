@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/memory.hpp"
 #include "analysis/schedule.hpp"
+#include "kernels/transformer_workload.hpp"
 
 namespace pipebench::bench {
 
@@ -41,6 +43,11 @@ struct RunConfig {
   std::uint64_t tp_allreduce_bytes = 0;
   std::uint64_t dp_grad_bytes = 0;
   int dp_buckets = 0;
+
+  // Transformer workload (kernels/transformer_workload.hpp); its tp_size, tp_rank and mb_offset are
+  // set per rank from the mapping.
+  kernels::TransformerWorkloadConfig model;
+  int blas_threads = 1;
 
   int warmup = 1;
   int steps = 3;
@@ -80,5 +87,22 @@ std::string describe(const RunPoint& pt);  // "1f1b 1x4x1 m=8"
 
 // The schedule of a configuration (generated and validated).
 analysis::Schedule make_run_schedule(const RunConfig& c, const RunPoint& pt);
+
+// The transformer model of a configuration on a rank with tensor-parallel index tp_rank.
+kernels::TransformerWorkloadConfig model_config(const RunConfig& c, const RunPoint& pt, int tp_rank = 0);
+
+// What each stage holds per in-flight micro-batch (forward and weight stashes), for the prediction.
+std::vector<analysis::StashBytes> stash_sizes(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s);
+
+// Bytes each pipeline rank needs at its peak: weights, gradients and workspace of its stages (transformer)
+// plus its peak activation memory. For the memory check before anything is allocated.
+std::vector<double> rank_memory_needs(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s);
+
+// Refuses (UsageError) a sweep in which some configuration needs more memory on a rank than
+// `per_rank_bytes` (this node's available memory shared by its ranks); 0 skips the check.
+void check_memory(const RunConfig& c, int world_size, double per_rank_bytes);
+
+// MemAvailable of /proc/meminfo in bytes; 0 where it cannot be read.
+double available_memory_bytes();
 
 }  // namespace pipebench::bench

@@ -3,6 +3,8 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <map>
+#include <tuple>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -10,6 +12,7 @@
 #include "bench/gather.hpp"
 #include "bench/metadata.hpp"
 #include "kernels/synthetic.hpp"
+#include "kernels/transformer_workload.hpp"
 #include "topology/mpi_grid.hpp"
 
 namespace pipebench::bench {
@@ -47,6 +50,40 @@ void inject_failure(const RunConfig& c, int config, int step) {
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
+// The stage workload of this rank. For the transformer, also measures the reference matrix product's
+// FLOP rate (all ranks at once, sharing the cores as the run will) into `blas_rate`.
+std::unique_ptr<kernels::Workload> make_workload(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s,
+                                                 const topology::Coords& me, int pp_rank, const kernels::TpAllReduce& tp,
+                                                 double& blas_rate) {
+  if (c.workload == "transformer") {
+    kernels::TransformerWorkloadConfig m = model_config(c, pt, me.tp);
+    m.mb_offset = me.dp * pt.m;  // data-parallel replicas read different samples
+    // Measured once per shape in a sweep: the configurations of one model share it.
+    static std::map<std::tuple<int, int, int, bool>, double> measured;
+    const auto shape = std::make_tuple(m.seq * m.micro_batch, m.hidden, 4 * m.hidden / m.tp_size, m.fp64);
+    auto it = measured.find(shape);
+    if (it == measured.end())
+      it = measured.emplace(shape, kernels::measure_gemm_rate(std::get<0>(shape), std::get<1>(shape), std::get<2>(shape),
+                                                              m.fp64, 0.2)).first;
+    blas_rate = it->second;
+    return kernels::make_transformer_workload(m, s, pp_rank, tp);
+  }
+  kernels::SyntheticConfig sc;
+  sc.tf = c.tf;
+  sc.tb = c.tb;
+  sc.tw = c.tw;
+  sc.t_overlap = c.t_overlap;
+  sc.v = s.v();
+  sc.stage_mult = c.stage_cost;
+  sc.stages_per_pipe = s.stages_per_pipe();
+  sc.spin = c.spin;
+  sc.activation_bytes = c.activation_bytes;
+  sc.boundary_bytes = c.p2p_bytes;
+  sc.tp_allreduce_bytes = c.tp_allreduce_bytes;
+  sc.grad_bytes = c.dp_grad_bytes;
+  return std::make_unique<kernels::SyntheticWorkload>(sc, tp);
+}
+
 }  // namespace
 
 comm::CommOptions comm_options(const RunConfig& c) {
@@ -69,26 +106,14 @@ Outcome run_configuration(const RunConfig& c, const RunPoint& pt, int index, com
   Outcome o;
   o.schedule = make_run_schedule(c, pt);
   const analysis::Schedule& s = o.schedule;
-  kernels::SyntheticConfig sc;
-  sc.tf = c.tf;
-  sc.tb = c.tb;
-  sc.tw = c.tw;
-  sc.t_overlap = c.t_overlap;
-  sc.v = s.v();
-  sc.stage_mult = c.stage_cost;
-  sc.stages_per_pipe = s.stages_per_pipe();
-  sc.spin = c.spin;
-  sc.activation_bytes = c.activation_bytes;
-  sc.boundary_bytes = c.p2p_bytes;
-  sc.tp_allreduce_bytes = c.tp_allreduce_bytes;
-  sc.grad_bytes = c.dp_grad_bytes;
   std::unique_ptr<Executor> exec;
-  kernels::SyntheticWorkload work(sc, [&exec](void* data, std::size_t n, int elem) { exec->tp_allreduce(data, n, elem); });
+  const kernels::TpAllReduce tp_fn = [&exec](void* data, std::size_t n, int elem) { exec->tp_allreduce(data, n, elem); };
+  RankRecords mine;
+  const auto work = make_workload(c, pt, s, mg.coords(), pp->rank(), tp_fn, mine.blas_rate);
   ExecutorConfig ec;
   ec.dp_buckets = c.dp_buckets;
-  exec = std::make_unique<Executor>(s, *pp, tp.get(), dp.get(), world, work, ec);
+  exec = std::make_unique<Executor>(s, *pp, tp.get(), dp.get(), world, *work, ec);
 
-  RankRecords mine;
   mine.clock = estimate_clock_offset(world);
   mine.host = host_name();
   for (int k = -c.warmup; k < c.steps; ++k) {
@@ -98,18 +123,22 @@ Outcome run_configuration(const RunConfig& c, const RunPoint& pt, int index, com
     else
       mine.timing.push_back(exec->run_step(k, &mine.actions, &mine.comms));
   }
+  mine.figures = work->step_figures();
   auto all = gather_records(world, mine);
   if (world.rank() != 0) return o;
 
   MeasureInput in;
   in.group = pt.schedule == "interleaved" ? c.group : 0;
-  in.nominal = MeasureInput::Nominal{c.tf, c.tb, c.tw, c.t_overlap, c.stage_cost.empty()};
+  if (c.workload == "synthetic") in.nominal = MeasureInput::Nominal{c.tf, c.tb, c.tw, c.t_overlap, c.stage_cost.empty()};
+  in.stash = stash_sizes(c, pt, s);
   for (auto& r : all) {
     in.actions.insert(in.actions.end(), r.actions.begin(), r.actions.end());
     in.comms.insert(in.comms.end(), r.comms.begin(), r.comms.end());
     in.clocks.push_back(r.clock);
     in.timing.push_back(std::move(r.timing));
     in.hosts.push_back(std::move(r.host));
+    in.figures.push_back(std::move(r.figures));
+    in.blas_rate.push_back(r.blas_rate);
   }
   MetadataInput meta;
   meta.command_line = c.command_line;

@@ -7,6 +7,7 @@
 
 #include "analysis/error.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/host_tuning.hpp"
 #include "kernels/transformer_stage.hpp"
 
 namespace pipebench::kernels {
@@ -84,6 +85,7 @@ class TransformerWorkload final : public Workload {
   void begin_step(int) override {
     for (auto& [st, stage] : stages_) stage->zero_grad();
     losses_.clear();
+    model_flops_ = 0;
   }
 
   void forward(int st, int mb, const void* in, void* out) override {
@@ -92,23 +94,27 @@ class TransformerWorkload final : public Workload {
     if (out) Kokkos::deep_copy(wrap(out), y);
     if (stage.config().head) losses_[st].push_back(stage.loss(sample(mb)));
     done(stage.flops().forward);
+    model_flops_ += stage.flops().forward;
   }
   void backward_input(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = at(st);
     const Act gx = stage.backward_input(sample(mb), wrap(grad_out));
     if (grad_in) Kokkos::deep_copy(wrap(grad_in), gx);
     done(stage.flops().backward_input);
+    model_flops_ += stage.flops().backward_input - stage.flops().recompute;
   }
   void backward_weight(int st, int mb) override {
     Stage& stage = at(st);
     stage.backward_weight(sample(mb));
     done(stage.flops().backward_weight);
+    model_flops_ += stage.flops().backward_weight;
   }
   void backward(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = at(st);
     const Act gx = stage.backward(sample(mb), wrap(grad_out));
     if (grad_in) Kokkos::deep_copy(wrap(grad_in), gx);
     done(stage.flops().backward_input + stage.flops().backward_weight);
+    model_flops_ += stage.flops().backward_input - stage.flops().recompute + stage.flops().backward_weight;
   }
   void forward_backward(int f_stage, int f_mb, const void* in, void* out, int b_stage, int b_mb,
                         const void* grad_out, void* grad_in) override {
@@ -150,10 +156,11 @@ class TransformerWorkload final : public Workload {
     for (const auto& [st, losses] : losses_) {
       double sum = 0;
       for (double l : losses) sum += l;
-      f.push_back({st, "loss_sum", sum});
-      f.push_back({st, "loss_count", static_cast<double>(losses.size())});
+      f.push_back({st, FigureKind::loss_sum, sum});
+      f.push_back({st, FigureKind::loss_count, static_cast<double>(losses.size())});
     }
-    for (const auto& [st, stage] : stages_) f.push_back({st, "grad_norm", stage->grad_norm()});
+    for (const auto& [st, stage] : stages_) f.push_back({st, FigureKind::grad_norm, stage->grad_norm()});
+    f.push_back({-1, FigureKind::model_flops, model_flops_});
     return f;
   }
 
@@ -179,7 +186,8 @@ class TransformerWorkload final : public Workload {
   const analysis::Schedule& s_;
   std::map<int, std::unique_ptr<Stage>> stages_;
   std::map<int, std::vector<double>> losses_;
-  double flops_ = 0;
+  double flops_ = 0;        // of the last call, recomputation included (what the hardware did)
+  double model_flops_ = 0;  // this step, without recomputation (what the model needs)
   std::int64_t peak_ = 0;
 };
 
@@ -205,6 +213,19 @@ double gemm_rate(int rows, int inner, int cols, double seconds) {
 }
 
 }  // namespace
+
+KokkosSession::KokkosSession(int blas_threads) {
+  if (!Kokkos::is_initialized()) {
+    Kokkos::initialize();
+    owner_ = true;
+  }
+  set_blas_threads(blas_threads);
+  retain_freed_host_memory();
+}
+
+KokkosSession::~KokkosSession() {
+  if (owner_ && Kokkos::is_initialized()) Kokkos::finalize();
+}
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
                                                     int pp_rank, TpAllReduce tp_allreduce) {

@@ -38,6 +38,20 @@ void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe);
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
                                                     int pp_rank, TpAllReduce tp_allreduce);
 
+// Kokkos for the lifetime of a `pipebench run`: initialised here unless the program already did, and
+// then finalised here. Also sets the host BLAS to `blas_threads` threads (ranks share the cores) and
+// keeps freed host memory for reuse (kernels/host_tuning.hpp).
+class KokkosSession {
+ public:
+  explicit KokkosSession(int blas_threads);
+  ~KokkosSession();
+  KokkosSession(const KokkosSession&) = delete;
+  KokkosSession& operator=(const KokkosSession&) = delete;
+
+ private:
+  bool owner_ = false;
+};
+
 // The largest matrix product of a block ([s*b, h] x [h, 4h]) through KokkosBlas, for `seconds` at least:
 // the reference FLOP rate that model FLOP utilisation is measured against. fp32 or fp64.
 double measure_gemm_rate(int rows, int inner, int cols, bool fp64, double seconds);

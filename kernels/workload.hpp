@@ -62,11 +62,16 @@ class Workload {
   // forward's and its backward's activations at once, which no before/after snapshot shows).
   virtual std::int64_t take_peak_activation_bytes() = 0;
   virtual double last_flops() const { return 0; }          // FLOPs of the last compute call (0: not counted)
-  // Figures of the finished step for the summary: named values such as "loss_sum", "loss_count",
-  // "grad_norm" with the stage they belong to (-1: the rank). May be empty.
+  // Figures of the finished step for the summary, each for a stage (-1: the whole rank). May be empty.
+  enum class FigureKind : std::int32_t {
+    loss_sum,     // sum of the losses of the micro-batches this stage ended (the last stage)
+    loss_count,   // how many
+    grad_norm,    // L2 norm of the stage's weight gradients after the step's sync
+    model_flops,  // FLOPs the model needs for the step, without recomputation (stage -1)
+  };
   struct Figure {
-    int stage = -1;
-    std::string name;
+    std::int32_t stage = -1;
+    FigureKind kind = FigureKind::loss_sum;
     double value = 0;
   };
   virtual std::vector<Figure> step_figures() const { return {}; }

@@ -29,3 +29,34 @@ pipebench_mpirun_test(run_rank_hangs NP 4 RC nonzero ONCE "did not reach"
   MATCH "rank 0: rank\\(s\\) 1 of 4 did not reach the start of step 0 within 2 s"
   ARGS --schedule 1f1b -m 4,8 ${_quick} -o hung.h5 --inject-failure 1:2:0:hang --timeout 2s
   THEN report hung.h5 THEN_MATCH "1 complete run\\(s\\)")
+
+# The transformer workload: bad models are refused before any rank allocates; a run reports its loss,
+# MFU, per-stage times and activation memory measured against the formula.
+set(_model --workload transformer --schedule 1f1b --hidden 16 --heads 2 --seq 8 --vocab 32 --warmup 0 --steps 1)
+pipebench_mpirun_test(run_heads_do_not_divide NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "hidden size 18 is not divisible by the number of heads 4" ARGS ${_model} --hidden 18 --heads 4 -o never.h5)
+pipebench_mpirun_test(run_fewer_layers_than_stages NP 4 RC 2 ONCE "pipebench: error:"
+  MATCH "--layers 3 is fewer than the 4 stages of the pipeline" ARGS ${_model} --layers 3 -o never.h5)
+pipebench_mpirun_test(run_stage_list_sum NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--layers-per-stage sums to 5 layers, the model has --layers 4" ARGS ${_model} --layers 4 --layers-per-stage 2,3 -o never.h5)
+pipebench_mpirun_test(run_model_too_large NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "needs about [0-9.]+ GiB on pipeline rank 0, but this node has [0-9.]+ GiB available per rank"
+  ARGS ${_model} --hidden 16384 --heads 16 --layers 32 -o never.h5)
+pipebench_mpirun_test(run_transformer_reports_model_figures NP 2 RC 0
+  MATCH "#   loss [0-9.]+, MFU [0-9.]+ %.*#   per stage F/backward \\(ms\\): 0:[0-9.]+/[0-9.]+ 1:.*#   peak activations per rank, measured/formula \\(MiB\\): 0:[0-9.]+/[0-9.]+ 1:"
+  ARGS ${_model} --layers 4 -m 4 -o model.h5)
+
+# Flags from a file ([run] section), the command line winning; a flag error is reported once.
+pipebench_mpirun_test(run_config_file NP 2 RC 0
+  MATCH "2 configuration\\(s\\).*0 warm-up \\+ 2 timed steps.* 1  1f1b .* 2  zb-h1 "
+  ARGS --config ${CMAKE_CURRENT_SOURCE_DIR}/data/run_sweep.toml --steps 2 -o cfg.h5
+  THEN report cfg.h5 --run 1 THEN_MATCH "#   tf = 0.0005\n")
+pipebench_mpirun_test(run_flag_error_once NP 2 RC 2 ONCE "pipebench: error:" MATCH "--steps" ARGS --steps abc)
+# --json is the contract of docs/json.md. (No brackets in these regexes: CMake splits lists at them.)
+pipebench_mpirun_test(run_json NP 2 RC 0
+  MATCH "^.\n  {\n    \"schedule\": \"1f1b\",\n    \"p\": 2,\n    \"m\": 4,\n    \"v\": 1,.*\"makespan\": [0-9.e-]+,\n    \"bubble_fraction\": [0-9.e-]+,.*\"analytic_bubble_fraction\": [0-9.e-]+,.*\"ranks\": ..*\"peak_activation_bytes\": 2097152.*\"t\": 1,\n    \"d\": 1,.*\"simulated_bubble_fraction\": [0-9.e-]+"
+  ARGS --schedule 1f1b -m 4 ${_quick} --json -o j.h5)
+# --resume skips what the file already holds and appends the rest.
+pipebench_mpirun_test(run_resume NP 1 RC 0 MATCH " 1  1f1b " ARGS --schedule 1f1b -m 4 ${_quick} -o r.h5
+  THEN run --schedule 1f1b -m 4,8 --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1 --append --resume -o r.h5
+  THEN_MATCH " 2  1f1b  .* 8 .*1f1b 1x1x1 m=4: already in r.h5, skipped \\(--resume\\)")

@@ -10,6 +10,7 @@
 #include "analysis/generators.hpp"
 #include "bench/results.hpp"
 #include "bench/sweep.hpp"
+#include "kernels/transformer_workload.hpp"
 #include "topology/grid.hpp"
 
 using namespace pipebench;
@@ -128,4 +129,40 @@ TEST(Run, ThreeDMappingHasItsGroupsAndCollectives) {
       EXPECT_EQ(a.dp, b.dp);
       EXPECT_EQ(std::abs(a.pp - b.pp), 1);
     }
+}
+
+TEST(Run, TransformerMemoryMatchesItsFormulaAndLossIsScheduleIndependent) {
+  const int p = world_size();
+  const kernels::KokkosSession kokkos(1);
+  auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world");
+  RunConfig c = small_config();
+  c.workload = "transformer";
+  c.steps = 1;
+  c.model.hidden = 16;
+  c.model.heads = 2;
+  c.model.seq = 8;
+  c.model.micro_batch = 1;
+  c.model.vocab = 32;
+  c.model.layers = 2 * p;
+  c.model.fp64 = true;
+  double first_loss = 0;
+  for (const char* name : {"1f1b", "interleaved", "zb-h1", "zbv", "dualpipev"}) {
+    for (auto recompute : {kernels::Recompute::none, kernels::Recompute::full}) {
+      c.model.recompute = recompute;
+      const Outcome o = run_configuration(c, {name, {1, p, 1}, 2 * p, 0}, 1, *world);
+      if (world->rank() != 0) continue;
+      SCOPED_TRACE(std::string(name) + " recompute " + kernels::to_string(recompute));
+      for (const auto& rs : o.run.ranks) {
+        EXPECT_GT(rs.peak_activation_bytes, 0);
+        EXPECT_EQ(rs.peak_activation_bytes, rs.predicted_activation_bytes) << "rank " << rs.global_rank;
+        EXPECT_GT(rs.flop_rate, 0);
+      }
+      const auto& x = o.run.summary.extra;
+      ASSERT_TRUE(x.count("loss"));
+      if (first_loss == 0) first_loss = x.at("loss");
+      EXPECT_NEAR(x.at("loss"), first_loss, 1e-12 * first_loss);
+      EXPECT_TRUE(x.count("mfu"));
+      EXPECT_TRUE(x.count("grad_norm.0"));
+    }
+  }
 }

@@ -101,8 +101,8 @@ TEST(TransformerPipeline, EveryScheduleMatchesTheWholeModel) {
     MPI_Allreduce(mine.data(), all.data(), static_cast<int>(total), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     double loss[2] = {0, 0}, loss_all[2] = {0, 0};
     for (const auto& f : work->step_figures()) {
-      if (f.name == "loss_sum") loss[0] += f.value;
-      if (f.name == "loss_count") loss[1] += f.value;
+      if (f.kind == kernels::Workload::FigureKind::loss_sum) loss[0] += f.value;
+      if (f.kind == kernels::Workload::FigureKind::loss_count) loss[1] += f.value;
     }
     MPI_Allreduce(loss, loss_all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 
