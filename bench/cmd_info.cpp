@@ -1,6 +1,4 @@
 // `pipebench info`: what this build is and what it found, one `key: value` line each (or --json).
-#include <hdf5.h>
-
 #include <iostream>
 #include <string>
 #include <utility>
@@ -9,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/commands.hpp"
+#include "bench/h5.hpp"
 #include "bench/version.hpp"
 #include "comm/build_info.hpp"
 #include "kernels/build_info.hpp"
@@ -16,17 +15,6 @@
 namespace pipebench::bench {
 
 namespace {
-
-std::string hdf5_description() {
-  unsigned maj = 0, min = 0, rel = 0;
-  H5get_libversion(&maj, &min, &rel);
-  std::string s = "HDF5 " + std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
-#ifdef H5_HAVE_PARALLEL
-  return s + " (parallel, MPI-IO)";
-#else
-  return s + " (serial)";
-#endif
-}
 
 std::vector<std::pair<std::string, std::string>> collect() {
   return {
@@ -36,7 +24,7 @@ std::vector<std::pair<std::string, std::string>> collect() {
       {"kokkos", kernels::kokkos_version() + ", " + kernels::kokkos_backends()},
       {"kokkoskernels", kernels::kokkoskernels_version()},
       {"blas", kernels::blas_description()},
-      {"hdf5", hdf5_description()},
+      {"hdf5", h5::library_description()},
       {"nccl", comm::nccl_version()},
       {"cuda", comm::cuda_runtime()},
   };
