@@ -307,6 +307,7 @@ void run_sweep(const Sweep& sw) {
   }
   const auto start = std::chrono::steady_clock::now();
   int ran = 0;
+  std::string last_placement;
   for (int k = 0; k < n; ++k) {
     const RunPoint& pt = sw.points[k];
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -325,7 +326,13 @@ void run_sweep(const Sweep& sw) {
     if (c.json)
       json.push_back(run_json_object(o, pt, id));
     else
-      std::cout << table.row(run_row(id, o.run)) << (c.workload == "transformer" ? workload_notes(o) : "") << std::flush;
+      std::cout << table.row(run_row(id, o.run)) << (c.workload == "transformer" ? workload_notes(o) : "");
+    // Where the groups sit, once per mapping (or whenever a placement needs a warning).
+    const std::string& placement = o.run.metadata["group_placement"];
+    if (!c.json && (placement != last_placement || placement.find("warning") != std::string::npos))
+      std::cout << "#   placement " << pt.mapping.t << "x" << pt.mapping.p << "x" << pt.mapping.d << ": " << placement << '\n';
+    last_placement = placement;
+    std::cout << std::flush;
     if (k + 1 == c.pick) {
       if (!c.trace.empty()) write_chrome_trace(o.run, c.trace);
       if (!c.svg.empty()) write_svg(c.svg, o);

@@ -86,6 +86,18 @@ std::unique_ptr<kernels::Workload> make_workload(const RunConfig& c, const RunPo
 
 }  // namespace
 
+std::string placement_line(const topology::PlacementSummary& s) {
+  std::string line = std::to_string(s.nodes) + " node(s);";
+  for (topology::GroupKind k : topology::kGroupKinds) {
+    const auto& g = s[k];
+    line += std::string(" ") + topology::group_kind_name(k) + " groups spanning nodes " + std::to_string(g.spanning) +
+            "/" + std::to_string(g.groups) + ",";
+  }
+  line += " pipeline links across nodes " + std::to_string(s.pp_links_cross) + "/" + std::to_string(s.pp_links);
+  for (const auto& w : s.warnings) line += "; warning: " + w;
+  return line;
+}
+
 comm::CommOptions comm_options(const RunConfig& c) {
   comm::CommOptions o;
   o.wait.poll_interval = std::chrono::microseconds(c.poll_us);
@@ -149,6 +161,7 @@ Outcome run_configuration(const RunConfig& c, const RunPoint& pt, int index, com
   o.run.config = config_map(c, pt, s);
   o.run.key = config_key(o.run.config);
   o.run.metadata = collect_metadata(meta);
+  o.run.metadata["group_placement"] = placement_line(topology::summarize(grid, mg.placement()));
   o.pred = measure(s, grid, std::move(in), o.run);
   return o;
 }

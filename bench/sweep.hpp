@@ -9,6 +9,7 @@
 #include "bench/run_config.hpp"
 #include "comm/communicator.hpp"
 #include "comm/factory.hpp"
+#include "topology/placement.hpp"
 
 namespace pipebench::bench {
 
@@ -19,6 +20,10 @@ struct Outcome {
 };
 
 comm::CommOptions comm_options(const RunConfig& c);
+
+// One line on where a configuration's groups sit (`pipebench run` prints it, the metadata records it):
+// "2 node(s); tp groups spanning nodes 0/4, pp groups spanning nodes 4/4, dp ..., pipeline links ...".
+std::string placement_line(const topology::PlacementSummary& s);
 
 // Runs configuration `index` (1-based, for fault injection) of the sweep on every rank of `world`
 // (a communicator over MPI_COMM_WORLD). Rank 0 returns the measured run; others return its schedule.

@@ -100,6 +100,10 @@ TEST(Run, ThreeDMappingHasItsGroupsAndCollectives) {
   if (world->rank() != 0) return;
   const topology::Grid grid(2, 2, 2, 1, "tp-pp-dp");
   ASSERT_EQ(o.run.ranks.size(), 8u);
+  EXPECT_EQ(o.run.metadata.at("group_placement").rfind(
+                "1 node(s); tp groups spanning nodes 0/4, pp groups spanning nodes 0/4, dp groups spanning nodes 0/4,", 0),
+            0u)
+      << o.run.metadata.at("group_placement");
   for (const auto& rs : o.run.ranks) {
     const auto want = grid.coords(rs.global_rank);
     EXPECT_EQ(rs.tp, want.tp);
