@@ -29,7 +29,7 @@ void get(const std::vector<char>& in, std::size_t& pos, std::vector<T>& v) {
   pos += sizeof n;
   if (pos + n * sizeof(T) > in.size()) throw Error("gather: truncated records");
   v.resize(n);
-  std::memcpy(static_cast<void*>(v.data()), in.data() + pos, n * sizeof(T));
+  if (n) std::memcpy(static_cast<void*>(v.data()), in.data() + pos, n * sizeof(T));  // data() may be null when empty
   pos += n * sizeof(T);
 }
 
