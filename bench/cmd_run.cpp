@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "analysis/error.hpp"
@@ -267,6 +269,8 @@ Sweep prepare(const Flags& f, const std::string& command_line, int world) {
     sw.points = expand(sw.cfg, world);
     if (world_rank() == 0) {
       check_memory(sw.cfg, world, available_memory_bytes() / local);
+      // The default file goes to results/, made here; a directory the user names must exist.
+      if (f.out.empty()) std::filesystem::create_directories("results");
       check_results_file(sw.cfg.out, sw.cfg.append);
       if (!sw.cfg.trace.empty()) check_writable_dir(sw.cfg.trace, "--trace");
       if (!sw.cfg.svg.empty()) check_writable_dir(sw.cfg.svg, "--svg");
@@ -307,7 +311,7 @@ void run_sweep(const Sweep& sw) {
   }
   const auto start = std::chrono::steady_clock::now();
   int ran = 0;
-  std::string last_placement;
+  std::set<std::string> shown_placements;
   for (int k = 0; k < n; ++k) {
     const RunPoint& pt = sw.points[k];
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -327,11 +331,10 @@ void run_sweep(const Sweep& sw) {
       json.push_back(run_json_object(o, pt, id));
     else
       std::cout << table.row(run_row(id, o.run)) << (c.workload == "transformer" ? workload_notes(o) : "");
-    // Where the groups sit, once per mapping (or whenever a placement needs a warning).
+    // Where the groups sit, once per distinct placement.
     const std::string& placement = o.run.metadata["group_placement"];
-    if (!c.json && (placement != last_placement || placement.find("warning") != std::string::npos))
+    if (!c.json && shown_placements.insert(placement).second)
       std::cout << "#   placement " << pt.mapping.t << "x" << pt.mapping.p << "x" << pt.mapping.d << ": " << placement << '\n';
-    last_placement = placement;
     std::cout << std::flush;
     if (k + 1 == c.pick) {
       if (!c.trace.empty()) write_chrome_trace(o.run, c.trace);
@@ -359,8 +362,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-v,--chunks", f->vs, "Comma list of chunks per rank (default: each schedule's)");
   cmd->add_option("--group", f->group, "Interleaved micro-batch group size (default p)");
   cmd->add_option("--order", f->order, "Rank order, fastest axis first (Megatron style)")->capture_default_str();
-  cmd->add_option("--backend", f->backend, "Communication backend: mpi or nccl")->capture_default_str();
-  cmd->add_option("--workload", f->workload, "Stage workload: synthetic")->capture_default_str();
+  cmd->add_option("--backend", f->backend, "Communication backend: mpi (nccl: not yet usable by run)")->capture_default_str();
+  cmd->add_option("--workload", f->workload, "Stage workload: synthetic or transformer")->capture_default_str();
   cmd->add_option("--tf", f->tf, "Forward time of a rank's whole share (synthetic)")->capture_default_str();
   cmd->add_option("--tb", f->tb, "Full backward time of a rank's whole share")->capture_default_str();
   cmd->add_option("--tw", f->tw, "Weight part of the backward")->capture_default_str();

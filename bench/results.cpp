@@ -292,7 +292,7 @@ void check_results_file(const std::string& path, bool append) {
   if (exists(path)) {
     if (!append)
       throw UsageError("results file '" + path +
-                       "' already exists; pass --append (or --resume) to add runs to it, or choose another file name");
+                       "' already exists; pass --append (with --resume to skip runs it holds) to add runs to it, or choose another file name");
     h5::Id file = open_results(path, true);
     h5::close_file(file);
     return;

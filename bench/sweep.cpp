@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <tuple>
@@ -141,7 +142,8 @@ Outcome run_configuration(const RunConfig& c, const RunPoint& pt, int index, com
 
   MeasureInput in;
   in.group = pt.schedule == "interleaved" ? c.group : 0;
-  if (c.workload == "synthetic") in.nominal = MeasureInput::Nominal{c.tf, c.tb, c.tw, c.t_overlap, c.stage_cost.empty()};
+  const bool uniform = std::all_of(c.stage_cost.begin(), c.stage_cost.end(), [&c](double k) { return k == c.stage_cost[0]; });
+  if (c.workload == "synthetic") in.nominal = MeasureInput::Nominal{c.tf, c.tb, c.tw, c.t_overlap, uniform};
   in.stash = stash_sizes(c, pt, s);
   for (auto& r : all) {
     in.actions.insert(in.actions.end(), r.actions.begin(), r.actions.end());

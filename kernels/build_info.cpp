@@ -62,13 +62,16 @@ std::string blas_description() {
   // Ask the library that really provides sgemm_ in this process (libblas.so.3 is a Debian alternative,
   // so the path tells OpenBLAS from the reference BLAS). If nothing linked it yet, load it the way
   // KokkosKernels will.
-  void* handle = RTLD_DEFAULT;
   void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
-  if (!sgemm && (handle = dlopen("libblas.so.3", RTLD_LAZY | RTLD_LOCAL)) != nullptr) sgemm = dlsym(handle, "sgemm_");
-  if (!handle) handle = RTLD_DEFAULT;
+  void* loaded = nullptr;
+  if (!sgemm && (loaded = dlopen("libblas.so.3", RTLD_LAZY | RTLD_LOCAL)) != nullptr) sgemm = dlsym(loaded, "sgemm_");
   std::string path = "unknown library";
   Dl_info info{};
   if (sgemm && dladdr(sgemm, &info) && info.dli_fname) path = info.dli_fname;
+  // Ask that very library: OpenBLAS may also be loaded through another one (liblapack.so.3) while
+  // sgemm_ comes from the reference BLAS, and a global lookup would then name the wrong one.
+  void* handle = sgemm && info.dli_fname ? dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD) : nullptr;
+  if (!handle) handle = loaded ? loaded : RTLD_DEFAULT;
   using str_fn = char* (*)();
   auto corename = reinterpret_cast<str_fn>(dlsym(handle, "openblas_get_corename"));
   auto config = reinterpret_cast<str_fn>(dlsym(handle, "openblas_get_config"));

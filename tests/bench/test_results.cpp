@@ -192,7 +192,7 @@ TEST_F(Results, ExistingFileWithoutAppendIsRefused) {
   append_run(file, sample_run());
   EXPECT_EQ(usage_error([&] { check_results_file(file, false); }),
             "results file '" + file +
-                "' already exists; pass --append (or --resume) to add runs to it, or choose another file name");
+                "' already exists; pass --append (with --resume to skip runs it holds) to add runs to it, or choose another file name");
   EXPECT_NO_THROW(check_results_file(file, true));
 }
 

@@ -1,0 +1,30 @@
+// Clock offsets by ping-pong: on one host every rank shares rank 0's clock, so the true offset is 0
+// and the estimate must lie within its stated uncertainty (Cristian's bound: half the round trip).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+
+#include "bench/clock_sync.hpp"
+#include "comm/factory.hpp"
+
+using namespace pipebench;
+
+TEST(ClockSync, PingPongEstimateBracketsTheTrueOffset) {
+  auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world");
+  const bench::ClockOffset o = bench::estimate_clock_offset(*world, 10, false);
+  if (world->rank() == 0) {
+    EXPECT_EQ(o.offset, 0.0);
+    EXPECT_EQ(o.uncertainty, 0.0);
+    return;
+  }
+  EXPECT_GT(o.uncertainty, 0.0);
+  EXPECT_LE(std::abs(o.offset), o.uncertainty + 1e-6) << "offset " << o.offset << " s";
+}
+
+TEST(ClockSync, RanksOnRankZerosHostShareItsClock) {
+  auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world");
+  const bench::ClockOffset o = bench::estimate_clock_offset(*world);
+  EXPECT_EQ(o.offset, 0.0);
+  EXPECT_EQ(o.uncertainty, 0.0);
+}
