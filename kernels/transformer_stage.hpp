@@ -57,6 +57,10 @@ class TransformerStage {
   double loss(int mb) const;
   // L2 norm of this stage's weight gradients.
   double grad_norm() const;
+  // Called between layers during F, I and W, so that a caller's communication in flight can progress
+  // while the stage computes (an MPI rendezvous needs both sides to enter MPI). Empty: nothing.
+  void set_between_layers(std::function<void()> fn) { between_layers_ = std::move(fn); }
+
   // Zeroes the gradients and forgets the losses: the start of a training step.
   void zero_grad();
 
@@ -98,6 +102,10 @@ class TransformerStage {
   HeadParams<S, E> head_w_, head_g_;
   std::map<int, MicroBatch> in_flight_;
   std::map<int, double> losses_;
+  std::function<void()> between_layers_;
+  void between_layers() const {
+    if (between_layers_) between_layers_();
+  }
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -204,6 +212,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     } else {
       x = layer_forward<S, E>(shape_, layer_w_[l], x, st.layers[l], cfg_.recompute == Recompute::none, all_reduce_);
     }
+    between_layers();
   }
   if (cfg_.head) {
     losses_[mb] = head_forward<S, E>(tokens(mb), head_w_, x, st.head);
@@ -235,6 +244,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
       ls = std::move(rebuilt);
     }
     dx = layer_backward_input<S, E>(shape_, layer_w_[l], ls, dx, all_reduce_);
+    between_layers();
   }
   st.phase = Phase::input_done;
   Kokkos::fence();
@@ -249,7 +259,10 @@ template <class S, class E>
 void TransformerStage<S, E>::backward_weight(int mb) {
   MicroBatch& st = in_flight(mb, Phase::input_done, "backward_weight");
   if (cfg_.head) head_backward_weight<S, E>(head_g_, st.head);
-  for (std::size_t l = st.layers.size(); l-- > 0;) layer_backward_weight<S, E>(shape_, layer_g_[l], st.layers[l]);
+  for (std::size_t l = st.layers.size(); l-- > 0;) {
+    layer_backward_weight<S, E>(shape_, layer_g_[l], st.layers[l]);
+    between_layers();
+  }
   if (cfg_.embedding)
     embedding_backward_weight<S, E>(
         tokens(mb), as_matrix<Matrix>(st.embedding_grad, shape_.rows(), st.embedding_grad.extent(2)), gwte_, gwpe_);

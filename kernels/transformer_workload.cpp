@@ -71,8 +71,13 @@ class TransformerWorkload final : public Workload {
     typename Stage::AllReduce hook;
     if (tp && c.tp_size > 1)
       hook = [tp](const typename Stage::Matrix& m, TpPoint) { tp(m.data(), m.span() * sizeof(S), sizeof(S)); };
-    for (int st : s.stages_of_rank(pp_rank))
-      stages_.emplace(st, std::make_unique<Stage>(stage_config(c, split, s.depth_of_stage(st)), hook));
+    for (int st : s.stages_of_rank(pp_rank)) {
+      auto stage = std::make_unique<Stage>(stage_config(c, split, s.depth_of_stage(st)), hook);
+      stage->set_between_layers([this] {
+        if (progress_) progress_();
+      });
+      stages_.emplace(st, std::move(stage));
+    }
   }
 
   std::string name() const override { return "transformer"; }
