@@ -13,16 +13,22 @@ ordered_json value_or_null(const analysis::Claim<T>* c) {
   return c && c->value ? ordered_json(*c->value) : ordered_json(nullptr);
 }
 
-}  // namespace
-
-ordered_json summary_json(const analysis::Schedule& s, const analysis::Metrics& metrics,
-                          const analysis::AnalyticFigures* analytic) {
+// The keys that name a schedule, first in every object of the contract.
+ordered_json schedule_keys(const analysis::Schedule& s) {
   ordered_json j;
   j["schedule"] = s.name;
   j["p"] = s.p;
   j["m"] = s.m;
   j["v"] = s.v();
   j["pipes"] = s.pipes;
+  return j;
+}
+
+}  // namespace
+
+ordered_json summary_json(const analysis::Schedule& s, const analysis::Metrics& metrics,
+                          const analysis::AnalyticFigures* analytic) {
+  ordered_json j = schedule_keys(s);
   j["makespan"] = metrics.makespan;
   j["bubble_fraction"] = metrics.bubble_fraction;
   j["max_idle"] = metrics.max_idle();
@@ -81,12 +87,7 @@ ordered_json timeline_json(const analysis::Timeline& timeline) {
 }
 
 ordered_json schedule_json(const analysis::Schedule& s) {
-  ordered_json j;
-  j["schedule"] = s.name;
-  j["p"] = s.p;
-  j["m"] = s.m;
-  j["v"] = s.v();
-  j["pipes"] = s.pipes;
+  ordered_json j = schedule_keys(s);
   j["stage_rank"] = s.stage_rank;
   ordered_json actions = ordered_json::array();
   for (const auto& list : s.actions) {
