@@ -140,30 +140,12 @@ struct Sweep {
   std::vector<char> done;  // --resume: configurations already complete in the file
 };
 
-// Median F and backward (B, or I + W) time of every stage: where a real model's imbalance shows
-// (the embedding on the first stage, the vocabulary projection and loss on the last).
-std::vector<std::pair<double, double>> stage_times(const Outcome& o) {
-  const int S = o.schedule.num_stages();
-  std::vector<std::vector<double>> f(S), b(S), i(S), w(S);
-  for (const auto& a : o.run.actions) {
-    const double d = a.t_end - a.t_start;
-    switch (a.kind) {
-      case analysis::Kind::F: f[a.stage].push_back(d); break;
-      case analysis::Kind::B: b[a.stage].push_back(d); break;
-      case analysis::Kind::I: i[a.stage].push_back(d); break;
-      case analysis::Kind::W: w[a.stage].push_back(d); break;
-      case analysis::Kind::FB: break;
-    }
-  }
-  std::vector<std::pair<double, double>> out;
-  for (int st = 0; st < S; ++st)
-    out.push_back({median(f[st]), b[st].empty() ? median(i[st]) + median(w[st]) : median(b[st])});
-  return out;
-}
-
+// Median F and backward (B, or I + W) time of every stage, as the prediction was fed them: where a
+// real model's imbalance shows (the embedding on the first stage, the vocabulary projection and loss
+// on the last).
 nlohmann::ordered_json stage_times_json(const Outcome& o) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const auto& [f, b] : stage_times(o)) j.push_back({{"forward", f}, {"backward", b}});
+  for (const auto& st : o.pred.costs.stage) j.push_back({{"forward", st.f}, {"backward", st.b}});
   return j;
 }
 
@@ -177,9 +159,9 @@ std::string workload_notes(const Outcome& o) {
                 get("loss"), 100 * get("mfu"), get("model_flops") * 1e-9, get("blas_flop_rate") * 1e-9, get("flop_rate") * 1e-9);
   s += buf;
   s += "#   per stage F/backward (ms):";
-  const auto t = stage_times(o);
+  const auto& t = o.pred.costs.stage;
   for (std::size_t st = 0; st < t.size(); ++st) {
-    std::snprintf(buf, sizeof buf, " %zu:%.2f/%.2f", st, t[st].first * 1e3, t[st].second * 1e3);
+    std::snprintf(buf, sizeof buf, " %zu:%.2f/%.2f", st, t[st].f * 1e3, t[st].b * 1e3);
     s += buf;
   }
   s += "\n#   peak activations per rank, measured/formula (MiB):";

@@ -44,31 +44,38 @@ kernels::TransformerWorkloadConfig model_config(const RunConfig& c, const RunPoi
   return m;
 }
 
-std::vector<analysis::StashBytes> stash_sizes(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s) {
-  if (c.workload != "transformer") {
-    const double b = static_cast<double>(c.activation_bytes / static_cast<std::uint64_t>(s.v()));
-    return std::vector<analysis::StashBytes>(s.num_stages(), {b, b});
-  }
+namespace {
+
+// What one stage of the transformer costs in memory (kernels/transformer_config.hpp), per stage.
+std::vector<kernels::StageMemory> stage_memories(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s) {
   const auto m = model_config(c, pt);
   const auto split = kernels::split_layers(m.layers, s.stages_per_pipe(), m.layers_per_stage);
-  const std::uint64_t elem = m.fp64 ? 8 : 4;
-  std::vector<analysis::StashBytes> out;
-  for (int st = 0; st < s.num_stages(); ++st) {
-    const auto mem = kernels::estimate_memory(kernels::stage_config(m, split, s.depth_of_stage(st)), elem);
-    out.push_back({static_cast<double>(mem.forward_stash), static_cast<double>(mem.weight_stash)});
-  }
+  std::vector<kernels::StageMemory> out;
+  for (int st = 0; st < s.num_stages(); ++st)
+    out.push_back(kernels::estimate_memory(kernels::stage_config(m, split, s.depth_of_stage(st)), m.fp64 ? 8 : 4));
   return out;
 }
 
+std::vector<analysis::StashBytes> stashes(const std::vector<kernels::StageMemory>& mem) {
+  std::vector<analysis::StashBytes> out;
+  for (const auto& x : mem) out.push_back({static_cast<double>(x.forward_stash), static_cast<double>(x.weight_stash)});
+  return out;
+}
+
+}  // namespace
+
+std::vector<analysis::StashBytes> stash_sizes(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s) {
+  if (c.workload == "transformer") return stashes(stage_memories(c, pt, s));
+  const double b = static_cast<double>(c.activation_bytes / static_cast<std::uint64_t>(s.v()));
+  return std::vector<analysis::StashBytes>(s.num_stages(), {b, b});
+}
+
 std::vector<double> rank_memory_needs(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s) {
-  std::vector<double> need = analysis::peak_activation_bytes(s, stash_sizes(c, pt, s));
-  if (c.workload != "transformer") return need;
-  const auto m = model_config(c, pt);
-  const auto split = kernels::split_layers(m.layers, s.stages_per_pipe(), m.layers_per_stage);
-  for (int st = 0; st < s.num_stages(); ++st) {
-    const auto mem = kernels::estimate_memory(kernels::stage_config(m, split, s.depth_of_stage(st)), m.fp64 ? 8 : 4);
-    need[s.stage_rank[st]] += static_cast<double>(mem.weights + mem.grads + mem.workspace);
-  }
+  if (c.workload != "transformer") return analysis::peak_activation_bytes(s, stash_sizes(c, pt, s));
+  const auto mem = stage_memories(c, pt, s);
+  std::vector<double> need = analysis::peak_activation_bytes(s, stashes(mem));
+  for (int st = 0; st < s.num_stages(); ++st)
+    need[s.stage_rank[st]] += static_cast<double>(mem[st].weights + mem[st].grads + mem[st].workspace);
   return need;
 }
 
