@@ -1,5 +1,5 @@
 #pragma once
-// The one exception type of pipebench (DESIGN.md, "Conventions"): library code throws it with a message
+// The one exception type of pipebench (docs/design.md, "Conventions"): library code throws it with a message
 // that names the bad value and what is allowed; `main` prints it once and exits non-zero.
 #include <stdexcept>
 #include <string>

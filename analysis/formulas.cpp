@@ -30,7 +30,7 @@ std::string num(double x) {
 
 bool same(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
 
-// The parameters with per-chunk times (REFERENCE.md's F, B, W, I, F&B are per chunk).
+// The parameters with per-chunk times (docs/formulas.md's F, B, W, I, F&B are per chunk).
 struct Ctx {
   const FormulaParams& q;
   int p, m, v, g;
@@ -202,7 +202,7 @@ AnalyticFigures zbv(const Ctx& c) {
 
 // DualPipeV and DualPipe: a V of P ranks (DualPipe: each half of the ranks) with M micro-batches per
 // direction. The literature states the largest idle of any rank; it holds for W <= I <= F with an
-// overlapped pair no faster than its longer half, as (P-1)(F&B + F - 2W), which is REFERENCE.md's
+// overlapped pair no faster than its longer half, as (P-1)(F&B + F - 2W), which is docs/formulas.md's
 // (P-1)(F&B + B - 3W) when I = F (docs/metrics.md). Rank r runs 2M - 3P + h + 1 overlapped pairs
 // (h its position in the V, one fewer at the V's tip), each saving F + B - F&B of busy time, so the
 // makespan follows from the least busy rank.

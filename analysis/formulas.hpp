@@ -1,5 +1,5 @@
 #pragma once
-// The analytic figures of every schedule (REFERENCE.md, "Bubble and memory per schedule"), each with the
+// The analytic figures of every schedule (docs/formulas.md, "Bubble and memory per schedule"), each with the
 // condition under which it holds. A figure whose condition fails carries no value but the reason, so a
 // caller never prints a number the schedule does not have. docs/metrics.md states every formula, its
 // units and conditions; tests/analysis/test_formula_grid.cpp checks each one against simulate().
@@ -9,7 +9,7 @@
 
 namespace pipebench::analysis {
 
-// What the formulas need. Times are for one rank's whole share of layers (DESIGN.md), as given to
+// What the formulas need. Times are for one rank's whole share of layers (docs/design.md), as given to
 // uniform_costs(): a chunk takes tf/v, tb/v, tw/v, and an overlapped F&B pair t_overlap/v.
 struct FormulaParams {
   std::string schedule;
@@ -34,7 +34,7 @@ struct Claim {
   std::string reason;     // empty when value is set
 };
 
-// The per-rank measure the literature states for a schedule's bubble (DESIGN.md "Metrics").
+// The per-rank measure the literature states for a schedule's bubble (docs/design.md "Metrics").
 enum class IdleMeasure {
   Idle,           // idle_r = T - busy_r, the same on every rank
   MaxIdle,        // max over ranks of idle_r

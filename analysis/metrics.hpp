@@ -1,5 +1,5 @@
 #pragma once
-// The metrics of DESIGN.md ("Metrics"), one definition each, computed from a timeline of one step.
+// The metrics of docs/design.md ("Metrics"), one definition each, computed from a timeline of one step.
 #include <vector>
 
 #include "analysis/timeline.hpp"

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/commands.hpp"
-#include "bench/h5.hpp"
+#include "bench/results/h5.hpp"
 #include "bench/version.hpp"
 #include "comm/build_info.hpp"
 #include "kernels/build_info.hpp"

@@ -6,9 +6,9 @@
 
 #include "analysis/error.hpp"
 #include "bench/commands.hpp"
-#include "bench/report.hpp"
-#include "bench/results.hpp"
-#include "bench/trace.hpp"
+#include "bench/render/report.hpp"
+#include "bench/results/store.hpp"
+#include "bench/render/trace.hpp"
 
 namespace pipebench::bench {
 

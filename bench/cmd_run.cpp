@@ -15,16 +15,16 @@
 #include <thread>
 
 #include "analysis/error.hpp"
-#include "analysis/svg.hpp"
+#include "bench/render/svg.hpp"
 #include "bench/commands.hpp"
-#include "bench/measure.hpp"
+#include "bench/run/measure.hpp"
 #include "bench/parse.hpp"
-#include "bench/report.hpp"
-#include "bench/results.hpp"
-#include "bench/run_config.hpp"
-#include "bench/summary_json.hpp"
-#include "bench/sweep.hpp"
-#include "bench/trace.hpp"
+#include "bench/render/report.hpp"
+#include "bench/results/store.hpp"
+#include "bench/run/plan.hpp"
+#include "bench/render/json.hpp"
+#include "bench/run/configuration.hpp"
+#include "bench/render/trace.hpp"
 #include "comm/factory.hpp"
 #include "kernels/transformer_workload.hpp"
 
@@ -213,12 +213,12 @@ nlohmann::ordered_json run_json_object(const Outcome& o, const RunPoint& pt, int
 }
 
 void write_svg(const std::string& path, const Outcome& o) {
-  analysis::SvgOptions opt;
+  SvgOptions opt;
   opt.time_unit = "s";
   opt.title = o.schedule.name + " measured  p=" + std::to_string(o.schedule.p) + " m=" + std::to_string(o.schedule.m) +
               " v=" + std::to_string(o.schedule.v()) + "  (first timed step, pipeline 0)";
   std::ofstream f(path);
-  f << analysis::render_svg(o.schedule, o.pred.first_step, opt);
+  f << render_svg(o.schedule, o.pred.first_step, opt);
   if (!f) throw Error("cannot write the timeline picture '" + path + "'");
 }
 

@@ -10,7 +10,7 @@
 #include "bench/commands.hpp"
 #include "bench/parse.hpp"
 #include "bench/sim_support.hpp"
-#include "bench/summary_json.hpp"
+#include "bench/render/json.hpp"
 
 namespace pipebench::bench {
 

@@ -14,8 +14,8 @@
 #include "bench/commands.hpp"
 #include "bench/parse.hpp"
 #include "bench/sim_support.hpp"
-#include "bench/table.hpp"
-#include "bench/summary_json.hpp"
+#include "bench/render/table.hpp"
+#include "bench/render/json.hpp"
 
 namespace pipebench::bench {
 

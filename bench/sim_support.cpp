@@ -1,5 +1,5 @@
 #include "bench/sim_support.hpp"
-#include "bench/table.hpp"
+#include "bench/render/table.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/error.hpp"
-#include "analysis/svg.hpp"
+#include "bench/render/svg.hpp"
 #include "analysis/validate.hpp"
 
 namespace pipebench::bench {
@@ -69,9 +69,9 @@ analysis::Schedule make_checked_schedule(const analysis::ScheduleParams& q) {
 TimeDisplay time_display(const Times& t) { return t.seconds ? TimeDisplay{1e3, "ms"} : TimeDisplay{}; }
 
 std::string svg_of(const SimRun& r, const Times& t) {
-  analysis::SvgOptions opt;
+  SvgOptions opt;
   opt.time_unit = t.seconds ? "s" : "units";
-  return analysis::render_svg(r.schedule, r.sim.timeline, opt);
+  return render_svg(r.schedule, r.sim.timeline, opt);
 }
 
 void write_text_file(const std::string& path, const std::string& text, const std::string& flag) {

@@ -1,5 +1,5 @@
 # Finds every dependency of pipebench up front, with a message that names the Debian package when one
-# is missing (DESIGN.md, "Dependencies"). Results are summarised at the end of configuration.
+# is missing (docs/design.md, "Dependencies"). Results are summarised at the end of configuration.
 
 macro(pipebench_require found what package)
   if(NOT ${found})
@@ -23,7 +23,7 @@ find_package(HDF5 COMPONENTS C)
 pipebench_require(HDF5_FOUND "HDF5" "libhdf5-mpich-dev")
 if(NOT HDF5_IS_PARALLEL)
   message(WARNING "pipebench: the HDF5 found (${HDF5_VERSION}) is serial; results are gathered to rank 0 anyway, "
-                  "but install libhdf5-mpich-dev for the parallel build DESIGN.md expects.")
+                  "but install libhdf5-mpich-dev for the parallel build docs/design.md expects.")
 endif()
 add_library(pipebench_hdf5 INTERFACE)
 target_include_directories(pipebench_hdf5 SYSTEM INTERFACE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})

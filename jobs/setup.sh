@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=${1:-release}
 
-# DESIGN.md "Dependencies". MPICH only: libhdf5-mpi-dev would pull in Open MPI.
+# docs/design.md "Dependencies". MPICH only: libhdf5-mpi-dev would pull in Open MPI.
 packages=(build-essential cmake git ccache pkg-config
           mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
           libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libopenblas0-pthread

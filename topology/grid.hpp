@@ -1,10 +1,10 @@
 #pragma once
-// The t x p x d rank grid (DESIGN.md "topology/"): which (tp, pp, dp) coordinates a global rank has and
+// The t x p x d rank grid (docs/design.md "topology/"): which (tp, pp, dp) coordinates a global rank has and
 // which ranks share each kind of group. Pure arithmetic, no MPI, so a 16,384-rank layout can be checked
 // on a laptop.
 //
 // The order string follows Megatron-Core's RankGenerator: axes listed fastest-varying first, and
-//   global_rank = sum_i idx_i * prod_{j<i} size_j            (REFERENCE.md, "Rank order")
+//   global_rank = sum_i idx_i * prod_{j<i} size_j            (docs/formulas.md, "Rank order")
 // cp and ep may appear (Megatron strings such as tp-cp-ep-dp-pp) but always have size 1 here.
 #include <array>
 #include <string>

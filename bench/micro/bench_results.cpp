@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "bench/results.hpp"
+#include "bench/results/store.hpp"
 
 namespace {
 

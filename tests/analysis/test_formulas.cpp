@@ -1,4 +1,4 @@
-// The analytic figures on hand-computed cases (REFERENCE.md) and the conditions that withhold them.
+// The analytic figures on hand-computed cases (docs/formulas.md) and the conditions that withhold them.
 #include <gtest/gtest.h>
 
 #include "analysis/error.hpp"
@@ -21,7 +21,7 @@ FormulaParams params(const char* name, int p, int m, int v = 1, double tf = 1, d
 }  // namespace
 
 TEST(Formulas, GPipeAnd1F1BSeedFigures) {
-  // REFERENCE.md: F=1, B=2: p=4, m=4 -> 21, 42.9 %; p=8, m=64 -> 213, 9.9 %; stage 0 holds 64 / 8.
+  // docs/formulas.md: F=1, B=2: p=4, m=4 -> 21, 42.9 %; p=8, m=64 -> 213, 9.9 %; stage 0 holds 64 / 8.
   for (const char* name : {"gpipe", "1f1b"}) {
     const auto a = analytic_figures(params(name, 4, 4));
     EXPECT_DOUBLE_EQ(*a.makespan.value, 21);

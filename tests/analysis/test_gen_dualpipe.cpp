@@ -102,7 +102,7 @@ TEST(GenDualPipe, ValidOverTheGrid) {
   }
 }
 
-// REFERENCE.md: max rank idle (P-1)(F&B + B - 3W), P = p for DualPipeV, p/2 for DualPipe, times per
+// docs/formulas.md: max rank idle (P-1)(F&B + B - 3W), P = p for DualPipeV, p/2 for DualPipe, times per
 // chunk. The simulator shows it exact when I = F and W <= I (with max(F, B) <= F&B <= F + B), for
 // every m the schedules accept. More generally, for W <= I <= F the max idle is (P-1)(F&B + F - 2W),
 // which is the same figure when I = F (then B = F + W).
@@ -146,7 +146,7 @@ TEST(GenDualPipe, UnitTimeFigures) {
   EXPECT_NEAR(g.max_idle(), 3, 1e-9);  // (p-1)(F&B + B - 3W) = 2 (2.5 + 2 - 3)
 }
 
-// REFERENCE.md: DualPipeV 2p+1 chunks, DualPipe p+1 "in its own units", which are chunks too: a
+// docs/formulas.md: DualPipeV 2p+1 chunks, DualPipe p+1 "in its own units", which are chunks too: a
 // DualPipe chunk is 1/p of the model, the same unit as a 1F1B stage. Both hold it on every rank
 // (the overlapped pair's forward counts before its backward releases).
 TEST(GenDualPipe, PeakInFlightOnEveryRank) {

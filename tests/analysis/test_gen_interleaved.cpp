@@ -1,5 +1,5 @@
 // Interleaved 1F1B (Megatron-Core) and looped BFS (torch): exact lists, equivalence with torch's
-// interleaved schedule, the bubble and memory formulas of REFERENCE.md, constraints, CSV round trips.
+// interleaved schedule, the bubble and memory formulas of docs/formulas.md, constraints, CSV round trips.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -130,7 +130,7 @@ TEST(GenInterleaved, DefaultsAreTwoChunksAndGroupP) {
 }
 
 TEST(GenInterleaved, BubbleAndPeakFormulas) {
-  // REFERENCE.md: idle per rank (p-1)(F+B) with chunk times (1/v of 1F1B's), bubble fraction
+  // docs/formulas.md: idle per rank (p-1)(F+B) with chunk times (1/v of 1F1B's), bubble fraction
   // (p-1)/(v m + p - 1), peak on rank r min(2(p-r-1) + (v-1)g + 1, m v), for every group Megatron accepts.
   struct Times {
     double f, b;

@@ -78,7 +78,7 @@ TEST(GenZb, H1MatchesTorchZeroBubbleWithOneStagePerRank) {
 }
 
 TEST(GenZb, H1IdleSpanAndPeak) {
-  // REFERENCE.md: idle (p-1)(F+B-2W) = (p-1)(F+I-W) on every rank, peak p. Holds for m >= p when
+  // docs/formulas.md: idle (p-1)(F+B-2W) = (p-1)(F+I-W) on every rank, peak p. Holds for m >= p when
   // W <= F and W <= I; rank r's span bubble is (p-1-r) times the same step, as rank r starts r F late.
   const Fiw times[] = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {1, 1, 0.5}, {3, 2, 1}, {1, 1, 0}};
   for (int p = 1; p <= 8; ++p)
@@ -99,7 +99,7 @@ TEST(GenZb, H1IdleSpanAndPeak) {
 }
 
 TEST(GenZb, H2SpanBubbleIsZeroWhenFIWEqual) {
-  // REFERENCE.md's (p-1)(F+B-3W) is the span bubble of rank 0 (the paper's measure): rank r has
+  // docs/formulas.md's (p-1)(F+B-3W) is the span bubble of rank 0 (the paper's measure): rank r has
   // (p-1-r)(F+I-2W). Holds for m >= 2p-1 when W <= F and 2W <= F+I. The idle from the step start is
   // (p-1) max(F, F+I-2W): the last rank starts (p-1)F late in any one-stage-per-rank schedule.
   const Fiw times[] = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {1, 3, 1}, {1, 1, 0.5}, {3, 2, 1}, {2, 1, 1.5}};

@@ -60,7 +60,7 @@ TEST(GenZbv, ValidOverTheWholeGrid) {
   }
 }
 
-// REFERENCE.md: zero span bubble when F = I = W per chunk and m >= 2p. It holds from m = 2p-1 on
+// docs/formulas.md: zero span bubble when F = I = W per chunk and m >= 2p. It holds from m = 2p-1 on
 // (the count torch builds the order for at least). Every rank then starts at
 // (rank) F and ends (p-1-rank) F before the end: idle p-1 chunk forwards, makespan 6m + p - 1.
 TEST(GenZbv, ZeroSpanBubbleWhenPartsAreEqual) {

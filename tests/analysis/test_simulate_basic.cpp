@@ -15,7 +15,7 @@ SimResult unit(const char* name, int p, int m) {
 }  // namespace
 
 TEST(SimulateBasic, SeedFigures) {
-  // REFERENCE.md: p=4, m=4 -> 21, 42.9 %; p=8, m=64 -> 213, 9.9 %, stage 0 holds 64 (GPipe) / 8 (1F1B).
+  // docs/formulas.md: p=4, m=4 -> 21, 42.9 %; p=8, m=64 -> 213, 9.9 %, stage 0 holds 64 (GPipe) / 8 (1F1B).
   for (const char* name : {"gpipe", "1f1b"}) {
     const auto a = unit(name, 4, 4);
     EXPECT_DOUBLE_EQ(a.metrics.makespan, 21);

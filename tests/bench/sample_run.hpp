@@ -3,7 +3,7 @@
 // trace and report tests and by the report command's test files (tests/cli/report_fixtures.cpp).
 #include <string>
 
-#include "bench/records.hpp"
+#include "bench/results/records.hpp"
 
 namespace pipebench::bench::testing {
 

@@ -3,7 +3,7 @@
 
 #include <functional>
 
-#include "bench/h5.hpp"
+#include "bench/results/h5.hpp"
 #include "scratch.hpp"
 
 namespace pipebench::bench {

@@ -1,7 +1,7 @@
 // Run metadata: the environment allow-list, the placement summary and the fields procurement needs.
 #include <gtest/gtest.h>
 
-#include "bench/metadata.hpp"
+#include "bench/results/metadata.hpp"
 #include "bench/version.hpp"
 
 namespace pipebench::bench {

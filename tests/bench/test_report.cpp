@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "analysis/error.hpp"
-#include "bench/report.hpp"
-#include "bench/table.hpp"
+#include "bench/render/report.hpp"
+#include "bench/render/table.hpp"
 #include "sample_run.hpp"
 
 namespace pipebench::bench {

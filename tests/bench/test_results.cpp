@@ -11,8 +11,8 @@
 #include <fstream>
 #include <thread>
 
-#include "bench/h5.hpp"
-#include "bench/results.hpp"
+#include "bench/results/h5.hpp"
+#include "bench/results/store.hpp"
 #include "sample_run.hpp"
 #include "scratch.hpp"
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "analysis/error.hpp"
-#include "bench/trace.hpp"
+#include "bench/render/trace.hpp"
 #include "sample_run.hpp"
 #include "scratch.hpp"
 

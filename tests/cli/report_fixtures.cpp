@@ -6,8 +6,8 @@
 #include <fstream>
 #include <string>
 
-#include "bench/h5.hpp"
-#include "bench/results.hpp"
+#include "bench/results/h5.hpp"
+#include "bench/results/store.hpp"
 #include "bench/sample_run.hpp"
 
 int main(int argc, char** argv) {

@@ -1,5 +1,5 @@
 // Configuration validation and the shape-only formulas: parameters, stash bytes and FLOPs, checked
-// against REFERENCE.md's literature formulas and against numbers worked out by hand.
+// against docs/formulas.md's literature formulas and against numbers worked out by hand.
 #include <gtest/gtest.h>
 
 #include "analysis/error.hpp"
@@ -65,7 +65,7 @@ TEST(TransformerConfig, BadValuesAreNamed) {
 }
 
 TEST(TransformerConfig, ParameterCountIsTheLiteratureFormulaPlusTheUntiedHead) {
-  // REFERENCE.md: 12 L h^2 (1 + 13/(12h) + (V+s)/(12 L h)) with tied embeddings and no final LayerNorm;
+  // docs/formulas.md: 12 L h^2 (1 + 13/(12h) + (V+s)/(12 L h)) with tied embeddings and no final LayerNorm;
   // this model adds an untied output projection (V h) and the final LayerNorm (2h).
   const double L = 4, h = 64, V = 100, s = 32;
   const double literature = 12 * L * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * L * h));
@@ -107,7 +107,7 @@ TEST(TransformerConfig, StashFormulaPerLayer) {
 }
 
 TEST(TransformerConfig, FlopsAreTheLiteratureFormula) {
-  // REFERENCE.md: 72 G L s h^2 (1 + s/(6h) + V/(12 h L)) per iteration of G sequences, no recompute.
+  // docs/formulas.md: 72 G L s h^2 (1 + s/(6h) + V/(12 h L)) per iteration of G sequences, no recompute.
   const TransformerConfig c = ok();
   const double G = c.micro_batch, L = c.layers, s = c.seq, h = c.hidden, V = c.vocab;
   const StageFlops f = stage_flops(c);

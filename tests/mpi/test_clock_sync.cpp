@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "bench/clock_sync.hpp"
+#include "bench/run/clock_sync.hpp"
 #include "comm/factory.hpp"
 
 using namespace pipebench;

@@ -8,8 +8,8 @@
 #include <map>
 
 #include "analysis/generators.hpp"
-#include "bench/results.hpp"
-#include "bench/sweep.hpp"
+#include "bench/results/store.hpp"
+#include "bench/run/configuration.hpp"
 #include "kernels/transformer_workload.hpp"
 #include "topology/grid.hpp"
 

@@ -14,7 +14,7 @@
 #include <map>
 
 #include "analysis/generators.hpp"
-#include "bench/executor.hpp"
+#include "bench/run/executor.hpp"
 #include "comm/factory.hpp"
 #include "kernels/transformer_stage.hpp"
 #include "kernels/transformer_workload.hpp"

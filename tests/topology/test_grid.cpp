@@ -1,4 +1,4 @@
-// Grid arithmetic: REFERENCE.md's examples exactly, round trips under every axis order, bad input.
+// Grid arithmetic: docs/formulas.md's examples exactly, round trips under every axis order, bad input.
 #include <gtest/gtest.h>
 
 #include <algorithm>

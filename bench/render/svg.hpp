@@ -9,7 +9,7 @@
 #include "analysis/schedule.hpp"
 #include "analysis/timeline.hpp"
 
-namespace pipebench::analysis {
+namespace pipebench::bench {
 
 struct SvgOptions {
   // "units" for schedule time units; "s" for seconds, shown in s, ms or µs, whichever reads best.
@@ -30,8 +30,8 @@ inline constexpr double kSvgRowHeight = 26;
 inline constexpr double kSvgRowPitch = 30;
 
 // The width of the time axis that render_svg() uses for these options and this schedule.
-double svg_plot_width(const Schedule& s, const SvgOptions& opt);
+double svg_plot_width(const analysis::Schedule& s, const SvgOptions& opt);
 
-std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOptions& opt = {});
+std::string render_svg(const analysis::Schedule& s, const analysis::Timeline& timeline, const SvgOptions& opt = {});
 
-}  // namespace pipebench::analysis
+}  // namespace pipebench::bench

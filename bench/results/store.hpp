@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/records.hpp"
+#include "bench/results/records.hpp"
 
 namespace pipebench::bench {
 

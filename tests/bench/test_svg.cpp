@@ -7,10 +7,11 @@
 
 #include "analysis/generators.hpp"
 #include "analysis/simulate.hpp"
-#include "analysis/svg.hpp"
+#include "bench/render/svg.hpp"
 #include "analysis/validate.hpp"
 
 using namespace pipebench::analysis;
+using namespace pipebench::bench;
 
 namespace {
 

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "analysis/schedule.hpp"
-#include "bench/measure.hpp"
-#include "bench/records.hpp"
-#include "bench/run_config.hpp"
+#include "bench/run/measure.hpp"
+#include "bench/results/records.hpp"
+#include "bench/run/plan.hpp"
 #include "comm/communicator.hpp"
 #include "comm/factory.hpp"
 #include "topology/placement.hpp"

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/records.hpp"
-#include "bench/results.hpp"
-#include "bench/table.hpp"
+#include "bench/results/records.hpp"
+#include "bench/results/store.hpp"
+#include "bench/render/table.hpp"
 
 namespace pipebench::bench {
 

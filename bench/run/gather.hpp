@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/clock_sync.hpp"
-#include "bench/executor.hpp"
-#include "bench/records.hpp"
+#include "bench/run/clock_sync.hpp"
+#include "bench/run/executor.hpp"
+#include "bench/results/records.hpp"
 #include "comm/communicator.hpp"
 #include "kernels/workload.hpp"
 

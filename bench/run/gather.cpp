@@ -1,4 +1,4 @@
-#include "bench/gather.hpp"
+#include "bench/run/gather.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "bench/report.hpp"
+#include "bench/render/report.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "bench/sweep.hpp"
+#include "bench/run/configuration.hpp"
 
 #include <mpi.h>
 
@@ -10,8 +10,8 @@
 #include <memory>
 #include <thread>
 
-#include "bench/gather.hpp"
-#include "bench/metadata.hpp"
+#include "bench/run/gather.hpp"
+#include "bench/results/metadata.hpp"
 #include "kernels/synthetic.hpp"
 #include "kernels/transformer_workload.hpp"
 #include "topology/mpi_grid.hpp"

@@ -1,4 +1,4 @@
-#include "bench/table.hpp"
+#include "bench/render/table.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "bench/run_config.hpp"
+#include "bench/run/plan.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "bench/trace.hpp"
+#include "bench/render/trace.hpp"
 
 #include <algorithm>
 #include <cerrno>

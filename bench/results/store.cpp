@@ -1,4 +1,4 @@
-#include "bench/results.hpp"
+#include "bench/results/store.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "bench/h5.hpp"
+#include "bench/results/h5.hpp"
 #include "bench/version.hpp"
 
 namespace pipebench::bench {

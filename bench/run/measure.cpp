@@ -1,4 +1,4 @@
-#include "bench/measure.hpp"
+#include "bench/run/measure.hpp"
 
 #include <algorithm>
 #include <map>

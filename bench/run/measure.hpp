@@ -1,5 +1,5 @@
 #pragma once
-// From the records of every rank to the figures of one run (DESIGN.md "Metrics"): clocks aligned to
+// From the records of every rank to the figures of one run (docs/design.md "Metrics"): clocks aligned to
 // rank 0, the metrics of each timed step per pipeline, medians over steps, and the prediction: the
 // simulator fed with the measured median duration of each action kind on each stage and the measured
 // point-to-point time, and the analytic formula.
@@ -11,9 +11,9 @@
 #include "analysis/memory.hpp"
 #include "analysis/schedule.hpp"
 #include "analysis/simulate.hpp"
-#include "bench/clock_sync.hpp"
-#include "bench/executor.hpp"
-#include "bench/records.hpp"
+#include "bench/run/clock_sync.hpp"
+#include "bench/run/executor.hpp"
+#include "bench/results/records.hpp"
 #include "kernels/workload.hpp"
 #include "topology/grid.hpp"
 

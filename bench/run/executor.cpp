@@ -1,4 +1,4 @@
-#include "bench/executor.hpp"
+#include "bench/run/executor.hpp"
 
 #include <mpi.h>
 

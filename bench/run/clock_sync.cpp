@@ -1,4 +1,4 @@
-#include "bench/clock_sync.hpp"
+#include "bench/run/clock_sync.hpp"
 
 #include <mpi.h>
 

@@ -1,4 +1,4 @@
-#include "bench/summary_json.hpp"
+#include "bench/render/json.hpp"
 
 #include <string>
 

@@ -1,10 +1,10 @@
-#include "bench/metadata.hpp"
+#include "bench/results/metadata.hpp"
 
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include "bench/h5.hpp"
+#include "bench/results/h5.hpp"
 #include "bench/version.hpp"
 #include "comm/build_info.hpp"
 #include "kernels/build_info.hpp"

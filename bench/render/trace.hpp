@@ -1,12 +1,12 @@
 #pragma once
-// A run as a Chrome trace (REFERENCE.md, "Timeline format"), for Perfetto or chrome://tracing: one
+// A run as a Chrome trace (docs/formulas.md, "Timeline format"), for Perfetto or chrome://tracing: one
 // process per global rank, compute on its own lanes, sends, receives and collectives on theirs, and a
 // flow arrow from every send to the receive that matched it.
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "bench/records.hpp"
+#include "bench/results/records.hpp"
 
 namespace pipebench::bench {
 

@@ -76,7 +76,7 @@ struct RunSummary {
 struct RunResult {
   std::string key;  // canonical configuration string; equal keys mean the same configuration (--resume)
   std::map<std::string, std::string> config;    // every setting, as text
-  std::map<std::string, std::string> metadata;  // REFERENCE.md "Result metadata"
+  std::map<std::string, std::string> metadata;  // docs/formulas.md "Result metadata"
   std::vector<ActionRecord> actions;
   std::vector<CommRecord> comms;
   std::vector<RankSummary> ranks;

@@ -1,4 +1,4 @@
-#include "analysis/svg.hpp"
+#include "bench/render/svg.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,9 @@
 
 #include "analysis/metrics.hpp"
 
-namespace pipebench::analysis {
+namespace pipebench::bench {
+
+using namespace analysis;  // the schedule and timeline types it draws
 
 namespace {
 
@@ -289,4 +291,4 @@ std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOpt
   return o.str();
 }
 
-}  // namespace pipebench::analysis
+}  // namespace pipebench::bench

@@ -1,5 +1,5 @@
 #pragma once
-// Fixed-width text tables in the nccl-tests style (DESIGN.md, "Conventions"): a header row and a units
+// Fixed-width text tables in the nccl-tests style (docs/design.md, "Conventions"): a header row and a units
 // row that start with '#', so tools that skip comment lines see only data; numbers right-aligned, text
 // left-aligned; columns two spaces apart.
 #include <string>

@@ -1,4 +1,4 @@
-#include "bench/h5.hpp"
+#include "bench/results/h5.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "bench/records.hpp"
+#include "bench/results/records.hpp"
 
 namespace pipebench::bench {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The metadata a procurement report records with every run (REFERENCE.md, "Result metadata that
+// The metadata a procurement report records with every run (docs/formulas.md, "Result metadata that
 // procurement reports record"). Collected once, on rank 0, from what the caller gathered.
 #include <ctime>
 #include <map>

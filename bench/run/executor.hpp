@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "analysis/schedule.hpp"
-#include "bench/records.hpp"
+#include "bench/results/records.hpp"
 #include "comm/communicator.hpp"
 #include "kernels/workload.hpp"
 
