@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
     if (launcher_rank() == 0) std::fprintf(stderr, "pipebench: error: %s\nRun with --help for the allowed flags.\n", e.what());
     return 2;
   } catch (const pipebench::UsageError& e) {
-    std::fprintf(stderr, "pipebench: error: %s\n", e.what());
+    // Flags are parsed straight into their fields, so a bad value lands here, on every rank.
+    if (launcher_rank() == 0) std::fprintf(stderr, "pipebench: error: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: error: %s\n", e.what());

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -111,7 +112,7 @@ Duration parse_duration(const std::string& text, const std::string& flag, bool z
   const std::string allowed = std::string("expected a time ") + (zero_ok ? ">= 0" : "> 0") +
                               ": a number of time units, or one with a unit ns, us, ms or s (e.g. 2ms, 1.5s)";
   if (!split_number(trim(text), v, unit) || v < 0 || (v == 0 && !zero_ok)) bad(flag, text, allowed);
-  if (unit.empty()) return {v, false};
+  if (unit.empty()) return {v, false, text};
   double scale = 0;
   if (unit == "s") {
     scale = 1;
@@ -124,7 +125,27 @@ Duration parse_duration(const std::string& text, const std::string& flag, bool z
   } else {
     bad(flag, text, allowed);
   }
-  return {v * scale, true};
+  return {v * scale, true, text};
+}
+
+std::string to_text(const Duration& d) {
+  if (!d.text.empty()) return d.text;
+  char buf[32];
+  if (!d.has_unit) {
+    std::snprintf(buf, sizeof buf, "%g", d.value);
+  } else {
+    const double v = d.value;
+    const double a = std::abs(v);
+    if (a >= 1 || a == 0)
+      std::snprintf(buf, sizeof buf, "%gs", v);
+    else if (a >= 1e-3)
+      std::snprintf(buf, sizeof buf, "%gms", v * 1e3);
+    else if (a >= 1e-6)
+      std::snprintf(buf, sizeof buf, "%gus", v * 1e6);
+    else
+      std::snprintf(buf, sizeof buf, "%gns", v * 1e9);
+  }
+  return buf;
 }
 
 std::vector<Duration> parse_duration_list(const std::string& text, const std::string& flag, bool zero_ok) {
@@ -156,6 +177,23 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& flag) {
 
 std::vector<std::uint64_t> parse_bytes_list(const std::string& text, const std::string& flag) {
   return each<std::uint64_t>(text, flag, [&](const std::string& s) { return parse_bytes(s, flag); });
+}
+
+Mapping parse_mapping(const std::string& text, const std::string& flag) {
+  Mapping m;
+  char x1 = 0, x2 = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c%d%c", &m.t, &x1, &m.p, &x2, &m.d, &extra) != 5 || x1 != 'x' || x2 != 'x' ||
+      m.t < 1 || m.p < 1 || m.d < 1)
+    bad(flag, text, "expected TxPxD with positive integers, e.g. 2x2x1");
+  return m;
+}
+
+std::vector<Mapping> parse_mapping_list(const std::string& text, const std::string& flag) {
+  return each<Mapping>(text, flag, [&](const std::string& s) { return parse_mapping(s, flag); });
+}
+
+std::string to_string(const Mapping& m) {
+  return std::to_string(m.t) + "x" + std::to_string(m.p) + "x" + std::to_string(m.d);
 }
 
 Times parse_times(const TimeFlags& f) {

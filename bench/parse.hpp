@@ -24,7 +24,11 @@ std::vector<double> parse_number_list(const std::string& text, const std::string
 struct Duration {
   double value = 0;
   bool has_unit = false;
+  std::string text;  // as given, for messages ("" for a default set in code)
 };
+inline Duration seconds(double s) { return {s, true, ""}; }
+// "2ms", "500us", "1.5s" (the unit that reads best) or a plain number of time units.
+std::string to_text(const Duration& d);
 Duration parse_duration(const std::string& text, const std::string& flag, bool zero_ok = false);
 std::vector<Duration> parse_duration_list(const std::string& text, const std::string& flag, bool zero_ok = false);
 
@@ -32,6 +36,14 @@ std::vector<Duration> parse_duration_list(const std::string& text, const std::st
 // powers of 1024; K/M/G/T alone mean the decimal ones). Must be a whole number of bytes >= 1.
 std::uint64_t parse_bytes(const std::string& text, const std::string& flag);
 std::vector<std::uint64_t> parse_bytes_list(const std::string& text, const std::string& flag);
+
+// A t x p x d rank mapping: "2x2x1" (TxPxD, positive integers).
+struct Mapping {
+  int t = 1, p = 1, d = 1;
+};
+Mapping parse_mapping(const std::string& text, const std::string& flag);
+std::vector<Mapping> parse_mapping_list(const std::string& text, const std::string& flag);
+std::string to_string(const Mapping& m);  // "2x2x1"
 
 // The time flags of `simulate` and `schedule` as given (--tf --tb --tw --t-overlap --p2p-time
 // --stage-cost); empty means not given. tf, tb, tw default to 1, 2, 1 time units.

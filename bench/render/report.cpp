@@ -1,5 +1,9 @@
 #include "bench/render/report.hpp"
 
+#include <type_traits>
+
+#include "bench/render/record_json.hpp"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -32,36 +36,41 @@ std::string us(double seconds) { return fixed(seconds * 1e6, 1); }
 std::string percent(double fraction) { return fixed(fraction * 100, 2); }
 std::string mib(std::int64_t bytes) { return fixed(static_cast<double>(bytes) / (1 << 20), 1); }
 
-Table ranks_table() {
-  return Table({{"rank", ""},
-                {"tp", ""},
-                {"pp", ""},
-                {"dp", ""},
-                {"host", "", false},
-                {"busy", "ms"},
-                {"idle", "ms"},
-                {"span", "ms"},
-                {"inflight", "chunks"},
-                {"predicted", "chunks"},
-                {"actmem", "MiB"},
-                {"predicted", "MiB"},
-                {"achieved", "GFLOP/s"},
-                {"offset", "us"},
-                {"uncert", "us"}});
+// A field as a table cell, in the unit its declaration names.
+template <class T>
+std::string cell(const T& v, Show show) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return v.empty() ? "-" : v;
+  } else {
+    switch (show) {
+      case Show::ms: return ms(static_cast<double>(v));
+      case Show::us: return us(static_cast<double>(v));
+      case Show::mib: return mib(static_cast<std::int64_t>(v));
+      case Show::gflops: return v > 0 ? fixed(static_cast<double>(v) * 1e-9, 2) : "-";
+      case Show::plain: break;
+    }
+    return std::to_string(v);
+  }
 }
 
-nlohmann::ordered_json summary_json(const RunSummary& s) {
-  nlohmann::ordered_json j = {{"step_time", s.step_time},
-                              {"makespan", s.makespan},
-                              {"bubble_measured", s.bubble_measured},
-                              {"bubble_simulated", s.bubble_simulated},
-                              {"bubble_formula", nullptr},
-                              {"simulated_makespan", s.simulated_makespan},
-                              {"dp_sync_time", s.dp_sync_time},
-                              {"extra", nlohmann::ordered_json::object()}};
-  if (s.bubble_formula) j["bubble_formula"] = *s.bubble_formula;
-  for (const auto& [k, v] : s.extra) j["extra"][k] = v;
-  return j;
+// The table of a record type: one column per field that names one, in declaration order.
+template <class Record>
+std::string record_table(const std::vector<Record>& records) {
+  std::vector<Column> columns;
+  for_each_field<Record>([&](const auto& fd) {
+    if (!fd.column) return;
+    using T = std::decay_t<decltype(std::declval<Record>().*fd.member)>;
+    columns.push_back({fd.column, fd.unit, !std::is_same_v<T, std::string>});
+  });
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : records) {
+    rows.emplace_back();
+    for_each_field<Record>([&](const auto& fd) {
+      if (fd.column) rows.back().push_back(cell(r.*fd.member, fd.show));
+    });
+  }
+  Table t(std::move(columns));
+  return t.render(rows);
 }
 
 }  // namespace
@@ -134,15 +143,7 @@ std::string render_run(const std::string& path, int id, const RunResult& run) {
          " communications\n# config:\n";
   for (const auto& [k, v] : run.config) out += "#   " + k + " = " + v + "\n";
   out += "# per rank: busy, idle and span bubble are medians over timed steps; offset and uncert: clock vs rank 0\n";
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& r : run.ranks)
-    rows.push_back({std::to_string(r.global_rank), std::to_string(r.tp), std::to_string(r.pp), std::to_string(r.dp),
-                    r.host.empty() ? "-" : r.host, ms(r.busy), ms(r.idle), ms(r.span_bubble),
-                    std::to_string(r.peak_inflight), std::to_string(r.predicted_peak_inflight),
-                    mib(r.peak_activation_bytes), mib(r.predicted_activation_bytes),
-                    r.flop_rate > 0 ? fixed(r.flop_rate * 1e-9, 2) : "-", us(r.clock_offset), us(r.clock_uncertainty)});
-  Table t = ranks_table();
-  out += t.render(rows);
+  out += record_table(run.ranks);
   out += "# metadata:\n";
   for (const auto& [k, v] : run.metadata) out += "#   " + k + ": " + v + "\n";
   return out;
@@ -153,7 +154,7 @@ nlohmann::ordered_json run_json(int id, const RunResult& run, bool with_ranks) {
   nlohmann::ordered_json j = {{"id", id},
                               {"key", run.key},
                               {"config", run.config},
-                              {"summary", summary_json(run.summary)},
+                              {"summary", record_json(run.summary)},
                               {"peak_inflight", p.inflight},
                               {"predicted_peak_inflight", p.predicted},
                               {"peak_activation_bytes", p.bytes}};
@@ -161,23 +162,8 @@ nlohmann::ordered_json run_json(int id, const RunResult& run, bool with_ranks) {
   j["metadata"] = run.metadata;
   j["actions"] = run.actions.size();
   j["comms"] = run.comms.size();
-  j["ranks"] = nlohmann::ordered_json::array();
-  for (const auto& r : run.ranks)
-    j["ranks"].push_back({{"global_rank", r.global_rank},
-                          {"tp", r.tp},
-                          {"pp", r.pp},
-                          {"dp", r.dp},
-                          {"host", r.host},
-                          {"busy", r.busy},
-                          {"idle", r.idle},
-                          {"span_bubble", r.span_bubble},
-                          {"peak_inflight", r.peak_inflight},
-                          {"predicted_peak_inflight", r.predicted_peak_inflight},
-                          {"peak_activation_bytes", r.peak_activation_bytes},
-                          {"predicted_activation_bytes", r.predicted_activation_bytes},
-                          {"flop_rate", r.flop_rate},
-                          {"clock_offset", r.clock_offset},
-                          {"clock_uncertainty", r.clock_uncertainty}});
+  j["stages"] = records_json(run.stages);
+  j["ranks"] = records_json(run.ranks);
   return j;
 }
 

@@ -25,7 +25,6 @@ using nlohmann::json;
 // Lanes of one process, in display order.
 enum Category { kCompute = 0, kSend = 1, kRecv = 2, kCollective = 3, kNumCategories = 4 };
 constexpr const char* kCategoryName[kNumCategories] = {"compute", "send", "recv", "collective"};
-constexpr const char* kGroupName[3] = {"pp", "tp", "dp"};
 
 struct Event {
   int pid = 0;
@@ -57,7 +56,6 @@ std::map<int, double> step_offsets(const RunResult& run) {
 
 std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
 
-const char* group_name(std::int32_t g) { return g >= 0 && g < 3 ? kGroupName[g] : "?"; }
 
 Event action_event(const ActionRecord& a, double offset) {
   analysis::Action act{a.kind, a.stage, a.mb, a.b_stage, a.b_mb};
@@ -84,9 +82,9 @@ Event comm_event_of(const CommRecord& c, double offset) {
   e.start = to_ns(c.t_posted + offset);
   e.end = std::max(e.start, to_ns(c.t_done + offset));
   std::string name = comm_kind_name(c.kind);
-  json args = {{"step", c.step}, {"bytes", c.bytes}, {"group", group_name(c.group)}};
+  json args = {{"step", c.step}, {"bytes", c.bytes}, {"group", comm_group_name(c.group)}};
   if (e.category == kCollective) {
-    name += std::string(" ") + group_name(c.group);
+    name += std::string(" ") + comm_group_name(c.group);
   } else {
     name += (c.kind == CommKind::Send ? " to " : " from ") + std::to_string(c.peer);
     args["peer"] = c.peer;

@@ -1,7 +1,7 @@
 #pragma once
 // What one `pipebench run` configuration produces: raw records, per-rank and overall summaries, and the
-// configuration and metadata that make it reproducible. The executor fills it; results.hpp writes and
-// reads it (HDF5); report and trace render it.
+// configuration and metadata that make it reproducible. The executor and the measurement fill it;
+// store.hpp writes and reads it (HDF5); bench/render/ shows it.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -9,8 +9,12 @@
 #include <vector>
 
 #include "analysis/schedule.hpp"
+#include "bench/results/fields.hpp"
 
 namespace pipebench::bench {
+
+// Every record declares its fields once in fields() (bench/results/fields.hpp); the HDF5 layout, JSON,
+// text tables and equality follow from that list. docs/results-schema.md gives the meaning of each.
 
 // One executed action. Times are seconds on rank 0's clock, relative to the start of its timed step.
 struct ActionRecord {
@@ -25,12 +29,27 @@ struct ActionRecord {
   std::int32_t b_mb = -1;
   double t_start = 0;
   double t_end = 0;
-  double flops = 0;                  // 0 where the workload does not count them
+  double flops = 0;                   // 0 where the workload does not count them
   std::int64_t activation_bytes = 0;  // the most bytes this rank held for activations during the action
+
+  static constexpr auto fields() {
+    using R = ActionRecord;
+    return std::make_tuple(field("step", &R::step), field("rank", &R::rank), field("global_rank", &R::global_rank),
+                           field("stage", &R::stage), field("chunk", &R::chunk), field("mb", &R::mb),
+                           field("kind", &R::kind), field("b_stage", &R::b_stage), field("b_mb", &R::b_mb),
+                           field("t_start", &R::t_start), field("t_end", &R::t_end), field("flops", &R::flops),
+                           field("activation_bytes", &R::activation_bytes));
+  }
 };
 
 enum class CommKind : std::int32_t { Send = 0, Recv = 1, AllReduce = 2, Barrier = 3, AllGather = 4, ReduceScatter = 5 };
+inline constexpr int kNumCommKinds = 6;
 const char* comm_kind_name(CommKind k);
+
+// The group a communication ran in. Its numbering is part of the results schema.
+enum class CommGroup : std::int32_t { pp = 0, tp = 1, dp = 2 };
+inline constexpr int kNumCommGroups = 3;
+const char* comm_group_name(CommGroup g);
 
 // One communication: posted when the non-blocking call was made, done when its wait returned.
 struct CommRecord {
@@ -38,7 +57,7 @@ struct CommRecord {
   std::int32_t global_rank = 0;
   std::int32_t peer = -1;  // global rank of the peer for send/recv, -1 for collectives
   CommKind kind = CommKind::Send;
-  std::int32_t group = 0;  // 0 pp, 1 tp, 2 dp
+  CommGroup group = CommGroup::pp;
   std::int64_t bytes = 0;
   std::int32_t stage = -1;  // the stage and micro-batch the message belongs to, -1 for collectives
   std::int32_t mb = -1;
@@ -46,6 +65,14 @@ struct CommRecord {
   double t_posted = 0;
   double t_wait = 0;        // receives: when the action that needs the message started waiting for it
   double t_done = 0;
+
+  static constexpr auto fields() {
+    using R = CommRecord;
+    return std::make_tuple(field("step", &R::step), field("global_rank", &R::global_rank), field("peer", &R::peer),
+                           field("kind", &R::kind), field("group", &R::group), field("bytes", &R::bytes),
+                           field("stage", &R::stage), field("mb", &R::mb), field("tag", &R::tag),
+                           field("t_posted", &R::t_posted), field("t_wait", &R::t_wait), field("t_done", &R::t_done));
+  }
 };
 
 struct RankSummary {
@@ -60,6 +87,35 @@ struct RankSummary {
   double clock_offset = 0;       // seconds added to this rank's clock to get rank 0's
   double clock_uncertainty = 0;  // half the best ping-pong round trip
   std::string host;
+
+  static constexpr auto fields() {
+    using R = RankSummary;
+    return std::make_tuple(
+        field("global_rank", &R::global_rank, "rank"), field("tp", &R::tp, "tp"), field("pp", &R::pp, "pp"),
+        field("dp", &R::dp, "dp"), field("host", &R::host, "host"), field("busy", &R::busy, "busy", Show::ms, "ms"),
+        field("idle", &R::idle, "idle", Show::ms, "ms"), field("span_bubble", &R::span_bubble, "span", Show::ms, "ms"),
+        field("peak_inflight", &R::peak_inflight, "inflight", Show::plain, "chunks"),
+        field("predicted_peak_inflight", &R::predicted_peak_inflight, "predicted", Show::plain, "chunks"),
+        field("peak_activation_bytes", &R::peak_activation_bytes, "actmem", Show::mib, "MiB"),
+        field("predicted_activation_bytes", &R::predicted_activation_bytes, "predicted", Show::mib, "MiB"),
+        field("flop_rate", &R::flop_rate, "achieved", Show::gflops, "GFLOP/s"),
+        field("clock_offset", &R::clock_offset, "offset", Show::us, "us"),
+        field("clock_uncertainty", &R::clock_uncertainty, "uncert", Show::us, "us"));
+  }
+};
+
+// What the prediction was fed for one stage of a pipeline: its median measured times, seconds.
+struct StageSummary {
+  std::int32_t stage = 0;
+  double forward = 0;   // F
+  double backward = 0;  // B, or I + W
+  double weight = 0;    // W (0 where the backward ran whole)
+
+  static constexpr auto fields() {
+    using R = StageSummary;
+    return std::make_tuple(field("stage", &R::stage), field("forward", &R::forward), field("backward", &R::backward),
+                           field("weight", &R::weight));
+  }
 };
 
 struct RunSummary {
@@ -67,28 +123,49 @@ struct RunSummary {
   double makespan = 0;
   double bubble_measured = 0;
   double bubble_simulated = 0;
-  std::optional<double> bubble_formula;  // none where no formula holds
   double simulated_makespan = 0;
   double dp_sync_time = 0;
-  std::map<std::string, double> extra;  // workload-specific figures (loss, FLOP/s, ...)
+  std::int32_t pipes = 1;  // model copies per pipeline (2 for DualPipe)
+  // The analytic formula's figures (docs/formulas.md), none where no formula holds; notes say why.
+  std::optional<double> bubble_formula;
+  std::optional<double> analytic_makespan;
+  std::optional<double> analytic_idle;
+  std::vector<std::int32_t> analytic_peak_inflight;  // per pipeline rank; empty where no formula holds
+  std::string analytic_idle_measure;  // which idle the formula states (analysis::idle_measure_name)
+  std::string analytic_source;
+  std::map<std::string, std::string> analytic_notes;
+  std::map<std::string, double> extra;  // workload-specific figures (loss, FLOP/s, ...: docs/json.md)
+
+  static constexpr auto fields() {
+    using R = RunSummary;
+    return std::make_tuple(
+        field("step_time", &R::step_time), field("makespan", &R::makespan),
+        field("bubble_measured", &R::bubble_measured), field("bubble_simulated", &R::bubble_simulated),
+        field("simulated_makespan", &R::simulated_makespan), field("dp_sync_time", &R::dp_sync_time),
+        field("pipes", &R::pipes), field("bubble_formula", &R::bubble_formula),
+        field("analytic_makespan", &R::analytic_makespan), field("analytic_idle", &R::analytic_idle),
+        field("analytic_peak_inflight", &R::analytic_peak_inflight),
+        field("analytic_idle_measure", &R::analytic_idle_measure), field("analytic_source", &R::analytic_source),
+        field("analytic_notes", &R::analytic_notes), field("extra", &R::extra));
+  }
 };
 
 struct RunResult {
   std::string key;  // canonical configuration string; equal keys mean the same configuration (--resume)
   std::map<std::string, std::string> config;    // every setting, as text
-  std::map<std::string, std::string> metadata;  // docs/formulas.md "Result metadata"
+  std::map<std::string, std::string> metadata;  // docs/results-schema.md "Metadata"
+  RunSummary summary;
+  std::vector<RankSummary> ranks;
+  std::vector<StageSummary> stages;  // pipeline 0's stages, as the prediction was fed them
   std::vector<ActionRecord> actions;
   std::vector<CommRecord> comms;
-  std::vector<RankSummary> ranks;
-  RunSummary summary;
 };
 
-// Field-by-field equality (doubles compared exactly): a run read back from a file must equal the one
-// written.
-bool operator==(const ActionRecord& a, const ActionRecord& b);
-bool operator==(const CommRecord& a, const CommRecord& b);
-bool operator==(const RankSummary& a, const RankSummary& b);
-bool operator==(const RunSummary& a, const RunSummary& b);
+inline bool operator==(const ActionRecord& a, const ActionRecord& b) { return fields_equal(a, b); }
+inline bool operator==(const CommRecord& a, const CommRecord& b) { return fields_equal(a, b); }
+inline bool operator==(const RankSummary& a, const RankSummary& b) { return fields_equal(a, b); }
+inline bool operator==(const StageSummary& a, const StageSummary& b) { return fields_equal(a, b); }
+inline bool operator==(const RunSummary& a, const RunSummary& b) { return fields_equal(a, b); }
 bool operator==(const RunResult& a, const RunResult& b);
 
 }  // namespace pipebench::bench

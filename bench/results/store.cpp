@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <thread>
+#include <type_traits>
 
 #include "bench/results/h5.hpp"
 #include "bench/version.hpp"
@@ -23,104 +24,157 @@ namespace {
 constexpr const char* kVersionAttr = "pipebench_schema_version";
 constexpr const char* kSchemaText =
     "pipebench results. /runs/<id> (6-digit, from 000001) holds one benchmark run: attributes key, the "
-    "summary figures (seconds; bubble fractions 0..1; bubble_formula absent where no formula holds) and "
-    "complete=1, written last (ignore runs without it); groups config and metadata (one string attribute "
-    "per entry) and extra (float64 attributes); compound datasets actions, comms and ranks (times in "
+    "summary figures (seconds; bubble fractions 0..1; analytic figures absent where no formula holds) and "
+    "complete=1, written last (ignore runs without it); groups config, metadata and analytic_notes (one "
+    "string attribute per entry) and extra (float64 attributes); compound datasets actions, comms, ranks "
+    "and stages (times in "
     "seconds on rank 0's clock from the start of each timed step). See docs/results-schema.md.";
 
-// The scalar figures of RunSummary, by attribute name.
-struct SummaryField {
-  const char* name;
-  double RunSummary::*member;
-};
-constexpr SummaryField kSummaryFields[] = {
-    {"step_time", &RunSummary::step_time},
-    {"makespan", &RunSummary::makespan},
-    {"bubble_measured", &RunSummary::bubble_measured},
-    {"bubble_simulated", &RunSummary::bubble_simulated},
-    {"simulated_makespan", &RunSummary::simulated_makespan},
-    {"dp_sync_time", &RunSummary::dp_sync_time},
-};
+// The HDF5 types of the record fields (docs/results-schema.md): enumerations for kinds and groups,
+// variable-length UTF-8 for text, native integers and doubles for the rest.
+class Types {
+ public:
+  Types() {
+    std::vector<const char*> kinds, comm_kinds, groups;
+    for (int k = 0; k < analysis::kNumKinds; ++k) kinds.push_back(analysis::kind_name(static_cast<analysis::Kind>(k)));
+    for (int k = 0; k < kNumCommKinds; ++k) comm_kinds.push_back(comm_kind_name(static_cast<CommKind>(k)));
+    for (int g = 0; g < kNumCommGroups; ++g) groups.push_back(comm_group_name(static_cast<CommGroup>(g)));
+    static_assert(sizeof(analysis::Kind) == 1 && sizeof(CommKind) == 4 && sizeof(CommGroup) == 4,
+                  "enum sizes are part of the schema");
+    kind_ = h5::enum_type(H5T_NATIVE_UINT8, kinds);
+    comm_kind_ = h5::enum_type(H5T_NATIVE_INT32, comm_kinds);
+    group_ = h5::enum_type(H5T_NATIVE_INT32, groups);
+    string_ = h5::string_type();
+  }
+  hid_t of(const std::int32_t*) const { return H5T_NATIVE_INT32; }
+  hid_t of(const std::int64_t*) const { return H5T_NATIVE_INT64; }
+  hid_t of(const double*) const { return H5T_NATIVE_DOUBLE; }
+  hid_t of(const analysis::Kind*) const { return kind_.get(); }
+  hid_t of(const CommKind*) const { return comm_kind_.get(); }
+  hid_t of(const CommGroup*) const { return group_.get(); }
+  hid_t of(const std::string*) const { return string_.get(); }
 
-// RankSummary holds a std::string, so it goes through this plain row.
-struct RankRow {
-  std::int32_t global_rank, tp, pp, dp;
-  double busy, idle, span_bubble;
-  std::int32_t peak_inflight, predicted_peak_inflight;
-  std::int64_t peak_activation_bytes, predicted_activation_bytes;
-  double flop_rate;
-  double clock_offset, clock_uncertainty;
-  char* host;
-};
-
-// The three record tables, in memory layout, which is also their file layout.
-struct Types {
-  h5::Id action, comm, rank;
+ private:
+  h5::Id kind_, comm_kind_, group_, string_;
 };
 
-#define PB_MEMBER(type, T, field, h5type) h5::insert_member(type.get(), #field, offsetof(T, field), h5type)
-
-Types make_types() {
-  std::vector<const char*> kinds, comm_kinds;
-  for (int k = 0; k < analysis::kNumKinds; ++k) kinds.push_back(analysis::kind_name(static_cast<analysis::Kind>(k)));
-  for (int k = 0; k <= static_cast<int>(CommKind::ReduceScatter); ++k) comm_kinds.push_back(comm_kind_name(static_cast<CommKind>(k)));
-  static_assert(sizeof(analysis::Kind) == 1 && sizeof(CommKind) == 4, "enum sizes are part of the schema");
-  const h5::Id kind = h5::enum_type(H5T_NATIVE_UINT8, kinds);
-  const h5::Id comm_kind = h5::enum_type(H5T_NATIVE_INT32, comm_kinds);
-  const h5::Id group = h5::enum_type(H5T_NATIVE_INT32, {"pp", "tp", "dp"});
-  const h5::Id str = h5::string_type();
-  const hid_t i32 = H5T_NATIVE_INT32, i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
-
-  Types t;
-  t.action = h5::compound_type(sizeof(ActionRecord));
-  PB_MEMBER(t.action, ActionRecord, step, i32);
-  PB_MEMBER(t.action, ActionRecord, rank, i32);
-  PB_MEMBER(t.action, ActionRecord, global_rank, i32);
-  PB_MEMBER(t.action, ActionRecord, stage, i32);
-  PB_MEMBER(t.action, ActionRecord, chunk, i32);
-  PB_MEMBER(t.action, ActionRecord, mb, i32);
-  PB_MEMBER(t.action, ActionRecord, kind, kind.get());
-  PB_MEMBER(t.action, ActionRecord, b_stage, i32);
-  PB_MEMBER(t.action, ActionRecord, b_mb, i32);
-  PB_MEMBER(t.action, ActionRecord, t_start, f64);
-  PB_MEMBER(t.action, ActionRecord, t_end, f64);
-  PB_MEMBER(t.action, ActionRecord, flops, f64);
-  PB_MEMBER(t.action, ActionRecord, activation_bytes, i64);
-
-  t.comm = h5::compound_type(sizeof(CommRecord));
-  PB_MEMBER(t.comm, CommRecord, step, i32);
-  PB_MEMBER(t.comm, CommRecord, global_rank, i32);
-  PB_MEMBER(t.comm, CommRecord, peer, i32);
-  PB_MEMBER(t.comm, CommRecord, kind, comm_kind.get());
-  PB_MEMBER(t.comm, CommRecord, group, group.get());
-  PB_MEMBER(t.comm, CommRecord, bytes, i64);
-  PB_MEMBER(t.comm, CommRecord, stage, i32);
-  PB_MEMBER(t.comm, CommRecord, mb, i32);
-  PB_MEMBER(t.comm, CommRecord, tag, i32);
-  PB_MEMBER(t.comm, CommRecord, t_posted, f64);
-  PB_MEMBER(t.comm, CommRecord, t_wait, f64);
-  PB_MEMBER(t.comm, CommRecord, t_done, f64);
-
-  t.rank = h5::compound_type(sizeof(RankRow));
-  PB_MEMBER(t.rank, RankRow, global_rank, i32);
-  PB_MEMBER(t.rank, RankRow, tp, i32);
-  PB_MEMBER(t.rank, RankRow, pp, i32);
-  PB_MEMBER(t.rank, RankRow, dp, i32);
-  PB_MEMBER(t.rank, RankRow, busy, f64);
-  PB_MEMBER(t.rank, RankRow, idle, f64);
-  PB_MEMBER(t.rank, RankRow, span_bubble, f64);
-  PB_MEMBER(t.rank, RankRow, peak_inflight, i32);
-  PB_MEMBER(t.rank, RankRow, predicted_peak_inflight, i32);
-  PB_MEMBER(t.rank, RankRow, peak_activation_bytes, i64);
-  PB_MEMBER(t.rank, RankRow, predicted_activation_bytes, i64);
-  PB_MEMBER(t.rank, RankRow, flop_rate, f64);
-  PB_MEMBER(t.rank, RankRow, clock_offset, f64);
-  PB_MEMBER(t.rank, RankRow, clock_uncertainty, f64);
-  PB_MEMBER(t.rank, RankRow, host, str.get());
-  return t;
+template <class Record, class Member>
+std::size_t offset_of(Member Record::*member) {
+  static const Record probe{};
+  return static_cast<std::size_t>(reinterpret_cast<const char*>(&(probe.*member)) - reinterpret_cast<const char*>(&probe));
 }
 
-#undef PB_MEMBER
+template <class Record, class Member>
+hid_t type_of(const Types& types, Member Record::*) {
+  return types.of(static_cast<const Member*>(nullptr));
+}
+
+// A record table's rows as HDF5 stores them: each record in sizeof(Record) bytes, its fields at their
+// own offsets, a text field as the char* that HDF5's variable-length strings are made of.
+template <class Record>
+h5::Id compound_of(const Types& types) {
+  h5::Id type = h5::compound_type(sizeof(Record));
+  for_each_field<Record>([&](const auto& fd) {
+    h5::insert_member(type.get(), fd.name, offset_of(fd.member), type_of(types, fd.member));
+  });
+  return type;
+}
+
+template <class Record>
+std::vector<unsigned char> pack(const std::vector<Record>& records) {
+  std::vector<unsigned char> rows(records.size() * sizeof(Record));
+  for (std::size_t i = 0; i < records.size(); ++i)
+    for_each_field<Record>([&](const auto& fd) {
+      unsigned char* at = rows.data() + i * sizeof(Record) + offset_of(fd.member);
+      const auto& value = records[i].*fd.member;
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+        const char* text = value.c_str();  // HDF5 only reads it
+        std::memcpy(at, &text, sizeof text);
+      } else {
+        std::memcpy(at, &value, sizeof value);
+      }
+    });
+  return rows;
+}
+
+template <class Record>
+void write_records(hid_t g, const char* name, const std::vector<Record>& records, const Types& types) {
+  const h5::Id type = compound_of<Record>(types);
+  const auto rows = pack(records);
+  h5::write_table(g, name, type.get(), rows.data(), records.size());
+}
+
+// A table that is missing reads as empty: files of schema version 1 have no "stages".
+template <class Record>
+std::vector<Record> read_records(hid_t g, const char* name, const Types& types) {
+  if (!h5::has_link(g, name)) return {};
+  const h5::Id type = compound_of<Record>(types);
+  std::vector<Record> out(h5::table_size(g, name));
+  if (out.empty()) return out;
+  std::vector<unsigned char> rows(out.size() * sizeof(Record));
+  h5::read_table(g, name, type.get(), rows.data());
+  // Free HDF5's strings even if copying throws.
+  const auto reclaim = [&](unsigned char*) { h5::reclaim_table(type.get(), out.size(), rows.data()); };
+  const std::unique_ptr<unsigned char, decltype(reclaim)> guard(rows.data(), reclaim);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for_each_field<Record>([&](const auto& fd) {
+      const unsigned char* at = rows.data() + i * sizeof(Record) + offset_of(fd.member);
+      auto& value = out[i].*fd.member;
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+        const char* text = nullptr;
+        std::memcpy(&text, at, sizeof text);
+        value = text ? text : "";
+      } else {
+        std::memcpy(&value, at, sizeof value);
+      }
+    });
+  return out;
+}
+
+// RunSummary as attributes of the run group: a number or text per field, a field without a value
+// (a formula that does not hold) as no attribute, a list as a small dataset, a map as a subgroup with
+// one attribute per entry.
+void write_attr_field(hid_t g, const char* name, double v) { h5::write_attr(g, name, v); }
+void write_attr_field(hid_t g, const char* name, std::int32_t v) { h5::write_attr(g, name, std::int64_t{v}); }
+void write_attr_field(hid_t g, const char* name, const std::string& v) { h5::write_attr(g, name, v); }
+void write_attr_field(hid_t g, const char* name, const std::optional<double>& v) {
+  if (v) h5::write_attr(g, name, *v);
+}
+void write_attr_field(hid_t g, const char* name, const std::vector<std::int32_t>& v) {
+  if (!v.empty()) h5::write_table(g, name, H5T_NATIVE_INT32, v.data(), v.size());
+}
+template <class V>
+void write_attr_field(hid_t g, const char* name, const std::map<std::string, V>& entries) {
+  const h5::Id sub = h5::create_group(g, name);
+  for (const auto& [k, v] : entries) h5::write_attr(sub.get(), k, v);
+}
+
+// Fields that version 1 files lack read as their defaults.
+void read_attr_field(hid_t g, const char* name, double& v) { v = h5::read_double_attr(g, name); }
+void read_attr_field(hid_t g, const char* name, std::int32_t& v) {
+  if (h5::has_attr(g, name)) v = static_cast<std::int32_t>(h5::read_int_attr(g, name));
+}
+void read_attr_field(hid_t g, const char* name, std::string& v) {
+  if (h5::has_attr(g, name)) v = h5::read_string_attr(g, name);
+}
+void read_attr_field(hid_t g, const char* name, std::optional<double>& v) {
+  if (h5::has_attr(g, name)) v = h5::read_double_attr(g, name);
+}
+void read_attr_field(hid_t g, const char* name, std::vector<std::int32_t>& v) {
+  if (!h5::has_link(g, name)) return;
+  v.resize(h5::table_size(g, name));
+  if (!v.empty()) h5::read_table(g, name, H5T_NATIVE_INT32, v.data());
+}
+void read_attr_field(hid_t g, const char* name, std::map<std::string, double>& entries) {
+  if (!h5::has_link(g, name)) return;
+  const h5::Id sub = h5::open_group(g, name);
+  for (const auto& k : h5::attr_names(sub.get())) entries[k] = h5::read_double_attr(sub.get(), k);
+}
+void read_attr_field(hid_t g, const char* name, std::map<std::string, std::string>& entries) {
+  if (!h5::has_link(g, name)) return;
+  const h5::Id sub = h5::open_group(g, name);
+  for (const auto& k : h5::attr_names(sub.get())) entries[k] = h5::read_string_attr(sub.get(), k);
+}
 
 std::string run_name(int id) {
   char buf[16];
@@ -186,10 +240,13 @@ h5::Id open_results(const std::string& path, bool write) {
   } catch (const Error&) {
     throw UsageError(not_ours + " (its " + kVersionAttr + " attribute is not an integer)");
   }
-  if (version != kResultsSchemaVersion)
+  // Version 1 files (no stage table, fewer analytic figures) are read, but runs are only added to files
+  // of this version, so that one file never mixes two layouts.
+  if (version != kResultsSchemaVersion && (write || version < kOldestReadableSchemaVersion || version > kResultsSchemaVersion))
     throw UsageError("'" + path + "' holds pipebench results of schema version " + std::to_string(version) +
-                     "; this pipebench reads and writes version " + std::to_string(kResultsSchemaVersion) +
-                     ": write to a new file, or read this one with the pipebench that wrote it");
+                     "; this pipebench writes version " + std::to_string(kResultsSchemaVersion) + " and reads versions " +
+                     std::to_string(kOldestReadableSchemaVersion) + "-" + std::to_string(kResultsSchemaVersion) +
+                     (write ? ": write to a new file" : ": read it with the pipebench that wrote it"));
   if (!h5::has_link(file.get(), "runs")) throw UsageError(not_ours + " (it has no /runs group)");
   return file;
 }
@@ -203,77 +260,28 @@ h5::Id create_results(const std::string& path) {
   return file;
 }
 
-void write_strings(hid_t parent, const char* name, const std::map<std::string, std::string>& entries) {
-  const h5::Id g = h5::create_group(parent, name);
-  for (const auto& [k, v] : entries) h5::write_attr(g.get(), k, v);
-}
-
-std::map<std::string, std::string> read_strings(hid_t parent, const char* name) {
-  const h5::Id g = h5::open_group(parent, name);
-  std::map<std::string, std::string> out;
-  for (const auto& k : h5::attr_names(g.get())) out[k] = h5::read_string_attr(g.get(), k);
-  return out;
-}
-
-void write_run(hid_t g, const RunResult& run, const Types& t) {
+void write_run(hid_t g, const RunResult& run, const Types& types) {
   h5::write_attr(g, "key", run.key);
-  for (const auto& f : kSummaryFields) h5::write_attr(g, f.name, run.summary.*f.member);
-  if (run.summary.bubble_formula) h5::write_attr(g, "bubble_formula", *run.summary.bubble_formula);
-  write_strings(g, "config", run.config);
-  write_strings(g, "metadata", run.metadata);
-  {
-    const h5::Id extra = h5::create_group(g, "extra");
-    for (const auto& [k, v] : run.summary.extra) h5::write_attr(extra.get(), k, v);
-  }
-  h5::write_table(g, "actions", t.action.get(), run.actions.data(), run.actions.size());
-  h5::write_table(g, "comms", t.comm.get(), run.comms.data(), run.comms.size());
-  std::vector<RankRow> rows;
-  rows.reserve(run.ranks.size());
-  for (const auto& r : run.ranks)
-    rows.push_back(RankRow{r.global_rank, r.tp, r.pp, r.dp, r.busy, r.idle, r.span_bubble, r.peak_inflight,
-                           r.predicted_peak_inflight, r.peak_activation_bytes, r.predicted_activation_bytes, r.flop_rate,
-                           r.clock_offset, r.clock_uncertainty, const_cast<char*>(r.host.c_str())});  // HDF5 only reads it
-  h5::write_table(g, "ranks", t.rank.get(), rows.data(), rows.size());
+  for_each_field<RunSummary>([&](const auto& fd) { write_attr_field(g, fd.name, run.summary.*fd.member); });
+  write_attr_field(g, "config", run.config);
+  write_attr_field(g, "metadata", run.metadata);
+  write_records(g, "actions", run.actions, types);
+  write_records(g, "comms", run.comms, types);
+  write_records(g, "ranks", run.ranks, types);
+  write_records(g, "stages", run.stages, types);
 }
 
-std::vector<RankSummary> read_ranks(hid_t g, const Types& t) {
-  std::vector<RankRow> rows(h5::table_size(g, "ranks"));
-  h5::read_table(g, "ranks", t.rank.get(), rows.data());
-  // Free HDF5's host strings even if copying throws.
-  const auto reclaim = [&](RankRow*) { h5::reclaim_table(t.rank.get(), rows.size(), rows.data()); };
-  const std::unique_ptr<RankRow, decltype(reclaim)> guard(rows.data(), reclaim);
-  std::vector<RankSummary> out;
-  out.reserve(rows.size());
-  for (const auto& r : rows)
-    out.push_back(RankSummary{r.global_rank, r.tp, r.pp, r.dp, r.busy, r.idle, r.span_bubble, r.peak_inflight,
-                              r.predicted_peak_inflight, r.peak_activation_bytes, r.predicted_activation_bytes,
-                              r.flop_rate, r.clock_offset,
-                              r.clock_uncertainty, r.host ? r.host : ""});
-  return out;
-}
-
-template <class Record>
-std::vector<Record> read_records(hid_t g, const char* name, const h5::Id& mem) {
-  std::vector<Record> out(h5::table_size(g, name));
-  if (!out.empty()) h5::read_table(g, name, mem.get(), out.data());
-  return out;
-}
-
-RunResult read_group(hid_t g, const Types& t, bool with_records) {
+RunResult read_group(hid_t g, const Types& types, bool with_records) {
   RunResult run;
   run.key = h5::read_string_attr(g, "key");
-  for (const auto& f : kSummaryFields) run.summary.*f.member = h5::read_double_attr(g, f.name);
-  if (h5::has_attr(g, "bubble_formula")) run.summary.bubble_formula = h5::read_double_attr(g, "bubble_formula");
-  run.config = read_strings(g, "config");
-  run.metadata = read_strings(g, "metadata");
-  {
-    const h5::Id extra = h5::open_group(g, "extra");
-    for (const auto& k : h5::attr_names(extra.get())) run.summary.extra[k] = h5::read_double_attr(extra.get(), k);
-  }
-  run.ranks = read_ranks(g, t);
+  for_each_field<RunSummary>([&](const auto& fd) { read_attr_field(g, fd.name, run.summary.*fd.member); });
+  read_attr_field(g, "config", run.config);
+  read_attr_field(g, "metadata", run.metadata);
+  run.ranks = read_records<RankSummary>(g, "ranks", types);
+  run.stages = read_records<StageSummary>(g, "stages", types);
   if (with_records) {
-    run.actions = read_records<ActionRecord>(g, "actions", t.action);
-    run.comms = read_records<CommRecord>(g, "comms", t.comm);
+    run.actions = read_records<ActionRecord>(g, "actions", types);
+    run.comms = read_records<CommRecord>(g, "comms", types);
   }
   return run;
 }
@@ -308,7 +316,7 @@ void check_results_file(const std::string& path, bool append) {
 
 int append_run(const std::string& path, const RunResult& run) {
   const SignalDeferral hold;
-  const Types types = make_types();
+  const Types types;
   h5::Id file = exists(path) ? open_results(path, true) : create_results(path);
   int id = 0;
   {
@@ -342,7 +350,7 @@ bool has_complete_run(const std::string& path, const std::string& key) {
 RunListing list_runs(const std::string& path) {
   const h5::Id file = open_results(path, false);
   const h5::Id runs = h5::open_group(file.get(), "runs");
-  const Types types = make_types();
+  const Types types;
   RunListing out;
   for (int id : run_ids(runs.get())) {
     const h5::Id g = open_complete_run(runs.get(), id);
@@ -361,7 +369,7 @@ RunResult read_run(const std::string& path, int id) {
   for (int i : run_ids(runs.get())) {
     const h5::Id g = open_complete_run(runs.get(), i);
     if (!g) continue;
-    if (i == id) return read_group(g.get(), make_types(), true);
+    if (i == id) return read_group(g.get(), Types(), true);
     complete.push_back(i);
   }
   throw UsageError("run " + std::to_string(id) + " is not a complete run in '" + path + "' (" +

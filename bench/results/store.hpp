@@ -12,7 +12,10 @@
 
 namespace pipebench::bench {
 
-inline constexpr std::int64_t kResultsSchemaVersion = 1;
+// Version 2 added the stages table and the analytic figures other than bubble_formula (and pipes) to
+// each run's attributes; version 1 files are still read.
+inline constexpr std::int64_t kResultsSchemaVersion = 2;
+inline constexpr std::int64_t kOldestReadableSchemaVersion = 1;
 
 // Checks, before any run starts, that runs can be written to `path`; throws UsageError otherwise.
 // Without `append` the file must not exist (results are never overwritten) and must be creatable
@@ -40,7 +43,7 @@ struct RunListing {
 };
 
 // Both throw UsageError for a missing file, a file that is not a pipebench results file, a schema
-// version other than this one, or (read_run) an id that is not a complete run.
+// version this pipebench does not read, or (read_run) an id that is not a complete run.
 RunListing list_runs(const std::string& path);
 RunResult read_run(const std::string& path, int id);
 

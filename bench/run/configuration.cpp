@@ -42,23 +42,24 @@ std::string host_name() {
   return std::string(name, static_cast<std::size_t>(len));
 }
 
-void inject_failure(const RunConfig& c, int config, int step) {
-  if (world_rank() != c.fail_rank || config != c.fail_config || step != c.fail_step) return;
-  std::fprintf(stderr, "pipebench: rank %d: injected failure (%s) in configuration %d, step %d\n", c.fail_rank,
-               c.fail_hang ? "hang" : "exit", config, step);
+void inject_failure(const RunSettings& rs, int config, int step) {
+  if (world_rank() != rs.fail_rank || config != rs.fail_config || step != rs.fail_step) return;
+  std::fprintf(stderr, "pipebench: rank %d: injected failure (%s) in configuration %d, step %d\n", rs.fail_rank,
+               rs.fail_hang ? "hang" : "exit", config, step);
   std::fflush(stderr);
-  if (!c.fail_hang) std::_Exit(3);
+  if (!rs.fail_hang) std::_Exit(3);
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
 // The stage workload of this rank. For the transformer, also measures the reference matrix product's
 // FLOP rate (all ranks at once, sharing the cores as the run will) into `blas_rate`.
-std::unique_ptr<kernels::Workload> make_workload(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s,
-                                                 const topology::Coords& me, int pp_rank, const kernels::TpAllReduce& tp,
-                                                 double& blas_rate) {
-  if (c.workload == "transformer") {
-    kernels::TransformerWorkloadConfig m = model_config(c, pt, me.tp);
-    m.mb_offset = me.dp * pt.m;  // data-parallel replicas read different samples
+std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Plan& pl, const topology::Coords& me,
+                                                 int pp_rank, const kernels::TpAllReduce& tp, double& blas_rate) {
+  const analysis::Schedule& s = pl.schedule;
+  if (rs.workload == WorkloadKind::transformer) {
+    kernels::TransformerWorkloadConfig m = pl.model;
+    m.tp_rank = me.tp;
+    m.mb_offset = me.dp * s.m;  // data-parallel replicas read different samples
     // Measured once per shape in a sweep: the configurations of one model share it.
     static std::map<std::tuple<int, int, int, bool>, double> measured;
     const auto shape = std::make_tuple(m.seq * m.micro_batch, m.hidden, 4 * m.hidden / m.tp_size, m.fp64);
@@ -69,19 +70,20 @@ std::unique_ptr<kernels::Workload> make_workload(const RunConfig& c, const RunPo
     blas_rate = it->second;
     return kernels::make_transformer_workload(m, s, pp_rank, tp);
   }
+  const SyntheticSettings& y = rs.synthetic;
   kernels::SyntheticConfig sc;
-  sc.tf = c.tf;
-  sc.tb = c.tb;
-  sc.tw = c.tw;
-  sc.t_overlap = c.t_overlap;
+  sc.tf = y.tf.value;
+  sc.tb = y.tb.value;
+  sc.tw = y.tw.value;
+  sc.t_overlap = y.t_overlap.value;
   sc.v = s.v();
-  sc.stage_mult = c.stage_cost;
+  sc.stage_mult = y.stage_cost;
   sc.stages_per_pipe = s.stages_per_pipe();
-  sc.spin = c.spin;
-  sc.activation_bytes = c.activation_bytes;
-  sc.boundary_bytes = c.p2p_bytes;
-  sc.tp_allreduce_bytes = c.tp_allreduce_bytes;
-  sc.grad_bytes = c.dp_grad_bytes;
+  sc.spin = y.spin;
+  sc.activation_bytes = y.activation_bytes;
+  sc.boundary_bytes = y.p2p_bytes;
+  sc.tp_allreduce_bytes = y.tp_allreduce_bytes;
+  sc.grad_bytes = y.dp_grad_bytes;
   return std::make_unique<kernels::SyntheticWorkload>(sc, tp);
 }
 
@@ -99,38 +101,37 @@ std::string placement_line(const topology::PlacementSummary& s) {
   return line;
 }
 
-comm::CommOptions comm_options(const RunConfig& c) {
+comm::CommOptions comm_options(const RunSettings& rs) {
   comm::CommOptions o;
-  o.wait.poll_interval = std::chrono::microseconds(c.poll_us);
+  o.wait.poll_interval = std::chrono::microseconds(rs.poll_us);
   o.wait.max_poll_interval = std::max(o.wait.poll_interval, std::chrono::microseconds(1000));
-  o.wait.timeout = std::chrono::duration<double>(c.timeout);
+  o.wait.timeout = std::chrono::duration<double>(rs.timeout.value);
   return o;
 }
 
-Outcome run_configuration(const RunConfig& c, const RunPoint& pt, int index, comm::Communicator& world) {
-  const topology::Grid grid(pt.mapping.t, pt.mapping.p, pt.mapping.d, 1, c.order);
+std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& pl, comm::Communicator& world) {
+  const Mapping& mp = pl.mapping;
+  const topology::Grid grid(mp.t, mp.p, mp.d, 1, rs.order);
   const topology::MpiGrid mg(grid, MPI_COMM_WORLD);
-  const auto opts = comm_options(c);
-  auto pp = comm::make_communicator(c.backend, mg.comm(topology::GroupKind::pp).get(), "pp", opts);
+  const auto opts = comm_options(rs);
+  auto pp = comm::make_communicator(rs.backend, mg.comm(topology::GroupKind::pp).get(), "pp", opts);
   std::unique_ptr<comm::Communicator> tp, dp;
-  if (pt.mapping.t > 1) tp = comm::make_communicator(c.backend, mg.comm(topology::GroupKind::tp).get(), "tp", opts);
-  if (pt.mapping.d > 1) dp = comm::make_communicator(c.backend, mg.comm(topology::GroupKind::dp).get(), "dp", opts);
+  if (mp.t > 1) tp = comm::make_communicator(rs.backend, mg.comm(topology::GroupKind::tp).get(), "tp", opts);
+  if (mp.d > 1) dp = comm::make_communicator(rs.backend, mg.comm(topology::GroupKind::dp).get(), "dp", opts);
 
-  Outcome o;
-  o.schedule = make_run_schedule(c, pt);
-  const analysis::Schedule& s = o.schedule;
+  const analysis::Schedule& s = pl.schedule;
   std::unique_ptr<Executor> exec;
   const kernels::TpAllReduce tp_fn = [&exec](void* data, std::size_t n, int elem) { exec->tp_allreduce(data, n, elem); };
   RankRecords mine;
-  const auto work = make_workload(c, pt, s, mg.coords(), pp->rank(), tp_fn, mine.blas_rate);
+  const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, mine.blas_rate);
   ExecutorConfig ec;
-  ec.dp_buckets = c.dp_buckets;
+  ec.dp_buckets = rs.dp_buckets;
   exec = std::make_unique<Executor>(s, *pp, tp.get(), dp.get(), world, *work, ec);
 
   mine.clock = estimate_clock_offset(world);
   mine.host = host_name();
-  for (int k = -c.warmup; k < c.steps; ++k) {
-    inject_failure(c, index, k);
+  for (int k = -rs.warmup; k < rs.steps; ++k) {
+    inject_failure(rs, pl.index, k);
     if (k < 0)
       exec->run_step(k, nullptr, nullptr);
     else
@@ -138,13 +139,17 @@ Outcome run_configuration(const RunConfig& c, const RunPoint& pt, int index, com
   }
   mine.figures = work->step_figures();
   auto all = gather_records(world, mine);
-  if (world.rank() != 0) return o;
+  if (world.rank() != 0) return std::nullopt;
 
   MeasureInput in;
-  in.group = pt.schedule == "interleaved" ? c.group : 0;
-  const bool uniform = std::all_of(c.stage_cost.begin(), c.stage_cost.end(), [&c](double k) { return k == c.stage_cost[0]; });
-  if (c.workload == "synthetic") in.nominal = MeasureInput::Nominal{c.tf, c.tb, c.tw, c.t_overlap, uniform};
-  in.stash = stash_sizes(c, pt, s);
+  in.group = pl.group;
+  const auto& cost = rs.synthetic.stage_cost;
+  const bool uniform = std::all_of(cost.begin(), cost.end(), [&cost](double k) { return k == cost[0]; });
+  if (rs.workload == WorkloadKind::synthetic) {
+    const SyntheticSettings& y = rs.synthetic;
+    in.nominal = MeasureInput::Nominal{y.tf.value, y.tb.value, y.tw.value, y.t_overlap.value, uniform};
+  }
+  in.stash = pl.stash;
   for (auto& r : all) {
     in.actions.insert(in.actions.end(), r.actions.begin(), r.actions.end());
     in.comms.insert(in.comms.end(), r.comms.begin(), r.comms.end());
@@ -155,17 +160,17 @@ Outcome run_configuration(const RunConfig& c, const RunPoint& pt, int index, com
     in.blas_rate.push_back(r.blas_rate);
   }
   MetadataInput meta;
-  meta.command_line = c.command_line;
+  meta.command_line = rs.command_line;
   meta.hosts = in.hosts;
-  meta.warmup_steps = c.warmup;
-  meta.timed_steps = c.steps;
+  meta.warmup_steps = rs.warmup;
+  meta.timed_steps = rs.steps;
   meta.statistic = "median over timed steps";
-  o.run.config = config_map(c, pt, s);
-  o.run.key = config_key(o.run.config);
-  o.run.metadata = collect_metadata(meta);
-  o.run.metadata["group_placement"] = placement_line(topology::summarize(grid, mg.placement()));
-  o.pred = measure(s, grid, std::move(in), o.run);
-  return o;
+  Measurement result = measure(s, grid, std::move(in));
+  result.run.config = pl.config;
+  result.run.key = pl.key;
+  result.run.metadata = collect_metadata(meta);
+  result.run.metadata["group_placement"] = placement_line(topology::summarize(grid, mg.placement()));
+  return result;
 }
 
 }  // namespace pipebench::bench

@@ -111,7 +111,7 @@ const void* Executor::input(int dest_stage, int src_stage, int mb, bool grad, st
   rec.global_rank = world_.world_rank();
   rec.peer = pp_.world_rank_of(r.peer);
   rec.kind = CommKind::Recv;
-  rec.group = 0;
+  rec.group = CommGroup::pp;
   rec.bytes = static_cast<std::int64_t>(msg_bytes_);
   rec.stage = dest_stage;
   rec.mb = mb;
@@ -138,7 +138,7 @@ void Executor::output(int src_stage, int dest_stage, int mb, bool grad, comm::Bu
   ps.rec.global_rank = world_.world_rank();
   ps.rec.peer = pp_.world_rank_of(peer);
   ps.rec.kind = CommKind::Send;
-  ps.rec.group = 0;
+  ps.rec.group = CommGroup::pp;
   ps.rec.bytes = static_cast<std::int64_t>(msg_bytes_);
   ps.rec.stage = src_stage;
   ps.rec.mb = mb;
@@ -178,7 +178,7 @@ void Executor::launch_dp(int stage) {
     d.rec.step = step_;
     d.rec.global_rank = world_.world_rank();
     d.rec.kind = CommKind::AllReduce;
-    d.rec.group = 2;
+    d.rec.group = CommGroup::dp;
     d.rec.bytes = static_cast<std::int64_t>((hi - lo) * elem);
     d.rec.stage = stage;
     d.rec.t_posted = now();
@@ -202,7 +202,7 @@ void Executor::tp_allreduce(void* data, std::size_t bytes, int element_bytes) {
   rec.step = step_;
   rec.global_rank = world_.world_rank();
   rec.kind = CommKind::AllReduce;
-  rec.group = 1;
+  rec.group = CommGroup::tp;
   rec.bytes = static_cast<std::int64_t>(bytes);
   rec.t_posted = now();
   tp_->allreduce_sum(data, bytes / static_cast<std::size_t>(element_bytes),

@@ -102,7 +102,10 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
 
 }  // namespace
 
-Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in, RunResult& out) {
+Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in) {
+  Measurement result;
+  RunResult& out = result.run;
+  Prediction& pred = result.pred;
   const int world = grid.world_size();
   if (static_cast<int>(in.clocks.size()) != world || static_cast<int>(in.timing.size()) != world)
     throw Error("measure: records from " + std::to_string(in.timing.size()) + " ranks, world has " + std::to_string(world));
@@ -184,7 +187,6 @@ Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, Meas
   }
 
   // The prediction from what was measured.
-  Prediction pred;
   pred.costs = measured_costs(s, in.actions, measured_p2p(in.comms));
   pred.executor_overhead_per_action = median(overheads);
   pred.costs.gap = pred.executor_overhead_per_action;
@@ -197,7 +199,13 @@ Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, Meas
     out.ranks[r].predicted_activation_bytes = static_cast<std::int64_t>(bytes[pp]);
   }
 
+  for (int st = 0; st < static_cast<int>(pred.costs.stage.size()); ++st) {
+    const auto& c = pred.costs.stage[st];
+    out.stages.push_back({st, c.f, c.b, c.w});
+  }
+
   RunSummary& sum = out.summary;
+  sum.pipes = s.pipes;
   sum.makespan = median(makespans);
   sum.bubble_measured = median(bubbles);
   sum.step_time = median(step_times);
@@ -237,10 +245,21 @@ Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, Meas
   }
   if (fp.tb > fp.tw && fp.tf > 0) {
     pred.analytic = analysis::analytic_figures(fp);
-    sum.bubble_formula = pred.analytic.bubble_fraction.value;
   } else {
     pred.analytic.bubble_fraction.reason = "measured times do not fit the formula's assumptions";
   }
+  const analysis::AnalyticFigures& a = pred.analytic;
+  sum.bubble_formula = a.bubble_fraction.value;
+  sum.analytic_makespan = a.makespan.value;
+  sum.analytic_idle = a.idle.value;
+  if (a.peak_inflight.value) sum.analytic_peak_inflight.assign(a.peak_inflight.value->begin(), a.peak_inflight.value->end());
+  sum.analytic_idle_measure = analysis::idle_measure_name(a.idle_measure);
+  sum.analytic_source = a.source;
+  for (const auto& [key, claim_reason] : {std::pair<const char*, const std::string*>{"makespan", &a.makespan.reason},
+                                          {"bubble_fraction", &a.bubble_fraction.reason},
+                                          {"idle", &a.idle.reason},
+                                          {"peak_inflight", &a.peak_inflight.reason}})
+    if (!claim_reason->empty()) sum.analytic_notes[key] = *claim_reason;
   pred.measured.makespan = sum.makespan;
   pred.measured.bubble_fraction = sum.bubble_measured;
   for (const auto& rs : out.ranks)
@@ -252,7 +271,7 @@ Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, Meas
 
   out.actions = std::move(in.actions);
   out.comms = std::move(in.comms);
-  return pred;
+  return result;
 }
 
 }  // namespace pipebench::bench

@@ -49,9 +49,16 @@ struct Prediction {
   analysis::Timeline first_step;            // pipeline 0, first timed step, aligned
 };
 
-// Aligns the records in `in` to rank 0's clock relative to each step's start (in place, then moved
-// into `out`), and fills out.ranks, out.summary, out.actions and out.comms.
-Prediction measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in, RunResult& out);
+// A measured configuration: the run as it is stored (its config, key and metadata left for the caller)
+// and what the prediction was fed.
+struct Measurement {
+  RunResult run;
+  Prediction pred;
+};
+
+// Aligns the records in `in` to rank 0's clock relative to each step's start, and computes every figure
+// of the run from them: ranks, stages, summary, and the records themselves.
+Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in);
 
 // The median of a list (the mean of the two middle values for an even count); 0 for an empty list.
 double median(std::vector<double> v);

@@ -1,6 +1,9 @@
 #pragma once
-// The settings of `pipebench run` and the sweep they describe. Everything here is checked on every rank
-// before any communication (docs/design.md), so a bad flag ends the job with one message and exit code 2.
+// What `pipebench run` will do, decided before it does anything (docs/design.md "Data flow of a run").
+// The flags (and --config file) fill RunSettings; plan_sweep() turns them into one immutable Plan per
+// configuration: the schedule generated and validated once, the mapping, the workload's settings and
+// memory, the configuration record and its resume key. It runs on every rank before any traffic, so a
+// bad flag ends the job with one message and exit code 2; every later step reads the plan.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -8,58 +11,57 @@
 
 #include "analysis/memory.hpp"
 #include "analysis/schedule.hpp"
+#include "bench/parse.hpp"
 #include "kernels/transformer_workload.hpp"
 
 namespace pipebench::bench {
 
-struct Mapping {
-  int t = 1, p = 1, d = 1;
-};
+enum class WorkloadKind { synthetic, transformer };
+const char* workload_name(WorkloadKind w);
 
-// One configuration of the sweep.
-struct RunPoint {
-  std::string schedule;
-  Mapping mapping;
-  int m = 1;
-  int v = 0;  // 0: the schedule's default
-};
-
-struct RunConfig {
-  std::vector<std::string> schedules;
-  std::vector<int> microbatches;
-  std::vector<Mapping> mappings;  // empty: 1 x world x 1
-  std::vector<int> vs{0};
-  int group = 0;
-  std::string order = "tp-dp-pp";
-  std::string backend = "mpi";
-  std::string workload = "synthetic";
-
-  // Synthetic workload (kernels/synthetic.hpp): times for one rank's whole share, seconds.
-  double tf = 2e-3, tb = 4e-3, tw = 2e-3, t_overlap = -1;
+// Settings of the synthetic workload (kernels/synthetic.hpp): times for one rank's whole share.
+struct SyntheticSettings {
+  Duration tf = seconds(2e-3), tb = seconds(4e-3), tw = seconds(2e-3);
+  Duration t_overlap = seconds(-1);  // < 0: tf + tb
   std::vector<double> stage_cost;
   bool spin = false;
   std::uint64_t activation_bytes = 1 << 20;
   std::uint64_t p2p_bytes = 64 << 10;
   std::uint64_t tp_allreduce_bytes = 0;
   std::uint64_t dp_grad_bytes = 0;
-  int dp_buckets = 0;
+};
 
-  // Transformer workload (kernels/transformer_workload.hpp); its tp_size, tp_rank and mb_offset are
-  // set per rank from the mapping.
-  kernels::TransformerWorkloadConfig model;
+// The transformer `run` builds unless told otherwise: 8 layers, h = 256, 8 heads, s = 128, b = 1, V = 1024.
+kernels::TransformerWorkloadConfig default_model();
+
+// Everything `pipebench run` was told: the sweep's lists and the settings every configuration shares.
+// Flags are parsed straight into these fields (bench/flags.hpp).
+struct RunSettings {
+  std::vector<std::string> schedules{"gpipe", "1f1b", "interleaved", "zb-h1", "zbv", "dualpipev"};
+  std::vector<int> microbatches{8, 16};
+  std::vector<Mapping> mappings;  // empty: 1 x world x 1
+  std::vector<int> vs{0};         // 0: the schedule's default
+  int group = 0;                  // interleaved micro-batch group (0: p)
+  std::string order = "tp-dp-pp";
+  std::string backend = "mpi";
+  WorkloadKind workload = WorkloadKind::synthetic;
+  SyntheticSettings synthetic;
+  // Transformer workload; tp_size, tp_rank and mb_offset are set per rank from the mapping.
+  kernels::TransformerWorkloadConfig model = default_model();
   int blas_threads = 1;
+  int dp_buckets = 0;
 
   int warmup = 1;
   int steps = 3;
-  double timeout = 60;
+  Duration timeout = seconds(60);
   int poll_us = 50;
 
-  std::string out;  // results file
+  std::string out;  // results file; empty: results/pipebench-<UTC time>.h5
   bool append = false;
   bool resume = false;
   bool json = false;
-  std::string trace;   // Chrome trace of configuration `pick`
-  std::string svg;     // SVG timeline of the first timed step of configuration `pick`
+  std::string trace;  // Chrome trace of configuration `pick`
+  std::string svg;    // SVG timeline of the first timed step of configuration `pick`
   int pick = 1;
   std::string command_line;
 
@@ -69,38 +71,30 @@ struct RunConfig {
   bool fail_hang = false;
 };
 
-// The sweep: the cartesian product of schedules, mappings, v values and micro-batch counts, in that
-// nesting order. Mappings default to 1 x world x 1.
-std::vector<RunPoint> expand(const RunConfig& c, int world_size);
+// One configuration of the sweep, complete: nothing about it is recomputed later.
+struct Plan {
+  int index = 0;  // 1-based position in the sweep
+  Mapping mapping;
+  int group = 0;  // the interleaved group the schedule was made with (0 for other schedules)
+  analysis::Schedule schedule;
+  // Per stage, what one in-flight micro-batch holds (forward and weight stashes), and per pipeline rank
+  // the bytes it needs at its peak (weights, gradients and workspace too, for the transformer).
+  std::vector<analysis::StashBytes> stash;
+  std::vector<double> memory_need;
+  kernels::TransformerWorkloadConfig model;  // the transformer of this configuration (tp_size set)
+  std::map<std::string, std::string> config;  // every setting as text: RunResult::config
+  std::string key;                            // the canonical key of `config` (--resume)
+  std::string label;                          // "1f1b 1x4x1 m=8", for messages
+};
 
-// Checks the whole sweep for this world: every mapping multiplies to the world size, every schedule
-// accepts its p, m, v and group (the generator is run), times and sizes are sane. UsageError otherwise.
-// Combinations of a sweep that a schedule rejects are an error too: the message says which.
-void validate(const RunConfig& c, int world_size);
-
-// Every setting of one configuration as text (RunResult::config), and the canonical key that tells
-// two runs of the same configuration apart from others (--resume).
-std::map<std::string, std::string> config_map(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s);
-std::string config_key(const std::map<std::string, std::string>& config);
-
-std::string describe(const RunPoint& pt);  // "1f1b 1x4x1 m=8"
-
-// The schedule of a configuration (generated and validated).
-analysis::Schedule make_run_schedule(const RunConfig& c, const RunPoint& pt);
-
-// The transformer model of a configuration on a rank with tensor-parallel index tp_rank.
-kernels::TransformerWorkloadConfig model_config(const RunConfig& c, const RunPoint& pt, int tp_rank = 0);
-
-// What each stage holds per in-flight micro-batch (forward and weight stashes), for the prediction.
-std::vector<analysis::StashBytes> stash_sizes(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s);
-
-// Bytes each pipeline rank needs at its peak: weights, gradients and workspace of its stages (transformer)
-// plus its peak activation memory. For the memory check before anything is allocated.
-std::vector<double> rank_memory_needs(const RunConfig& c, const RunPoint& pt, const analysis::Schedule& s);
+// Every configuration of the sweep (schedules x mappings x v x m, in that nesting order), checked:
+// mappings multiply to the world size, each schedule accepts its p, m, v and group, the model divides,
+// times and sizes are sane. UsageError (naming the configuration) otherwise.
+std::vector<Plan> plan_sweep(const RunSettings& s, int world_size);
 
 // Refuses (UsageError) a sweep in which some configuration needs more memory on a rank than
 // `per_rank_bytes` (this node's available memory shared by its ranks); 0 skips the check.
-void check_memory(const RunConfig& c, int world_size, double per_rank_bytes);
+void check_memory(const std::vector<Plan>& plans, double per_rank_bytes);
 
 // MemAvailable of /proc/meminfo in bytes; 0 where it cannot be read.
 double available_memory_bytes();

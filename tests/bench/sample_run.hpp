@@ -28,7 +28,7 @@ inline CommRecord comm(int step, int rank, CommKind k, int peer, int stage, int 
   c.global_rank = rank;
   c.peer = peer;
   c.kind = k;
-  c.group = k == CommKind::AllReduce ? 2 : 0;
+  c.group = k == CommKind::AllReduce ? CommGroup::dp : CommGroup::pp;
   c.bytes = k == CommKind::AllReduce ? 4096 : 1024;
   c.stage = stage;
   c.mb = mb;
@@ -71,6 +71,12 @@ inline RunResult sample_run(const std::string& key = "schedule=1f1b,t=1,p=2,d=1,
   r.summary.simulated_makespan = 0.0105;
   r.summary.dp_sync_time = 0.001;
   r.summary.extra = {{"loss", 2.5}};
+  r.summary.analytic_makespan = 0.009;
+  r.summary.analytic_peak_inflight = {2, 1};
+  r.summary.analytic_idle_measure = "idle per rank";
+  r.summary.analytic_source = "1F1B";
+  r.summary.analytic_notes = {{"idle", "stages are not uniform"}};
+  r.stages = {{0, 0.001, 0.002, 0.0}, {1, 0.001, 0.0021, 0.0}};
   return r;
 }
 

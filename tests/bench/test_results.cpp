@@ -200,12 +200,47 @@ TEST_F(Results, OtherSchemaVersionIsRefused) {
   const std::string file = path("v99.h5");
   write_foreign(file, 99, true, true);
   const std::string expected = "'" + file +
-                               "' holds pipebench results of schema version 99; this pipebench reads and writes "
-                               "version 1: write to a new file, or read this one with the pipebench that wrote it";
-  EXPECT_EQ(usage_error([&] { check_results_file(file, true); }), expected);
-  EXPECT_EQ(usage_error([&] { list_runs(file); }), expected);
-  EXPECT_EQ(usage_error([&] { append_run(file, sample_run()); }), expected);
-  EXPECT_EQ(usage_error([&] { has_complete_run(file, "x"); }), expected);
+                               "' holds pipebench results of schema version 99; this pipebench writes version 2 and "
+                               "reads versions 1-2: ";
+  EXPECT_EQ(usage_error([&] { check_results_file(file, true); }), expected + "write to a new file");
+  EXPECT_EQ(usage_error([&] { list_runs(file); }), expected + "read it with the pipebench that wrote it");
+  EXPECT_EQ(usage_error([&] { append_run(file, sample_run()); }), expected + "write to a new file");
+  EXPECT_EQ(usage_error([&] { has_complete_run(file, "x"); }), expected + "read it with the pipebench that wrote it");
+}
+
+// A file of schema version 1 (no stages table, no analytic figures but bubble_formula, no pipes) is
+// read, with those fields at their defaults; runs are not added to it.
+TEST_F(Results, VersionOneFileIsReadButNotAppendedTo) {
+  const std::string file = path("v1.h5");
+  RunResult run = sample_run();
+  append_run(file, run);
+  {
+    h5::Id f = h5::open_file(file, true);
+    ASSERT_GE(H5Adelete(f.get(), "pipebench_schema_version"), 0);
+    h5::write_attr(f.get(), "pipebench_schema_version", std::int64_t{1});
+    h5::Id g = h5::open_group(f.get(), "runs/000001");
+    ASSERT_GE(H5Ldelete(g.get(), "stages", H5P_DEFAULT), 0);
+    ASSERT_GE(H5Ldelete(g.get(), "analytic_notes", H5P_DEFAULT), 0);
+    ASSERT_GE(H5Ldelete(g.get(), "analytic_peak_inflight", H5P_DEFAULT), 0);
+    for (const char* a : {"pipes", "analytic_makespan", "analytic_idle_measure", "analytic_source"})
+      ASSERT_GE(H5Adelete(g.get(), a), 0) << a;
+    h5::close_file(f);
+  }
+  const RunResult back = read_run(file, 1);
+  EXPECT_TRUE(back.stages.empty());
+  EXPECT_EQ(back.summary.pipes, 1);
+  EXPECT_FALSE(back.summary.analytic_makespan);
+  EXPECT_TRUE(back.summary.analytic_peak_inflight.empty());
+  EXPECT_TRUE(back.summary.analytic_notes.empty());
+  EXPECT_EQ(back.summary.bubble_formula, run.summary.bubble_formula);
+  EXPECT_EQ(back.ranks, run.ranks);
+  EXPECT_EQ(back.actions, run.actions);
+  EXPECT_EQ(list_runs(file).runs.size(), 1u);
+  const std::string refused = "'" + file +
+                              "' holds pipebench results of schema version 1; this pipebench writes version 2 and "
+                              "reads versions 1-2: write to a new file";
+  EXPECT_EQ(usage_error([&] { check_results_file(file, true); }), refused);
+  EXPECT_EQ(usage_error([&] { append_run(file, sample_run()); }), refused);
 }
 
 TEST_F(Results, NonPipebenchFilesAreRefused) {
@@ -241,7 +276,7 @@ TEST_F(Results, FileIsSelfDescribing) {
   const std::string file = path("r.h5");
   append_run(file, sample_run());
   h5::Id f = h5::open_file(file, false);
-  EXPECT_EQ(h5::read_int_attr(f.get(), "pipebench_schema_version"), 1);
+  EXPECT_EQ(h5::read_int_attr(f.get(), "pipebench_schema_version"), 2);
   EXPECT_NE(h5::read_string_attr(f.get(), "pipebench_schema").find("docs/results-schema.md"), std::string::npos);
   h5::Id run = h5::open_group(f.get(), "runs/000001");
   EXPECT_EQ(h5::read_int_attr(run.get(), "complete"), 1);
@@ -249,6 +284,7 @@ TEST_F(Results, FileIsSelfDescribing) {
   EXPECT_EQ(h5::read_string_attr(meta.get(), "cpu"), "Caf\xc3\xa9 CPU (x 2)");
   EXPECT_EQ(h5::table_size(run.get(), "actions"), 9u);
   EXPECT_EQ(h5::table_size(run.get(), "comms"), 11u);
+  EXPECT_EQ(h5::table_size(run.get(), "stages"), 2u);
 }
 
 TEST(ResultsText, IdRanges) {

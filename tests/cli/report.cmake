@@ -20,7 +20,7 @@ report_case(report_one_run RC 0
   MATCH "# run 2 of .*# bubble 25.00 % measured, 24.50 % simulated, no formula.*\n +1 +0 +1 +0  node02 +6.000 +6.000 +1.000 +1 +1 +0.0 +0.0 +- +-2.5 +0.1\n# metadata:\n.*env.OMP_NUM_THREADS: 1"
   ARGS report ${_rf}/results.h5 --run 2)
 report_case(report_json RC 0
-  MATCH "^{\n  \"file\": .*\"schema_version\": 1,.*\"id\": 2,.*\"bubble_formula\": null.*\"incomplete_runs\": \\[\n    3\n  \\]\n}"
+  MATCH "^{\n  \"file\": .*\"schema_version\": 2,.*\"id\": 2,.*\"bubble_formula\": null.*\"incomplete_runs\": \\[\n    3\n  \\]\n}"
   ARGS report ${_rf}/results.h5 --json)
 report_case(report_trace RC 0 MATCH "# trace of run 1 written to trace1.json \\(44 events\\)"
   ARGS report ${_rf}/results.h5 --run 1 --trace trace1.json)

@@ -52,10 +52,16 @@ pipebench_mpirun_test(run_config_file NP 2 RC 0
   ARGS --config ${CMAKE_CURRENT_SOURCE_DIR}/data/run_sweep.toml --steps 2 -o cfg.h5
   THEN report cfg.h5 --run 1 THEN_MATCH "#   tf = 0.0005\n")
 pipebench_mpirun_test(run_flag_error_once NP 2 RC 2 ONCE "pipebench: error:" MATCH "--steps" ARGS --steps abc)
-# --json is the contract of docs/json.md. (No brackets in these regexes: CMake splits lists at them.)
+# --json is the contract of docs/json.md: the run object, the same from `run` and from `report`.
+# (No brackets in these regexes: CMake splits lists at them.)
 pipebench_mpirun_test(run_json NP 2 RC 0
-  MATCH "^.\n  {\n    \"schedule\": \"1f1b\",\n    \"p\": 2,\n    \"m\": 4,\n    \"v\": 1,.*\"makespan\": [0-9.e-]+,\n    \"bubble_fraction\": [0-9.e-]+,.*\"analytic_bubble_fraction\": [0-9.e-]+,.*\"ranks\": ..*\"peak_activation_bytes\": 2097152.*\"t\": 1,\n    \"d\": 1,.*\"simulated_bubble_fraction\": [0-9.e-]+"
+  MATCH "^.\n  {\n    \"id\": 1,\n    \"key\": \"activation_bytes=.*\"summary\": {\n      \"step_time\": [0-9.e-]+,.*\"bubble_measured\": [0-9.e-]+,.*\"bubble_formula\": [0-9.e-]+,.*\"analytic_peak_inflight\": ..*\"stages\": ..*\"ranks\": ..*\"peak_activation_bytes\": 2097152"
   ARGS --schedule 1f1b -m 4 ${_quick} --json -o j.h5)
+add_test(NAME cli.run_json_equals_report_json
+         COMMAND ${CMAKE_COMMAND} "-DRUN=${MPIEXEC_EXECUTABLE};${MPIEXEC_NUMPROC_FLAG};2;$<TARGET_FILE:pipebench>;run;--schedule;1f1b;-m;4;${_quick};--json;-o;run.h5"
+                 -DEXE=$<TARGET_FILE:pipebench> -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/cli_work/run_same_json
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/same_json.cmake)
+set_tests_properties(cli.run_json_equals_report_json PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)
 # --resume skips what the file already holds and appends the rest.
 pipebench_mpirun_test(run_resume NP 1 RC 0 MATCH " 1  1f1b " ARGS --schedule 1f1b -m 4 ${_quick} -o r.h5
   THEN run --schedule 1f1b -m 4,8 --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1 --append --resume -o r.h5

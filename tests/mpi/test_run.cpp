@@ -24,17 +24,27 @@ int world_size() {
   return n;
 }
 
-RunConfig small_config() {
-  RunConfig c;
-  c.tf = 300e-6;
-  c.tb = 600e-6;
-  c.tw = 300e-6;
+RunSettings small_config() {
+  RunSettings c;
+  c.synthetic.tf = seconds(300e-6);
+  c.synthetic.tb = seconds(600e-6);
+  c.synthetic.tw = seconds(300e-6);
   c.warmup = 0;
   c.steps = 2;
-  c.activation_bytes = 64 << 10;
-  c.p2p_bytes = 1 << 10;
-  c.timeout = 30;
+  c.synthetic.activation_bytes = 64 << 10;
+  c.synthetic.p2p_bytes = 1 << 10;
+  c.timeout = seconds(30);
   return c;
+}
+
+// The one configuration of a sweep of one schedule, mapping and m.
+Plan plan_of(RunSettings c, const std::string& schedule, Mapping mp, int m) {
+  c.schedules = {schedule};
+  c.mappings = {mp};
+  c.microbatches = {m};
+  auto plans = plan_sweep(c, mp.t * mp.p * mp.d);
+  EXPECT_EQ(plans.size(), 1u);
+  return plans.at(0);
 }
 
 // A results file name every rank agrees on (rank 0's pid).
@@ -53,17 +63,18 @@ TEST(Run, EveryScheduleRecordsItsOwnActionsAndPeaks) {
   const std::string file = temp_file("all");
   for (const auto& info : analysis::schedule_catalog()) {
     if (info.name == "dualpipe" && p % 2) continue;
-    RunConfig c = small_config();
-    const RunPoint pt{info.name, {1, p, 1}, m, 0};
-    const Outcome o = run_configuration(c, pt, 1, *world);
+    RunSettings c = small_config();
+    const Plan pl = plan_of(c, info.name, {1, p, 1}, m);
+    const auto o = run_configuration(c, pl, *world);
     if (world->rank() != 0) continue;
-    const analysis::Schedule& s = o.schedule;
+    ASSERT_TRUE(o);
+    const analysis::Schedule& s = pl.schedule;
     SCOPED_TRACE(info.name);
     // Per step and rank, the recorded actions in time order are exactly the rank's list.
     for (int step = 0; step < c.steps; ++step) {
       for (int r = 0; r < p; ++r) {
         std::vector<const ActionRecord*> mine;
-        for (const auto& a : o.run.actions)
+        for (const auto& a : o->run.actions)
           if (a.step == step && a.rank == r) mine.push_back(&a);
         std::sort(mine.begin(), mine.end(), [](auto* x, auto* y) { return x->t_start < y->t_start; });
         std::vector<analysis::Action> got;
@@ -71,18 +82,18 @@ TEST(Run, EveryScheduleRecordsItsOwnActionsAndPeaks) {
         EXPECT_EQ(got, s.actions[r]) << "rank " << r << " step " << step;
       }
     }
-    for (const auto& rs : o.run.ranks) {
+    for (const auto& rs : o->run.ranks) {
       EXPECT_EQ(rs.peak_inflight, rs.predicted_peak_inflight) << "rank " << rs.global_rank;
       // Every in-flight chunk holds activation_bytes / v.
       EXPECT_EQ(rs.peak_activation_bytes, static_cast<std::int64_t>(rs.peak_inflight) *
-                                              static_cast<std::int64_t>(c.activation_bytes / s.v()))
+                                              static_cast<std::int64_t>(c.synthetic.activation_bytes / s.v()))
           << "rank " << rs.global_rank;
     }
-    EXPECT_EQ(o.run.config.at("schedule"), info.name);
-    EXPECT_GT(o.run.summary.makespan, 0);
+    EXPECT_EQ(o->run.config.at("schedule"), info.name);
+    EXPECT_GT(o->run.summary.makespan, 0);
     // Stored and read back: the same run, records included.
-    const int id = append_run(file, o.run);
-    EXPECT_EQ(read_run(file, id), o.run);
+    const int id = append_run(file, o->run);
+    EXPECT_EQ(read_run(file, id), o->run);
   }
   if (world->rank() == 0) std::remove(file.c_str());
 }
@@ -90,21 +101,21 @@ TEST(Run, EveryScheduleRecordsItsOwnActionsAndPeaks) {
 TEST(Run, ThreeDMappingHasItsGroupsAndCollectives) {
   if (world_size() != 8) GTEST_SKIP() << "needs 8 ranks";
   auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world");
-  RunConfig c = small_config();
+  RunSettings c = small_config();
   c.order = "tp-pp-dp";
-  c.tp_allreduce_bytes = 4096;
-  c.dp_grad_bytes = 1 << 16;
+  c.synthetic.tp_allreduce_bytes = 4096;
+  c.synthetic.dp_grad_bytes = 1 << 16;
   c.dp_buckets = 2;
-  const RunPoint pt{"1f1b", {2, 2, 2}, 4, 0};
-  const Outcome o = run_configuration(c, pt, 1, *world);
+  const auto o = run_configuration(c, plan_of(c, "1f1b", {2, 2, 2}, 4), *world);
   if (world->rank() != 0) return;
+  ASSERT_TRUE(o);
   const topology::Grid grid(2, 2, 2, 1, "tp-pp-dp");
-  ASSERT_EQ(o.run.ranks.size(), 8u);
-  EXPECT_EQ(o.run.metadata.at("group_placement").rfind(
+  ASSERT_EQ(o->run.ranks.size(), 8u);
+  EXPECT_EQ(o->run.metadata.at("group_placement").rfind(
                 "1 node(s); tp groups spanning nodes 0/4, pp groups spanning nodes 0/4, dp groups spanning nodes 0/4,", 0),
             0u)
-      << o.run.metadata.at("group_placement");
-  for (const auto& rs : o.run.ranks) {
+      << o->run.metadata.at("group_placement");
+  for (const auto& rs : o->run.ranks) {
     const auto want = grid.coords(rs.global_rank);
     EXPECT_EQ(rs.tp, want.tp);
     EXPECT_EQ(rs.pp, want.pp);
@@ -113,10 +124,10 @@ TEST(Run, ThreeDMappingHasItsGroupsAndCollectives) {
   // Per rank and step: 2 TP all-reduces in each F and each B (1F1B: 2m actions), and the DP
   // gradient in 2 buckets for its one chunk.
   std::map<std::pair<int, int>, int> tp, dp;
-  for (const auto& cr : o.run.comms) {
+  for (const auto& cr : o->run.comms) {
     if (cr.kind != CommKind::AllReduce) continue;
-    (cr.group == 1 ? tp : dp)[{cr.global_rank, cr.step}]++;
-    if (cr.group == 2) {
+    (cr.group == CommGroup::tp ? tp : dp)[{cr.global_rank, cr.step}]++;
+    if (cr.group == CommGroup::dp) {
       EXPECT_EQ(cr.bytes, (1 << 16) / 2);
     }
   }
@@ -126,7 +137,7 @@ TEST(Run, ThreeDMappingHasItsGroupsAndCollectives) {
       EXPECT_EQ((dp[{r, step}]), 2) << "rank " << r;
     }
   // Pipelines run between the ranks the grid pairs: every message goes to the pp neighbour.
-  for (const auto& cr : o.run.comms)
+  for (const auto& cr : o->run.comms)
     if (cr.kind == CommKind::Send) {
       const auto a = grid.coords(cr.global_rank), b = grid.coords(cr.peer);
       EXPECT_EQ(a.tp, b.tp);
@@ -139,8 +150,8 @@ TEST(Run, TransformerMemoryMatchesItsFormulaAndLossIsScheduleIndependent) {
   const int p = world_size();
   const kernels::KokkosSession kokkos(1);
   auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world");
-  RunConfig c = small_config();
-  c.workload = "transformer";
+  RunSettings c = small_config();
+  c.workload = WorkloadKind::transformer;
   c.steps = 1;
   c.model.hidden = 16;
   c.model.heads = 2;
@@ -153,15 +164,16 @@ TEST(Run, TransformerMemoryMatchesItsFormulaAndLossIsScheduleIndependent) {
   for (const char* name : {"1f1b", "interleaved", "zb-h1", "zbv", "dualpipev"}) {
     for (auto recompute : {kernels::Recompute::none, kernels::Recompute::full}) {
       c.model.recompute = recompute;
-      const Outcome o = run_configuration(c, {name, {1, p, 1}, 2 * p, 0}, 1, *world);
+      const auto o = run_configuration(c, plan_of(c, name, {1, p, 1}, 2 * p), *world);
       if (world->rank() != 0) continue;
+      ASSERT_TRUE(o);
       SCOPED_TRACE(std::string(name) + " recompute " + kernels::to_string(recompute));
-      for (const auto& rs : o.run.ranks) {
+      for (const auto& rs : o->run.ranks) {
         EXPECT_GT(rs.peak_activation_bytes, 0);
         EXPECT_EQ(rs.peak_activation_bytes, rs.predicted_activation_bytes) << "rank " << rs.global_rank;
         EXPECT_GT(rs.flop_rate, 0);
       }
-      const auto& x = o.run.summary.extra;
+      const auto& x = o->run.summary.extra;
       ASSERT_TRUE(x.count("loss"));
       if (first_loss == 0) first_loss = x.at("loss");
       EXPECT_NEAR(x.at("loss"), first_loss, 1e-12 * first_loss);

@@ -1,0 +1,97 @@
+#include "bench/flags.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace pipebench::bench {
+
+namespace {
+
+template <class T>
+std::string joined(const std::vector<T>& xs) {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < xs.size(); ++i) os << (i ? "," : "") << xs[i];
+  return os.str();
+}
+
+std::string number_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+}  // namespace
+
+std::string flag_name(const Flag& f) {
+  const std::string names = f.names;
+  return names.substr(names.find_last_of(',') + 1);
+}
+
+CLI::Option* add_parsed(CLI::App& cmd, const Flag& f, std::function<void(const std::string&)> parse,
+                        const std::string& shown, const std::string& type_name) {
+  CLI::Option* o = cmd.add_option_function<std::string>(f.names, std::move(parse), f.help);
+  o->type_name(type_name);
+  o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  if (!shown.empty()) o->default_str(shown);
+  return o;
+}
+
+CLI::Option* add(CLI::App& cmd, const Flag& f, bool& field) { return cmd.add_flag(f.names, field, f.help); }
+
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::string& field) {
+  return add_parsed(cmd, f, [&field](const std::string& text) { field = text; }, field);
+}
+
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<std::string>& field) {
+  const std::string name = flag_name(f);
+  return add_parsed(cmd, f, [&field, name](const std::string& text) { field = split_list(text, name); }, joined(field), "LIST");
+}
+
+CLI::Option* add(CLI::App& cmd, const Flag& f, int& field) {
+  const std::string name = flag_name(f);
+  const int min = f.min;
+  return add_parsed(cmd, f, [&field, name, min](const std::string& text) { field = parse_int(text, name, min); },
+                    field >= min ? std::to_string(field) : "", "INT");
+}
+
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<int>& field) {
+  const std::string name = flag_name(f);
+  const int min = f.min;
+  return add_parsed(cmd, f, [&field, name, min](const std::string& text) { field = parse_int_list(text, name, min); },
+                    joined(field), "LIST");
+}
+
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::uint64_t& field) {
+  const std::string name = flag_name(f);
+  const bool zero_ok = f.min == 0;
+  return add_parsed(cmd, f, [&field, name, zero_ok](const std::string& text) {
+    field = zero_ok && text == "0" ? 0 : parse_bytes(text, name);
+  }, std::to_string(field), "BYTES");
+}
+
+CLI::Option* add(CLI::App& cmd, const Flag& f, double& field) {
+  const std::string name = flag_name(f);
+  const bool zero_ok = f.min == 0;
+  return add_parsed(cmd, f, [&field, name, zero_ok](const std::string& text) { field = parse_number(text, name, zero_ok); },
+                    number_text(field), "NUM");
+}
+
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<double>& field) {
+  const std::string name = flag_name(f);
+  return add_parsed(cmd, f, [&field, name](const std::string& text) { field = parse_number_list(text, name); },
+                    joined(field), "LIST");
+}
+
+CLI::Option* add(CLI::App& cmd, const Flag& f, Duration& field) {
+  const std::string name = flag_name(f);
+  const bool zero_ok = f.min == 0;
+  return add_parsed(cmd, f, [&field, name, zero_ok](const std::string& text) { field = parse_duration(text, name, zero_ok); },
+                    field.value >= 0 ? to_text(field) : "", "TIME");
+}
+
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<Mapping>& field) {
+  const std::string name = flag_name(f);
+  return add_parsed(cmd, f, [&field, name](const std::string& text) { field = parse_mapping_list(text, name); }, "", "TxPxD,...");
+}
+
+}  // namespace pipebench::bench

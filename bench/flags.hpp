@@ -1,0 +1,124 @@
+#pragma once
+// Every flag of every subcommand, defined once (docs/design.md "Flags"). A flag that means the same
+// thing has the same short and long name, help and parser wherever it appears: `-m,--microbatches` is
+// the micro-batch count in `schedule`, `simulate` and `run` alike. add() parses the text straight into
+// the typed field with the parser of the field's type (bench/parse.hpp), so a bad value is one
+// UsageError naming the flag (exit code 2) before any work starts; a flag's range is part of its
+// definition. Flags given twice (say in --config and on the command line) take the last value.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "analysis/error.hpp"
+#include "bench/parse.hpp"
+
+namespace pipebench::bench {
+
+struct Flag {
+  const char* names;  // CLI11 form: "-m,--microbatches"
+  const char* help;
+  int min = 1;        // integers: the smallest allowed value; numbers and times: 0 allows zero
+};
+
+namespace flag {
+// Schedules and their sizes (schedule, simulate, run, topology). Where a command sweeps, a comma list.
+inline constexpr Flag schedule{"--schedule", "Schedule name (a comma list where the command sweeps); `pipebench schedule --help` lists them"};
+inline constexpr Flag pipeline{"-p,--pipeline", "Pipeline ranks p"};
+inline constexpr Flag microbatches{"-m,--microbatches", "Micro-batches per data-parallel replica m"};
+inline constexpr Flag chunks{"-v,--chunks", "Chunks (stages) per pipeline rank v (0: the schedule's own)", 0};
+inline constexpr Flag group{"--group", "Interleaved: micro-batches per group g (0: p)", 0};
+inline constexpr Flag tensor{"-t,--tensor", "Tensor-parallel size t"};
+inline constexpr Flag data{"-d,--data", "Data-parallel size d"};
+inline constexpr Flag mapping{"--mapping", "Comma list of TxPxD rank mappings (default 1 x ranks x 1)"};
+inline constexpr Flag order{"--order", "Rank order of the t, p, d axes, fastest first (Megatron style, e.g. tp-dp-pp)"};
+
+// Stage times (schedule, simulate, run): for one rank's whole share of layers; a chunk takes 1/v.
+inline constexpr Flag tf{"--tf", "Forward time of a rank's whole share (time units, or with a unit ns, us, ms, s)"};
+inline constexpr Flag tb{"--tb", "Full backward time of a rank's share (I + W)"};
+inline constexpr Flag tw{"--tw", "Weight-gradient part of the backward, 0 <= tw < tb", 0};
+inline constexpr Flag t_overlap{"--t-overlap", "Time of an overlapped F&B pair for a rank's share (default tf + tb)"};
+inline constexpr Flag p2p_time{"--p2p-time", "Time for an activation or gradient to cross between ranks (default 0)", 0};
+inline constexpr Flag stage_cost{"--stage-cost", "Comma list of cost multipliers, one per stage of a model copy (p*v), e.g. 1,1,1,2"};
+
+// Output (every command).
+inline constexpr Flag json{"--json", "Print JSON (docs/json.md) instead of text"};
+inline constexpr Flag out{"-o,--out", "Write to this file"};
+inline constexpr Flag svg{"--svg", "Write the timeline picture (SVG) to this file; a sweep inserts each configuration's name before .svg"};
+inline constexpr Flag trace{"--trace", "Write a Chrome trace (Perfetto, chrome://tracing) to this file"};
+
+// `pipebench run`: workload, communication, steps, results.
+inline constexpr Flag backend{"--backend", "Communication backend: mpi (nccl: not yet usable by run)"};
+inline constexpr Flag workload{"--workload", "Stage workload: synthetic or transformer"};
+inline constexpr Flag synthetic_mode{"--synthetic-mode", "Synthetic stages sleep or spin (busy-wait)"};
+inline constexpr Flag activation_bytes{"--activation-bytes", "Synthetic: activation memory per micro-batch of a rank's whole share", 0};
+inline constexpr Flag p2p_bytes{"--p2p-bytes", "Synthetic: message size between stages per micro-batch", 0};
+inline constexpr Flag tp_allreduce_bytes{"--tp-allreduce-bytes", "Synthetic: bytes of each of the 2 TP all-reduces in F and in B (t > 1)", 0};
+inline constexpr Flag dp_grad_bytes{"--dp-grad-bytes", "Synthetic: weight-gradient bytes per rank all-reduced over DP (d > 1)", 0};
+inline constexpr Flag dp_buckets{"--dp-buckets", "0: DP all-reduce after the flush; k: k buckets per chunk, overlapped", 0};
+inline constexpr Flag layers{"--layers", "Transformer layers of the whole model"};
+inline constexpr Flag hidden{"--hidden", "Hidden size h"};
+inline constexpr Flag heads{"--heads", "Attention heads a (h % a == 0)"};
+inline constexpr Flag seq{"--seq", "Sequence length s"};
+inline constexpr Flag micro_batch_size{"--micro-batch-size", "Sequences per micro-batch b"};
+inline constexpr Flag vocab{"--vocab", "Vocabulary size V"};
+inline constexpr Flag layers_per_stage{"--layers-per-stage", "Comma list of layers per stage (p*v entries; default even)"};
+inline constexpr Flag recompute{"--recompute", "Activation recomputation: none, selective or full"};
+inline constexpr Flag precision{"--precision", "Floating-point precision: fp32 or fp64"};
+inline constexpr Flag lr{"--lr", "SGD learning rate after each step (0: weights fixed, identical steps)", 0};
+inline constexpr Flag seed{"--seed", "Seed of weights and data", 0};
+inline constexpr Flag blas_threads{"--blas-threads", "Threads of the host BLAS per rank"};
+inline constexpr Flag warmup{"--warmup", "Warm-up steps (not recorded)", 0};
+inline constexpr Flag steps{"--steps", "Timed steps"};
+inline constexpr Flag timeout{"--timeout", "Longest wait for any message before the job is aborted (with a unit)"};
+inline constexpr Flag poll_us{"--poll-us", "First sleep between polls of a pending message, microseconds", 0};
+inline constexpr Flag append{"--append", "Add runs to an existing results file"};
+inline constexpr Flag resume{"--resume", "With --append: skip configurations already complete in the file"};
+inline constexpr Flag trace_config{"--trace-config", "Which configuration of the sweep --trace and --svg show (1-based)"};
+inline constexpr Flag inject_failure{"--inject-failure", "Testing: RANK:CONFIG:STEP:exit|hang"};
+}  // namespace flag
+
+// One add() per field type; each parses with the one parser of that type and shows the field's current
+// value as the default in --help.
+CLI::Option* add(CLI::App& cmd, const Flag& f, bool& field);                      // a switch
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::string& field);               // text as given
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<std::string>& field);  // comma list
+CLI::Option* add(CLI::App& cmd, const Flag& f, int& field);                       // integer >= f.min
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<int>& field);          // comma list of those
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::uint64_t& field);  // bytes (64KiB); 0 allowed when f.min == 0
+CLI::Option* add(CLI::App& cmd, const Flag& f, double& field);         // number > 0 (>= 0 when f.min == 0)
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<double>& field);  // comma list of numbers > 0
+CLI::Option* add(CLI::App& cmd, const Flag& f, Duration& field);             // time > 0 (>= 0 when f.min == 0)
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<Mapping>& field);  // comma list of TxPxD
+
+// The name messages use: the long name ("--microbatches").
+std::string flag_name(const Flag& f);
+
+// What every add() does: `parse` turns the text into the field (throwing UsageError), `shown` is the
+// default --help prints ("" for none).
+CLI::Option* add_parsed(CLI::App& cmd, const Flag& f, std::function<void(const std::string&)> parse,
+                        const std::string& shown, const std::string& type_name = "TEXT");
+
+// A choice among names: `choices` maps each allowed text to its value.
+template <class E>
+CLI::Option* add(CLI::App& cmd, const Flag& f, E& field, const std::vector<std::pair<std::string, E>>& choices) {
+  std::string allowed, shown;
+  for (const auto& [name, value] : choices) {
+    allowed += (allowed.empty() ? "" : ", ") + name;
+    if (value == field) shown = name;
+  }
+  const std::string flag = flag_name(f);
+  return add_parsed(cmd, f, [&field, choices, allowed, flag](const std::string& text) {
+    for (const auto& [name, value] : choices)
+      if (name == text) {
+        field = value;
+        return;
+      }
+    throw UsageError(flag + " '" + text + "' is not allowed: " + allowed);
+  }, shown, allowed);
+}
+
+}  // namespace pipebench::bench
