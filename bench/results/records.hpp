@@ -1,6 +1,6 @@
 #pragma once
 // What one `pipebench run` configuration produces: raw records, per-rank and overall summaries, and the
-// configuration and metadata that make it reproducible. The executor fills it; results.hpp writes and
+// configuration and metadata that make it reproducible. The executor fills it; store.hpp writes and
 // reads it (HDF5); report and trace render it.
 #include <cstdint>
 #include <map>

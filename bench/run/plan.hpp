@@ -1,6 +1,6 @@
 #pragma once
 // The settings of `pipebench run` and the sweep they describe. Everything here is checked on every rank
-// before any communication (docs/design.md), so a bad flag ends the job with one message and exit code 2.
+// before any communication (docs/design.md "Conventions"), so a bad flag ends the job with one message and exit code 2.
 #include <cstdint>
 #include <map>
 #include <string>
