@@ -9,7 +9,7 @@
 
 namespace pipebench::analysis {
 
-// What the formulas need. Times are for one rank's whole share of layers (docs/design.md), as given to
+// What the formulas need. Times are for one rank's whole share of layers (docs/design.md "Vocabulary"), as given to
 // uniform_costs(): a chunk takes tf/v, tb/v, tw/v, and an overlapped F&B pair t_overlap/v.
 struct FormulaParams {
   std::string schedule;

@@ -54,7 +54,7 @@ struct Schedule {
 
   int num_stages() const { return static_cast<int>(stage_rank.size()); }
   int stages_per_pipe() const { return num_stages() / pipes; }
-  // Chunks of layers per rank: a chunk's work is 1/v of a rank's whole share (docs/design.md "times").
+  // Chunks of layers per rank: a chunk's work is 1/v of a rank's whole share (docs/design.md "Vocabulary").
   int v() const { return stages_per_pipe() / p; }
   int mbs_per_pipe() const { return m / pipes; }
   int pipe_of_stage(int s) const { return s / stages_per_pipe(); }

@@ -26,7 +26,7 @@ struct SimCosts {
   double gap = 0;
 };
 
-// Per-kind times for one rank's whole share of layers (docs/design.md): chunk times are tf/v, tb/v, tw/v,
+// Per-kind times for one rank's whole share of layers (docs/design.md "Vocabulary"): chunk times are tf/v, tb/v, tw/v,
 // times stage_mult[depth] when given (one multiplier per stage of a model copy). t_overlap is the
 // overlapped F&B time for the whole share; a negative value means tf + tb.
 SimCosts uniform_costs(const Schedule& s, double tf, double tb, double tw, double t_overlap = -1,

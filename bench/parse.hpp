@@ -52,7 +52,7 @@ struct TimeFlags {
   std::string t_overlap, p2p, stage_cost;
 };
 
-// Per-kind times for one rank's whole share of layers (docs/design.md), checked: tf, tb > 0,
+// Per-kind times for one rank's whole share of layers (docs/design.md "Vocabulary"), checked: tf, tb > 0,
 // 0 <= tw < tb, t_overlap > 0, p2p >= 0, stage multipliers > 0. Either every time has a unit (then all
 // are in seconds) or none has (schedule time units); a mix is an error.
 struct Times {

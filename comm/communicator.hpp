@@ -1,6 +1,6 @@
 #pragma once
 // One communicator interface for the executor and the benchmarks, with an MPI backend and an NCCL
-// backend behind it (docs/design.md "comm/"). Every operation is non-blocking and returns a Request; the
+// backend behind it (docs/design.md "Layout"). Every operation is non-blocking and returns a Request; the
 // Communicator waits on requests by polling with a short sleep between polls, so that 4-8 waiting ranks
 // on 2 cores do not steal the cores from the ranks that compute, and every wait ends after a timeout
 // with a TimeoutError that names the rank, the operation, the peer and the tag.

@@ -14,7 +14,7 @@
 namespace pipebench::kernels {
 
 struct SyntheticConfig {
-  // Times for one rank's whole share of layers, seconds (docs/design.md): a chunk of a rank holding v
+  // Times for one rank's whole share of layers, seconds (docs/design.md "Vocabulary"): a chunk of a rank holding v
   // chunks takes 1/v of them, times its stage's multiplier.
   double tf = 2e-3, tb = 4e-3, tw = 2e-3;
   double t_overlap = -1;  // overlapped F&B pair for the whole share; < 0: tf + tb

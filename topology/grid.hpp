@@ -1,5 +1,5 @@
 #pragma once
-// The t x p x d rank grid (docs/design.md "topology/"): which (tp, pp, dp) coordinates a global rank has and
+// The t x p x d rank grid (docs/design.md "Layout"): which (tp, pp, dp) coordinates a global rank has and
 // which ranks share each kind of group. Pure arithmetic, no MPI, so a 16,384-rank layout can be checked
 // on a laptop.
 //

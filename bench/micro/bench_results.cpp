@@ -1,4 +1,4 @@
-// Write and read speed of the HDF5 results file (bench/results.hpp) for runs of 1e4..1e6 action
+// Write and read speed of the HDF5 results file (bench/results/store.hpp) for runs of 1e4..1e6 action
 // records. bytes_per_second counts the records as stored (72 bytes per action).
 #include <benchmark/benchmark.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 #pragma once
-// The metadata a procurement report records with every run (docs/formulas.md, "Result metadata that
-// procurement reports record"). Collected once, on rank 0, from what the caller gathered.
+// The metadata a procurement report records with every run (docs/formulas.md, "Result metadata").
+// Collected once, on rank 0, from what the caller gathered.
 #include <ctime>
 #include <map>
 #include <string>

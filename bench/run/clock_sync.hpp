@@ -1,5 +1,5 @@
 #pragma once
-// MPI_Wtime is not globally synchronised in general (docs/formulas.md): each rank's offset to rank 0 is
+// MPI_Wtime is not globally synchronised in general (docs/formulas.md, "Clock alignment"): each rank's offset to rank 0 is
 // estimated from ping-pongs, keeping the exchange with the smallest round trip (Cristian's method).
 #include "comm/communicator.hpp"
 

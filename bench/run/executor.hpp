@@ -2,7 +2,7 @@
 // Runs one rank's share of a schedule for real: posts its receives early, computes each action with the
 // workload, sends outputs without blocking, then does the data-parallel gradient sync and the optimizer
 // step. Every action and every communication is recorded with this rank's clock (MPI_Wtime); the
-// caller aligns clocks and turns records into metrics (bench/measure.hpp).
+// caller aligns clocks and turns records into metrics (bench/run/measure.hpp).
 #include <cstddef>
 #include <vector>
 

@@ -1,5 +1,5 @@
 #pragma once
-// What `pipebench run` will do, decided before it does anything (docs/design.md "Data flow of a run").
+// What `pipebench run` will do, decided before it does anything (docs/design.md "Data flow of `pipebench run`").
 // The flags (and --config file) fill RunSettings; plan_sweep() turns them into one immutable Plan per
 // configuration: the schedule generated and validated once, the mapping, the workload's settings and
 // memory, the configuration record and its resume key. It runs on every rank before any traffic, so a

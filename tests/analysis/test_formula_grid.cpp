@@ -22,7 +22,7 @@ struct Times {
   double tf, tb, tw, t_overlap;
 };
 
-// Whole-share times (docs/design.md). The first is F = I = W per chunk; the others break that equality
+// Whole-share times (docs/design.md "Vocabulary"). The first is F = I = W per chunk; the others break that equality
 // both ways, put W above F or I, and make an overlapped F&B pair cheaper than F + B (or even cheaper
 // than its longer half), so that every condition of analysis/formulas.cpp is met somewhere and
 // missed somewhere.
