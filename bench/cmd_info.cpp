@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/commands.hpp"
+#include "bench/flags.hpp"
 #include "bench/results/h5.hpp"
 #include "bench/version.hpp"
 #include "comm/build_info.hpp"
@@ -35,7 +36,7 @@ std::vector<std::pair<std::string, std::string>> collect() {
 void add_info_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "Print the version, commit and the libraries this build uses");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print one JSON object instead of text");
+  add(*cmd, flag::json, *json)->description("Print one JSON object instead of text");
   cmd->callback([json] {
     const auto items = collect();
     if (*json) {

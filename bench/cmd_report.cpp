@@ -6,6 +6,7 @@
 
 #include "analysis/error.hpp"
 #include "bench/commands.hpp"
+#include "bench/flags.hpp"
 #include "bench/render/report.hpp"
 #include "bench/results/store.hpp"
 #include "bench/render/trace.hpp"
@@ -64,8 +65,8 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("file", o->file, "HDF5 results file written by `pipebench run`")->required();
   cmd->add_option("--run", o->run, "Show this run: its summary, per-rank table and metadata")
       ->check(CLI::PositiveNumber);
-  cmd->add_flag("--json", o->json, "Print JSON instead of tables (times in seconds)");
-  cmd->add_option("--trace", o->trace, "Write the run's Chrome trace (Perfetto, chrome://tracing) to this file");
+  add(*cmd, flag::json, o->json)->description("Print JSON instead of tables (times in seconds): the run object of docs/json.md");
+  add(*cmd, flag::trace, o->trace)->description("Write the run's Chrome trace (Perfetto, chrome://tracing) to this file");
   cmd->callback([o] { report(*o); });
 }
 

@@ -11,6 +11,8 @@
 
 #include "analysis/error.hpp"
 #include "bench/commands.hpp"
+#include "bench/flags.hpp"
+#include "bench/render/table.hpp"
 #include "topology/placement.hpp"
 
 namespace pipebench::bench {
@@ -34,36 +36,6 @@ struct Options {
   std::string hostfile;
   bool json = false;
   std::vector<int> ranks;
-};
-
-// Fixed-width table in the nccl-tests style: header and units rows start with '#', columns right-aligned.
-class Table {
- public:
-  Table(std::vector<std::string> header, std::vector<std::string> units)
-      : header_(std::move(header)), units_(std::move(units)) {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print(std::ostream& os) const {
-    std::vector<std::size_t> w(header_.size());
-    for (std::size_t c = 0; c < w.size(); ++c) {
-      w[c] = std::max(header_[c].size(), units_.empty() ? 0 : units_[c].size());
-      for (const auto& r : rows_) w[c] = std::max(w[c], r[c].size());
-    }
-    auto line = [&](const std::vector<std::string>& cells, char lead) {
-      std::string s(1, lead);
-      for (std::size_t c = 0; c < cells.size(); ++c) {
-        s += c ? "  " : "";
-        s += std::string(w[c] - cells[c].size(), ' ') + cells[c];
-      }
-      os << s << '\n';
-    };
-    line(header_, '#');
-    if (!units_.empty()) line(units_, '#');
-    for (const auto& r : rows_) line(r, ' ');
-  }
-
- private:
-  std::vector<std::string> header_, units_;
-  std::vector<std::vector<std::string>> rows_;
 };
 
 // Group members always form an arithmetic progression: print short ones whole, long ones as a range.
@@ -107,13 +79,15 @@ void print_text(const Options& o, const Grid& g, const Placement& pl, const topo
             << g.world_size() << " ranks, order " << g.order() << " (fastest-varying first)\n"
             << "# " << g.rank_formula() << "\n"
             << "# placement: " << placement_text(o, pl, s) << "\n";
-  Table place({"group", "groups", "size", "spanning", "max-nodes"}, {"", "", "(ranks)", "(groups)", "(per group)"});
+  std::vector<std::vector<std::string>> place;
   for (GroupKind k : kGroupKinds) {
     const auto& gp = s[k];
-    place.add({topology::group_kind_name(k), std::to_string(gp.groups), std::to_string(gp.size),
-               std::to_string(gp.spanning), std::to_string(gp.max_nodes)});
+    place.push_back({topology::group_kind_name(k), std::to_string(gp.groups), std::to_string(gp.size),
+                     std::to_string(gp.spanning), std::to_string(gp.max_nodes)});
   }
-  place.print(std::cout);
+  std::cout << Table({{"group", "", false}, {"groups", ""}, {"size", "ranks"}, {"spanning", "groups"},
+                      {"max-nodes", "per group"}})
+                   .render(place);
   std::cout << "# pipeline neighbour links: " << s.pp_links << ", " << s.pp_links_cross << " across nodes";
   if (s.pp_wrap_links)
     std::cout << "; interleaved wrap links (pp " << g.p() - 1 << " -> pp 0): " << s.pp_wrap_links << ", "
@@ -124,23 +98,25 @@ void print_text(const Options& o, const Grid& g, const Placement& pl, const topo
   const bool large = g.world_size() > kMaxRowsShown;
   if (large) {
     std::cout << "# first groups of each kind\n";
-    Table groups({"group", "index", "members"}, {});
+    std::vector<std::vector<std::string>> groups;
     for (GroupKind k : kGroupKinds)
       for (int i = 0; i < std::min(kGroupsShown, g.num_groups(k)); ++i)
-        groups.add({topology::group_kind_name(k), std::to_string(i), members_text(g, k, i)});
-    groups.print(std::cout);
+        groups.push_back({topology::group_kind_name(k), std::to_string(i), members_text(g, k, i)});
+    std::cout << Table({{"group", "", false}, {"index", ""}, {"members", ""}}).render(groups);
   }
   if (!rows.empty()) {
-    Table map({"rank", "node", "tp", "pp", "dp", "tp-group", "pp-group", "dp-group"}, {});
+    std::vector<std::vector<std::string>> map;
     for (int r : rows) {
       const auto c = g.coords(r);
       std::vector<std::string> row{std::to_string(r),
                                    o.hostfile.empty() ? std::to_string(pl.node_of(r)) : pl.node_name(pl.node_of(r)),
                                    std::to_string(c.tp), std::to_string(c.pp), std::to_string(c.dp)};
       for (GroupKind k : kGroupKinds) row.push_back(members_text(g, k, g.group_index(k, r)));
-      map.add(std::move(row));
+      map.push_back(std::move(row));
     }
-    map.print(std::cout);
+    std::cout << Table({{"rank", ""}, {"node", ""}, {"tp", ""}, {"pp", ""}, {"dp", ""}, {"tp-group", ""},
+                        {"pp-group", ""}, {"dp-group", ""}})
+                     .render(map);
   }
   if (large && o.ranks.empty())
     std::cout << "# " << g.world_size() << " ranks: one row per rank is printed up to " << kMaxRowsShown
@@ -205,20 +181,18 @@ void run(const Options& o) {
 void add_topology_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("topology", "Print the t x p x d rank mapping and its placement on nodes (no MPI)");
   auto o = std::make_shared<Options>();
-  cmd->add_option("-t,--tensor", o->t, "Tensor-parallel size")->capture_default_str();
-  cmd->add_option("-p,--pipeline", o->p, "Pipeline-parallel size")->capture_default_str();
-  cmd->add_option("-d,--data", o->d, "Data-parallel size")->capture_default_str();
-  cmd->add_option("-v,--chunks", o->v, "Chunks per pipeline rank (interleaved schedules)")->capture_default_str();
-  cmd->add_option("--order", o->order,
-                  "Axes fastest-varying first, Megatron style: a permutation of tp, pp, dp (cp, ep of size 1 allowed)")
-      ->capture_default_str();
+  add(*cmd, flag::tensor, o->t);
+  add(*cmd, flag::pipeline, o->p);
+  add(*cmd, flag::data, o->d);
+  add(*cmd, flag::chunks, o->v)->description("Chunks per pipeline rank v (interleaved schedules)");
+  add(*cmd, flag::order, o->order);
   auto* rpn = cmd->add_option("--ranks-per-node", o->ranks_per_node,
                               "Ranks per node, numbered node by node (default " +
                                   std::to_string(kDefaultRanksPerNode) + ")");
   cmd->add_option("--hostfile", o->hostfile, "Machine file: one `host` or `host:n` per line, ranks in order")
       ->excludes(rpn);
   cmd->add_option("--rank", o->ranks, "Print this rank's row (repeatable)");
-  cmd->add_flag("--json", o->json, "Print one JSON object (keys in docs/topology.md)");
+  add(*cmd, flag::json, o->json)->description("Print one JSON object (keys in docs/topology.md)");
   cmd->callback([o, rpn] {
     o->ranks_per_node_given = rpn->count() > 0;
     run(*o);

@@ -34,7 +34,7 @@ inline constexpr Flag group{"--group", "Interleaved: micro-batches per group g (
 inline constexpr Flag tensor{"-t,--tensor", "Tensor-parallel size t"};
 inline constexpr Flag data{"-d,--data", "Data-parallel size d"};
 inline constexpr Flag mapping{"--mapping", "Comma list of TxPxD rank mappings (default 1 x ranks x 1)"};
-inline constexpr Flag order{"--order", "Rank order of the t, p, d axes, fastest first (Megatron style, e.g. tp-dp-pp)"};
+inline constexpr Flag order{"--order", "Rank order: the axes tp, pp, dp fastest-varying first, Megatron style (cp, ep of size 1 allowed)"};
 
 // Stage times (schedule, simulate, run): for one rank's whole share of layers; a chunk takes 1/v.
 inline constexpr Flag tf{"--tf", "Forward time of a rank's whole share (time units, or with a unit ns, us, ms, s)"};

@@ -39,11 +39,13 @@ std::string Table::line(char lead, const std::vector<std::string>& cells) const 
 
 std::string Table::header() const {
   std::vector<std::string> names, units;
+  bool any_unit = false;
   for (const auto& c : columns_) {
     names.push_back(c.name);
     units.push_back(unit_text(c));
+    any_unit = any_unit || !c.unit.empty();
   }
-  return line('#', names) + line('#', units);
+  return line('#', names) + (any_unit ? line('#', units) : "");
 }
 
 std::string Table::row(const std::vector<std::string>& cells) const { return line(' ', cells); }

@@ -19,7 +19,7 @@ class Table {
   explicit Table(std::vector<Column> columns);
   // Widens the columns to fit `rows`, for a table printed all at once.
   void fit(const std::vector<std::vector<std::string>>& rows);
-  std::string header() const;                                 // the two '#' lines
+  std::string header() const;  // the two '#' lines (only the names where no column has a unit)
   std::string row(const std::vector<std::string>& cells) const;  // one line; throws Error on a wrong cell count
   // fit, then header and rows.
   std::string render(const std::vector<std::vector<std::string>>& rows);

@@ -8,11 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "comm/tags.hpp"
+
 namespace pipebench::bench {
 
 namespace {
 
-constexpr int kTurn = 9001, kPing = 9002, kPong = 9003, kResult = 9004;
+using comm::tags::kClockPing;
+using comm::tags::kClockPong;
+using comm::tags::kClockResult;
+using comm::tags::kClockTurn;
 
 // Switches a communicator to busy polling for the lifetime of the guard.
 class BusyPolling {
@@ -54,14 +59,14 @@ ClockOffset estimate_clock_offset(comm::Communicator& world, int rounds, bool sa
   if (me == 0) {
     for (int r = 1; r < n; ++r) {
       if (hosts[r] == hosts[0]) continue;
-      world.send(&token, 1, r, kTurn);
+      world.send(&token, 1, r, kClockTurn);
       BusyPolling busy(world);
       double best_rtt = std::numeric_limits<double>::infinity(), best_offset = 0;
       for (int k = 0; k < rounds; ++k) {
         double remote = 0;
         const double t1 = MPI_Wtime();
-        world.send(&token, 1, r, kPing);
-        world.recv(&remote, sizeof remote, r, kPong);
+        world.send(&token, 1, r, kClockPing);
+        world.recv(&remote, sizeof remote, r, kClockPong);
         const double t3 = MPI_Wtime();
         if (t3 - t1 < best_rtt) {
           best_rtt = t3 - t1;
@@ -69,19 +74,19 @@ ClockOffset estimate_clock_offset(comm::Communicator& world, int rounds, bool sa
         }
       }
       const double out[2] = {best_offset, 0.5 * best_rtt};
-      world.send(out, sizeof out, r, kResult);
+      world.send(out, sizeof out, r, kClockResult);
     }
     return result;
   }
-  world.recv(&token, 1, 0, kTurn);
+  world.recv(&token, 1, 0, kClockTurn);
   BusyPolling busy(world);
   for (int k = 0; k < rounds; ++k) {
-    world.recv(&token, 1, 0, kPing);
+    world.recv(&token, 1, 0, kClockPing);
     const double t2 = MPI_Wtime();
-    world.send(&t2, sizeof t2, 0, kPong);
+    world.send(&t2, sizeof t2, 0, kClockPong);
   }
   double in[2] = {0, 0};
-  world.recv(in, sizeof in, 0, kResult);
+  world.recv(in, sizeof in, 0, kClockResult);
   result.offset = in[0];
   result.uncertainty = in[1];
   return result;

@@ -1,5 +1,7 @@
 #include "bench/run/executor.hpp"
 
+#include "comm/tags.hpp"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -215,12 +217,12 @@ void Executor::tp_allreduce(void* data, std::size_t bytes, int element_bytes) {
 // never arrives (hung, or dead without taking the job down) is named; the others wait twice the
 // timeout for the release, so rank 0's diagnosis is the one the job ends with.
 void Executor::start_barrier(int step) {
-  constexpr int kArriveTag = 9100;
+  using comm::tags::kStepArrive;
   const int n = world_.size();
   if (world_.rank() == 0) {
     std::vector<char> tokens(n);
     std::vector<comm::Request> arrivals;
-    for (int r = 1; r < n; ++r) arrivals.push_back(world_.irecv(&tokens[r], 1, r, kArriveTag));
+    for (int r = 1; r < n; ++r) arrivals.push_back(world_.irecv(&tokens[r], 1, r, kStepArrive));
     try {
       world_.wait_all(arrivals);
     } catch (const comm::TimeoutError& e) {
@@ -233,7 +235,7 @@ void Executor::start_barrier(int step) {
     }
   } else {
     const char token = 1;
-    comm::Request arrived = world_.isend(&token, 1, 0, kArriveTag);
+    comm::Request arrived = world_.isend(&token, 1, 0, kStepArrive);
     world_.wait(arrived);
   }
   comm::Request release = world_.ibarrier();

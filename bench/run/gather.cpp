@@ -5,12 +5,12 @@
 #include <type_traits>
 
 #include "analysis/error.hpp"
+#include "comm/tags.hpp"
 
 namespace pipebench::bench {
 
 namespace {
 
-constexpr int kTagBase = 7000;  // pieces of one rank's blob: kTagBase + piece
 constexpr std::size_t kPiece = std::size_t{1} << 30;  // MPI counts are int: send large blobs in pieces
 
 template <class T>
@@ -76,7 +76,7 @@ std::vector<RankRecords> gather_records(comm::Communicator& world, const RankRec
   if (me != 0) {
     std::vector<comm::Request> sends;
     for (std::size_t off = 0, k = 0; off < blob.size(); off += kPiece, ++k)
-      sends.push_back(world.isend(blob.data() + off, std::min(kPiece, blob.size() - off), 0, kTagBase + static_cast<int>(k)));
+      sends.push_back(world.isend(blob.data() + off, std::min(kPiece, blob.size() - off), 0, comm::tags::kGatherBase + static_cast<int>(k)));
     world.wait_all(sends);
     return {};
   }
@@ -86,7 +86,7 @@ std::vector<RankRecords> gather_records(comm::Communicator& world, const RankRec
   for (int r = 1; r < n; ++r) {
     blobs[r].resize(sizes[r]);
     for (std::size_t off = 0, k = 0; off < sizes[r]; off += kPiece, ++k)
-      recvs.push_back(world.irecv(blobs[r].data() + off, std::min<std::size_t>(kPiece, sizes[r] - off), r, kTagBase + static_cast<int>(k)));
+      recvs.push_back(world.irecv(blobs[r].data() + off, std::min<std::size_t>(kPiece, sizes[r] - off), r, comm::tags::kGatherBase + static_cast<int>(k)));
   }
   world.wait_all(recvs);
   std::vector<RankRecords> out;
