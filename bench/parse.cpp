@@ -7,16 +7,11 @@
 #include <limits>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 
 namespace pipebench::bench {
 
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
 
 [[noreturn]] void bad(const std::string& flag, const std::string& text, const std::string& allowed) {
   throw UsageError(flag + " '" + text + "' is not allowed: " + allowed);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 
 namespace pipebench::topology {
 
@@ -54,10 +55,8 @@ std::vector<std::string> parse_hostfile(std::istream& in, const std::string& sou
   std::vector<std::string> hosts;
   std::string line;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
-    line = line.substr(0, line.find('#'));
-    const auto begin = line.find_first_not_of(" \t\r");
-    if (begin == std::string::npos) continue;
-    line = line.substr(begin, line.find_last_not_of(" \t\r") + 1 - begin);
+    line = trim(line.substr(0, line.find('#')));
+    if (line.empty()) continue;
     const auto colon = line.rfind(':');
     std::string host = line.substr(0, colon);
     long n = 1;

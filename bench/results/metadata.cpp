@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "analysis/text.hpp"
 #include "bench/results/h5.hpp"
 #include "bench/version.hpp"
 #include "comm/build_info.hpp"
@@ -14,12 +15,6 @@ extern char** environ;
 namespace pipebench::bench {
 
 namespace {
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
 
 // "CUDA runtime 13.0, 1 device(s): NVIDIA H200" -> "NVIDIA H200"; no device -> "none".
 std::string gpu_of(const std::string& cuda) {
