@@ -218,7 +218,9 @@ void add_run_command(CLI::App& app) {
   add(*cmd, flag::group, r.group);
   add(*cmd, flag::order, r.order);
   add(*cmd, flag::backend, r.backend);
-  add(*cmd, flag::workload, r.workload, {{"synthetic", WorkloadKind::synthetic}, {"transformer", WorkloadKind::transformer}});
+  add(*cmd, flag::workload, r.workload,
+      {{workload_name(WorkloadKind::synthetic), WorkloadKind::synthetic},
+       {workload_name(WorkloadKind::transformer), WorkloadKind::transformer}});
   add(*cmd, flag::tf, y.tf);
   add(*cmd, flag::tb, y.tb);
   add(*cmd, flag::tw, y.tw);
@@ -238,9 +240,10 @@ void add_run_command(CLI::App& app) {
   add(*cmd, flag::micro_batch_size, md.micro_batch)->group(model);
   add(*cmd, flag::vocab, md.vocab)->group(model);
   add(*cmd, flag::layers_per_stage, md.layers_per_stage)->group(model);
-  add(*cmd, flag::recompute, md.recompute,
-      {{"none", kernels::Recompute::none}, {"selective", kernels::Recompute::selective}, {"full", kernels::Recompute::full}})
-      ->group(model);
+  std::vector<std::pair<std::string, kernels::Recompute>> recompute;
+  for (auto mode : {kernels::Recompute::none, kernels::Recompute::selective, kernels::Recompute::full})
+    recompute.emplace_back(kernels::to_string(mode), mode);
+  add(*cmd, flag::recompute, md.recompute, recompute)->group(model);
   add(*cmd, flag::precision, md.fp64, {{"fp32", false}, {"fp64", true}})->group(model);
   add(*cmd, flag::lr, md.lr)->group(model);
   // The seed is a count, not a byte size: parsed as an integer >= 0.

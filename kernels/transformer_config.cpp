@@ -17,12 +17,6 @@ const char* to_string(Recompute r) {
   return "?";
 }
 
-Recompute parse_recompute(const std::string& text) {
-  for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
-    if (text == to_string(r)) return r;
-  throw UsageError("recompute mode '" + text + "' is not one of: none, selective, full");
-}
-
 TransformerConfig TransformerConfig::whole_model(int hidden, int heads, int seq, int micro_batch, int vocab,
                                                  int layers) {
   TransformerConfig c;

@@ -13,7 +13,6 @@ namespace pipebench::kernels {
 //   full      F keeps each layer's input only and I reruns the layer's forward first.
 enum class Recompute { none, selective, full };
 const char* to_string(Recompute r);
-Recompute parse_recompute(const std::string& text);  // UsageError naming the value and the choices
 
 struct TransformerConfig {
   // The whole model.

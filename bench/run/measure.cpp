@@ -100,20 +100,17 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
   }
 }
 
-}  // namespace
-
-Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in) {
-  Measurement result;
-  RunResult& out = result.run;
-  Prediction& pred = result.pred;
-  const int world = grid.world_size();
-  if (static_cast<int>(in.clocks.size()) != world || static_cast<int>(in.timing.size()) != world)
-    throw Error("measure: records from " + std::to_string(in.timing.size()) + " ranks, world has " + std::to_string(world));
-  const int steps = static_cast<int>(in.timing[0].size());
-  // The step starts at the earliest aligned barrier exit of any rank.
+// The step starts at the earliest aligned barrier exit of any rank: t0[step] on rank 0's clock.
+std::vector<double> step_starts(const MeasureInput& in) {
+  const std::size_t steps = in.timing[0].size();
   std::vector<double> t0(steps, 1e300);
-  for (int r = 0; r < world; ++r)
-    for (int k = 0; k < steps; ++k) t0[k] = std::min(t0[k], in.timing[r][k].begin + in.clocks[r].offset);
+  for (std::size_t r = 0; r < in.timing.size(); ++r)
+    for (std::size_t k = 0; k < steps; ++k) t0[k] = std::min(t0[k], in.timing[r][k].begin + in.clocks[r].offset);
+  return t0;
+}
+
+// Moves every record time to rank 0's clock, relative to the start of its step.
+void align_records(MeasureInput& in, const std::vector<double>& t0) {
   auto align = [&](double t, int rank, int step) { return t + in.clocks[rank].offset - t0[step]; };
   for (auto& a : in.actions) {
     a.t_start = align(a.t_start, a.global_rank, a.step);
@@ -124,43 +121,53 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
     c.t_wait = c.kind == CommKind::Recv ? align(c.t_wait, c.global_rank, c.step) : 0;
     c.t_done = align(c.t_done, c.global_rank, c.step);
   }
+}
 
-  // Metrics of every pipeline in every step.
-  std::vector<std::vector<analysis::Timeline>> tl(steps, std::vector<analysis::Timeline>(grid.num_groups(topology::GroupKind::pp)));
+// The figures of each timed step (medians are taken over these).
+struct StepSeries {
+  std::vector<double> makespans, bubbles, step_times, overheads;
+  analysis::Timeline first_step;  // pipeline 0
+};
+
+// Metrics of every pipeline in every step: per-rank medians into `ranks`, per-step figures returned.
+StepSeries summarize_steps(const analysis::Schedule& s, const topology::Grid& grid, const MeasureInput& in,
+                           const std::vector<double>& t0, std::vector<RankSummary>& ranks) {
+  using topology::GroupKind;
+  const int world = grid.world_size(), steps = static_cast<int>(t0.size()), pipes = grid.num_groups(GroupKind::pp);
+  std::vector<std::vector<analysis::Timeline>> tl(steps, std::vector<analysis::Timeline>(pipes));
   for (const auto& a : in.actions) {
     analysis::Action act{a.kind, a.stage, a.mb, a.b_stage, a.b_mb};
-    tl[a.step][grid.group_index(topology::GroupKind::pp, a.global_rank)].push_back({a.rank, act, a.t_start, a.t_end});
+    tl[a.step][grid.group_index(GroupKind::pp, a.global_rank)].push_back({a.rank, act, a.t_start, a.t_end});
   }
-  out.ranks.assign(world, RankSummary{});
+  StepSeries out;
   std::vector<std::vector<double>> busy(world), idle(world), span(world);
-  std::vector<double> makespans, bubbles, step_times, overheads;
   for (int k = 0; k < steps; ++k) {
     double makespan = 0, total_busy = 0;
-    for (int g = 0; g < grid.num_groups(topology::GroupKind::pp); ++g) {
+    for (int g = 0; g < pipes; ++g) {
       const analysis::Metrics m = analysis::compute_metrics(s, tl[k][g]);
-      const auto members = grid.group_members(topology::GroupKind::pp, g);
+      const auto members = grid.group_members(GroupKind::pp, g);
       for (int i = 0; i < s.p; ++i) {
         const int r = members[i];
         busy[r].push_back(m.ranks[i].busy);
         idle[r].push_back(m.ranks[i].idle);
         span[r].push_back(m.ranks[i].span_bubble);
-        out.ranks[r].peak_inflight = std::max(out.ranks[r].peak_inflight, m.ranks[i].peak_inflight);
+        ranks[r].peak_inflight = std::max(ranks[r].peak_inflight, m.ranks[i].peak_inflight);
         total_busy += m.ranks[i].busy;
       }
       makespan = std::max(makespan, m.makespan);
     }
-    makespans.push_back(makespan);
-    bubbles.push_back(makespan > 0 ? 1.0 - total_busy / (world * makespan) : 0.0);
+    out.makespans.push_back(makespan);
+    out.bubbles.push_back(makespan > 0 ? 1.0 - total_busy / (world * makespan) : 0.0);
     double end = 0;
     for (int r = 0; r < world; ++r) {
       const StepTiming& t = in.timing[r][k];
-      end = std::max(end, align(t.end, r, k));
-      if (t.actions > 0) overheads.push_back((t.pipeline_end - t.begin - t.compute - t.waited) / t.actions);
+      end = std::max(end, t.end + in.clocks[r].offset - t0[k]);
+      if (t.actions > 0) out.overheads.push_back((t.pipeline_end - t.begin - t.compute - t.waited) / t.actions);
     }
-    step_times.push_back(end);
+    out.step_times.push_back(end);
   }
   for (int r = 0; r < world; ++r) {
-    RankSummary& rs = out.ranks[r];
+    RankSummary& rs = ranks[r];
     const topology::Coords c = grid.coords(r);
     rs.global_rank = r;
     rs.tp = c.tp;
@@ -173,47 +180,27 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
     rs.clock_uncertainty = in.clocks[r].uncertainty;
     rs.host = r < static_cast<int>(in.hosts.size()) ? in.hosts[r] : "";
   }
-  // FLOPs each rank did per second of step time; bytes held at the peak.
-  std::vector<std::vector<double>> flops(world, std::vector<double>(steps, 0.0));
+  if (steps > 0) out.first_step = std::move(tl[0][0]);
+  return out;
+}
+
+// FLOPs each rank did per second of step time, and the bytes it held at its peak.
+void add_flops_and_memory(const MeasureInput& in, const std::vector<double>& step_times, std::vector<RankSummary>& ranks) {
+  std::vector<std::vector<double>> flops(ranks.size(), std::vector<double>(step_times.size(), 0.0));
   for (const auto& a : in.actions) {
-    out.ranks[a.global_rank].peak_activation_bytes = std::max(out.ranks[a.global_rank].peak_activation_bytes, a.activation_bytes);
+    ranks[a.global_rank].peak_activation_bytes = std::max(ranks[a.global_rank].peak_activation_bytes, a.activation_bytes);
     flops[a.global_rank][a.step] += a.flops;
   }
-  for (int r = 0; r < world; ++r) {
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
     std::vector<double> rate;
-    for (int k = 0; k < steps; ++k)
+    for (std::size_t k = 0; k < step_times.size(); ++k)
       if (step_times[k] > 0) rate.push_back(flops[r][k] / step_times[k]);
-    out.ranks[r].flop_rate = median(rate);
+    ranks[r].flop_rate = median(rate);
   }
+}
 
-  // The prediction from what was measured.
-  pred.costs = measured_costs(s, in.actions, measured_p2p(in.comms));
-  pred.executor_overhead_per_action = median(overheads);
-  pred.costs.gap = pred.executor_overhead_per_action;
-  pred.sim = analysis::simulate(s, pred.costs);
-  const std::vector<double> bytes =
-      in.stash.empty() ? std::vector<double>(s.p, 0.0) : analysis::peak_activation_bytes(s, in.stash);
-  for (int r = 0; r < world; ++r) {
-    const int pp = grid.coord(topology::GroupKind::pp, r);
-    out.ranks[r].predicted_peak_inflight = pred.sim.metrics.ranks[pp].peak_inflight;
-    out.ranks[r].predicted_activation_bytes = static_cast<std::int64_t>(bytes[pp]);
-  }
-
-  for (int st = 0; st < static_cast<int>(pred.costs.stage.size()); ++st) {
-    const auto& c = pred.costs.stage[st];
-    out.stages.push_back({st, c.f, c.b, c.w});
-  }
-
-  RunSummary& sum = out.summary;
-  sum.pipes = s.pipes;
-  sum.makespan = median(makespans);
-  sum.bubble_measured = median(bubbles);
-  sum.step_time = median(step_times);
-  sum.dp_sync_time = std::max(0.0, sum.step_time - sum.makespan);
-  sum.simulated_makespan = pred.sim.metrics.makespan;
-  sum.bubble_simulated = pred.sim.metrics.bubble_fraction;
-
-  // The formula, fed the configured times or else whole-share times measured (chunk medians times v).
+// The formula's inputs: the configured times, or else whole-share times measured (chunk medians times v).
+analysis::FormulaParams formula_params(const analysis::Schedule& s, const MeasureInput& in, const analysis::SimCosts& costs) {
   analysis::FormulaParams fp;
   fp.schedule = s.name;
   fp.p = s.p;
@@ -226,45 +213,91 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
     fp.tw = in.nominal->tw;
     fp.t_overlap = in.nominal->t_overlap;
     fp.uniform_stages = in.nominal->uniform;
-  } else {
-    double fmin = 1e300, fmax = 0, tf = 0, tb = 0, tw = 0;
-    for (const auto& st : pred.costs.stage) {
-      fmin = std::min(fmin, st.f);
-      fmax = std::max(fmax, st.f);
-      tf += st.f;
-      tb += st.b;
-      tw += st.w;
-    }
-    const double per = static_cast<double>(s.v()) / static_cast<double>(pred.costs.stage.size());
-    fp.tf = tf * per;
-    fp.tb = tb * per;
-    fp.tw = tw * per;
-    fp.t_overlap = pred.costs.overlap_factor * (fp.tf + fp.tb);
-    // Measured stages are never exactly equal: within 10 % the uniform-stage formulas are a fair yardstick.
-    fp.uniform_stages = fmax <= 1.1 * fmin;
+    return fp;
   }
-  if (fp.tb > fp.tw && fp.tf > 0) {
-    pred.analytic = analysis::analytic_figures(fp);
-  } else {
-    pred.analytic.bubble_fraction.reason = "measured times do not fit the formula's assumptions";
+  double fmin = 1e300, fmax = 0, tf = 0, tb = 0, tw = 0;
+  for (const auto& st : costs.stage) {
+    fmin = std::min(fmin, st.f);
+    fmax = std::max(fmax, st.f);
+    tf += st.f;
+    tb += st.b;
+    tw += st.w;
   }
-  const analysis::AnalyticFigures& a = pred.analytic;
+  const double per = static_cast<double>(s.v()) / static_cast<double>(costs.stage.size());
+  fp.tf = tf * per;
+  fp.tb = tb * per;
+  fp.tw = tw * per;
+  fp.t_overlap = costs.overlap_factor * (fp.tf + fp.tb);
+  // Measured stages are never exactly equal: within 10 % the uniform-stage formulas are a fair yardstick.
+  fp.uniform_stages = fmax <= 1.1 * fmin;
+  return fp;
+}
+
+analysis::AnalyticFigures formula(const analysis::FormulaParams& fp) {
+  if (fp.tb > fp.tw && fp.tf > 0) return analysis::analytic_figures(fp);
+  analysis::AnalyticFigures none;
+  none.bubble_fraction.reason = "measured times do not fit the formula's assumptions";
+  return none;
+}
+
+void set_analytic(RunSummary& sum, const analysis::AnalyticFigures& a) {
   sum.bubble_formula = a.bubble_fraction.value;
   sum.analytic_makespan = a.makespan.value;
   sum.analytic_idle = a.idle.value;
   if (a.peak_inflight.value) sum.analytic_peak_inflight.assign(a.peak_inflight.value->begin(), a.peak_inflight.value->end());
   sum.analytic_idle_measure = analysis::idle_measure_name(a.idle_measure);
   sum.analytic_source = a.source;
-  for (const auto& [key, claim_reason] : {std::pair<const char*, const std::string*>{"makespan", &a.makespan.reason},
-                                          {"bubble_fraction", &a.bubble_fraction.reason},
-                                          {"idle", &a.idle.reason},
-                                          {"peak_inflight", &a.peak_inflight.reason}})
-    if (!claim_reason->empty()) sum.analytic_notes[key] = *claim_reason;
-  pred.measured.makespan = sum.makespan;
-  pred.measured.bubble_fraction = sum.bubble_measured;
-  for (const auto& rs : out.ranks)
-    pred.measured.ranks.push_back({rs.global_rank, rs.busy, rs.idle, rs.span_bubble, rs.peak_inflight});
-  if (steps > 0) pred.first_step = tl[0][0];
+  const std::pair<const char*, const std::string*> reasons[] = {{"makespan", &a.makespan.reason},
+                                                                {"bubble_fraction", &a.bubble_fraction.reason},
+                                                                {"idle", &a.idle.reason},
+                                                                {"peak_inflight", &a.peak_inflight.reason}};
+  for (const auto& [key, reason] : reasons)
+    if (!reason->empty()) sum.analytic_notes[key] = *reason;
+}
+
+}  // namespace
+
+Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in) {
+  const int world = grid.world_size();
+  if (static_cast<int>(in.clocks.size()) != world || static_cast<int>(in.timing.size()) != world)
+    throw Error("measure: records from " + std::to_string(in.timing.size()) + " ranks, world has " + std::to_string(world));
+  const std::vector<double> t0 = step_starts(in);
+  align_records(in, t0);
+  Measurement result;
+  RunResult& out = result.run;
+  Prediction& pred = result.pred;
+  out.ranks.assign(world, RankSummary{});
+  StepSeries steps = summarize_steps(s, grid, in, t0, out.ranks);
+  add_flops_and_memory(in, steps.step_times, out.ranks);
+
+  // The prediction from what was measured.
+  pred.costs = measured_costs(s, in.actions, measured_p2p(in.comms));
+  pred.executor_overhead_per_action = median(steps.overheads);
+  pred.costs.gap = pred.executor_overhead_per_action;
+  pred.sim = analysis::simulate(s, pred.costs);
+  pred.analytic = formula(formula_params(s, in, pred.costs));
+  pred.first_step = std::move(steps.first_step);
+  const std::vector<double> bytes =
+      in.stash.empty() ? std::vector<double>(s.p, 0.0) : analysis::peak_activation_bytes(s, in.stash);
+  for (int r = 0; r < world; ++r) {
+    const int pp = grid.coord(topology::GroupKind::pp, r);
+    out.ranks[r].predicted_peak_inflight = pred.sim.metrics.ranks[pp].peak_inflight;
+    out.ranks[r].predicted_activation_bytes = static_cast<std::int64_t>(bytes[pp]);
+  }
+  for (int st = 0; st < static_cast<int>(pred.costs.stage.size()); ++st) {
+    const auto& c = pred.costs.stage[st];
+    out.stages.push_back({st, c.f, c.b, c.w});
+  }
+
+  RunSummary& sum = out.summary;
+  sum.pipes = s.pipes;
+  sum.makespan = median(steps.makespans);
+  sum.bubble_measured = median(steps.bubbles);
+  sum.step_time = median(steps.step_times);
+  sum.dp_sync_time = std::max(0.0, sum.step_time - sum.makespan);
+  sum.simulated_makespan = pred.sim.metrics.makespan;
+  sum.bubble_simulated = pred.sim.metrics.bubble_fraction;
+  set_analytic(sum, pred.analytic);
   add_workload_figures(grid, in, out);
   sum.extra["executor_overhead_per_action"] = pred.executor_overhead_per_action;
   sum.extra["p2p_time"] = pred.costs.p2p;

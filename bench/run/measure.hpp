@@ -45,7 +45,6 @@ struct Prediction {
   analysis::SimResult sim;
   analysis::AnalyticFigures analytic;  // fed the measured whole-share times
   double executor_overhead_per_action = 0;  // seconds, median over ranks and steps
-  analysis::Metrics measured;               // medians per global rank (rank = global rank)
   analysis::Timeline first_step;            // pipeline 0, first timed step, aligned
 };
 
