@@ -76,6 +76,7 @@ void run(const Flags& f) {
     throw UsageError("no schedule given: pass --schedule NAME -p P -m M, or --import-csv FILE");
   const Times t = parse_times(f.times);
 
+  const bool with_timeline = f.format == "svg";  // only the picture shows each action
   SimRun r;
   if (generated) {
     if (f.schedule.empty() || f.p.empty() || f.m.empty())
@@ -83,9 +84,9 @@ void run(const Flags& f) {
     const int v = f.v.empty() ? 0 : parse_int(f.v, "-v");
     const int group = f.group.empty() ? 0 : parse_int(f.group, "--group");
     r = run_config(make_checked_schedule({f.schedule, parse_int(f.p, "-p"), parse_int(f.m, "-m"), v, group}), group,
-                   t, true);
+                   t, true, with_timeline);
   } else {
-    r = run_config(analysis::read_csv_file(f.import_csv), 0, t, false);
+    r = run_config(analysis::read_csv_file(f.import_csv), 0, t, false, with_timeline);
   }
 
   const std::string text = render(f, r, t);

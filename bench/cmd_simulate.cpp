@@ -198,6 +198,8 @@ void run(const Flags& f) {
   // A combination the schedule rejects is skipped with a note when it is one of several, and is the
   // error itself when the user asked for exactly that one.
   const std::size_t total = names.size() * ps.size() * ms.size() * vs.size();
+  // Only --timeline and --svg show each action; the table and the JSON summary need the metrics alone.
+  const bool with_timeline = f.timeline || !f.svg_dir.empty();
   std::vector<SimRun> runs;
   Skipped skipped;
   for (const auto& name : names)
@@ -205,7 +207,7 @@ void run(const Flags& f) {
       for (int m : ms)
         for (int v : vs) {
           try {
-            runs.push_back(run_config(make_checked_schedule({name, p, m, v, group}), group, t, true));
+            runs.push_back(run_config(make_checked_schedule({name, p, m, v, group}), group, t, true, with_timeline));
           } catch (const analysis::ScheduleError&) {
             throw;  // a generated schedule that fails validation is a bug to show, not a combination to skip
           } catch (const UsageError& e) {
