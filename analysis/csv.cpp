@@ -1,8 +1,10 @@
 #include "analysis/csv.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
+#include <unordered_set>
 
 #include "analysis/error.hpp"
 
@@ -19,7 +21,8 @@ std::string to_csv(const Schedule& s) {
   if (s.pipes != 1 || !default_m)
     os << "# pipebench: pipes=" << s.pipes << " m=" << s.m << " name=" << s.name << '\n';
   for (const auto& row : s.actions) {
-    for (std::size_t i = 0; i < row.size(); ++i) os << (i ? "," : "") << to_string(row[i]);
+    for (std::size_t i = 0; i < row.size(); ++i)
+      os << (i ? "," : "") << to_string(row[i]) << (row[i].kind == Kind::FB ? "OVERLAP_F_B" : "");
     os << '\n';
   }
   return os.str();
@@ -50,9 +53,31 @@ void assign_stage(Schedule& s, int stage, int rank, int line, int cell) {
   r = rank;
 }
 
+// torch's older zero-bubble CSVs: a B that a W of the same stage and micro-batch follows in its row is
+// the input-gradient part, I. Returns how many were read so.
+int read_old_split_backwards(Schedule& s) {
+  int n = 0;
+  for (auto& row : s.actions) {
+    // Walking the row backwards, the (stage, micro-batch) pairs that have a W later in the row.
+    std::unordered_set<std::uint64_t> w_later;
+    auto pair_key = [](const Action& a) {
+      return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a.stage)) << 32) | static_cast<std::uint32_t>(a.mb);
+    };
+    for (auto it = row.rbegin(); it != row.rend(); ++it) {
+      if (it->kind == Kind::W) {
+        w_later.insert(pair_key(*it));
+      } else if (it->kind == Kind::B && w_later.count(pair_key(*it))) {
+        it->kind = Kind::I;
+        ++n;
+      }
+    }
+  }
+  return n;
+}
+
 }  // namespace
 
-Schedule from_csv(std::istream& in, const std::string& name) {
+Schedule from_csv(std::istream& in, const std::string& name, CsvImportNotes* notes) {
   Schedule s;
   s.name = name;
   int header_m = 0;
@@ -104,15 +129,17 @@ Schedule from_csv(std::istream& in, const std::string& name) {
   if (max_mb + 1 > s.m)
     throw UsageError("schedule CSV: micro-batch " + std::to_string(max_mb) + " used, but the header says m=" +
                      std::to_string(s.m));
+  const int old_b = read_old_split_backwards(s);
+  if (notes) notes->b_read_as_i = old_b;
   return s;
 }
 
-Schedule read_csv_file(const std::string& path) {
+Schedule read_csv_file(const std::string& path, CsvImportNotes* notes) {
   std::ifstream in(path);
   if (!in) throw UsageError("cannot read schedule CSV '" + path + "': no such file or not readable");
   std::string name = path.substr(path.find_last_of('/') + 1);
   if (const auto dot = name.rfind('.'); dot != std::string::npos && dot > 0) name.resize(dot);
-  return from_csv(in, name);
+  return from_csv(in, name, notes);
 }
 
 }  // namespace pipebench::analysis

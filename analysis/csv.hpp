@@ -11,13 +11,23 @@
 
 namespace pipebench::analysis {
 
+// One row per rank. An overlapped F&B pair is written as torch writes an OVERLAP_F_B action,
+// `(0F7;7B3)OVERLAP_F_B`: torch's `_Action.from_str` needs the computation type after the parentheses.
 std::string to_csv(const Schedule& s);
+
+// What an import read differently from the text, for the caller to warn about.
+struct CsvImportNotes {
+  // torch's older zero-bubble schedules wrote the input-gradient part of a split backward as B, its
+  // weight part as W. A B followed later in its row by a W of the same stage and micro-batch is
+  // therefore read as I (a full B followed by a W is never valid); this counts them.
+  int b_read_as_i = 0;
+};
 
 // Builds a schedule from CSV text: p = number of rows, the stage->rank map from where each stage's
 // actions appear, m = the largest micro-batch + 1 (or the comment's m). Throws UsageError for
 // malformed text (naming the line and cell) and for a stage found on two ranks. Call validate() on the
-// result to check completeness and dependencies.
-Schedule from_csv(std::istream& in, const std::string& name = "imported");
-Schedule read_csv_file(const std::string& path);
+// result to check completeness and dependencies. `notes`, when given, says what was reinterpreted.
+Schedule from_csv(std::istream& in, const std::string& name = "imported", CsvImportNotes* notes = nullptr);
+Schedule read_csv_file(const std::string& path, CsvImportNotes* notes = nullptr);
 
 }  // namespace pipebench::analysis

@@ -10,6 +10,7 @@ Schedule gpipe(const ScheduleParams& q) {
   Schedule s = looped_layout("gpipe", q.p, q.m, 1);
   for (int r = 0; r < q.p; ++r) {
     auto& list = s.actions[r];
+    list.reserve(static_cast<std::size_t>(2) * q.m);  // exact: grown by doubling it held up to twice that
     for (int k = 0; k < q.m; ++k) list.push_back(Action::make(Kind::F, r, k));
     for (int k = 0; k < q.m; ++k) list.push_back(Action::make(Kind::B, r, k));
   }
@@ -23,6 +24,7 @@ Schedule one_f_one_b(const ScheduleParams& q) {
   Schedule s = looped_layout("1f1b", q.p, q.m, 1);
   for (int r = 0; r < q.p; ++r) {
     auto& list = s.actions[r];
+    list.reserve(static_cast<std::size_t>(2) * q.m);
     const int warm = std::min(q.p - r, q.m);
     int f = 0, b = 0;
     while (f < warm) list.push_back(Action::make(Kind::F, r, f++));

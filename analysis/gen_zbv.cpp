@@ -56,6 +56,7 @@ Schedule zbv(const ScheduleParams& q) {
   const int n = std::max(2 * p - 1, q.m);
   Schedule s = v_layout("zbv", p, q.m);
   for (int r = 0; r < p; ++r) {
+    s.actions[r].reserve(static_cast<std::size_t>(6) * q.m);  // F, I and W of m micro-batches on two stages
     ZbvRank k(s.actions[r], q.m, r, 2 * p - 1 - r);
     for (int j = 0; j < 2 * (p - r) - 1; ++j) k.f(0);
     for (int j = 0; j < r; ++j) k.f(1), k.f(0);

@@ -4,6 +4,7 @@
 
 #include "analysis/error.hpp"
 #include "analysis/replay.hpp"
+#include "analysis/replay_engine.hpp"
 
 namespace pipebench::analysis {
 
@@ -37,27 +38,63 @@ SimCosts uniform_costs(const Schedule& s, double tf, double tb, double tw, doubl
   return c;
 }
 
-SimResult simulate(const Schedule& s, const SimCosts& costs) {
+namespace {
+
+void check_costs(const Schedule& s, const SimCosts& costs) {
   if (static_cast<int>(costs.stage.size()) != s.num_stages())
     throw Error("simulate: costs for " + std::to_string(costs.stage.size()) + " stages, schedule has " +
                 std::to_string(s.num_stages()));
-  const auto& st = costs.stage;
-  const double factor = costs.overlap_factor;
+}
+
+// The duration of an action from the per-stage times.
+struct CostOf {
+  const StageTimes* st;
+  double factor;
+  double operator()(int, const Action& a) const {
+    switch (a.kind) {
+      case Kind::F: return st[a.stage].f;
+      case Kind::B: return st[a.stage].b;
+      case Kind::I: return st[a.stage].b - st[a.stage].w;
+      case Kind::W: return st[a.stage].w;
+      case Kind::FB: return factor * (st[a.stage].f + st[a.b_stage].b);
+    }
+    return 0.0;
+  }
+};
+
+}  // namespace
+
+SimResult simulate(const Schedule& s, const SimCosts& costs) {
+  check_costs(s, costs);
+  const CostOf cost{costs.stage.data(), costs.overlap_factor};
   SimResult r;
-  r.timeline = replay(
-      s,
-      [&st, factor](int, const Action& a) {
-        switch (a.kind) {
-          case Kind::F: return st[a.stage].f;
-          case Kind::B: return st[a.stage].b;
-          case Kind::I: return st[a.stage].b - st[a.stage].w;
-          case Kind::W: return st[a.stage].w;
-          case Kind::FB: return factor * (st[a.stage].f + st[a.b_stage].b);
-        }
-        return 0.0;
-      },
-      costs.p2p, costs.gap);
+  r.timeline = replay(s, cost, costs.p2p, costs.gap);
   r.metrics = compute_metrics(s, r.timeline);
+  return r;
+}
+
+SimResult simulate(const Schedule& s, const SimCosts& costs, const SimOptions& options) {
+  check_costs(s, costs);
+  const CostOf cost{costs.stage.data(), costs.overlap_factor};
+  SimResult r;
+  MetricsBuilder metrics(s.p);
+  detail::ReplayEngine engine(s, costs.p2p, costs.gap);
+  if (!options.timeline) {
+    engine.run(cost, [&metrics](int rank, std::size_t, const Action& a, double start, double end) {
+      metrics.add(rank, a.kind, start, end);
+    });
+  } else {
+    // Each action goes straight to its place: rank r's block starts after the actions of ranks < r.
+    std::vector<std::size_t> offset(s.actions.size() + 1, 0);
+    for (std::size_t rank = 0; rank < s.actions.size(); ++rank) offset[rank + 1] = offset[rank] + s.actions[rank].size();
+    r.timeline.resize(offset.back());
+    TimedOp* out = r.timeline.data();
+    engine.run(cost, [&metrics, out, &offset](int rank, std::size_t step, const Action& a, double start, double end) {
+      metrics.add(rank, a.kind, start, end);
+      out[offset[rank] + step] = TimedOp{rank, a, start, end};
+    });
+  }
+  r.metrics = metrics.finish();
   return r;
 }
 

@@ -40,4 +40,15 @@ struct SimResult {
 // Throws pipebench::Error naming the blocked ranks and actions if the schedule deadlocks.
 SimResult simulate(const Schedule& s, const SimCosts& costs);
 
+struct SimOptions {
+  // Keep every action's times. Without it only the metrics are computed, in the same pass and to the
+  // same bits, and memory does not grow with a timeline.
+  bool timeline = true;
+};
+
+// simulate(), with the timeline (when kept) listed rank by rank, each rank's actions in its own order,
+// which is time order: what a stable sort of simulate()'s timeline by (rank, start) gives, without
+// the sort. Throws the same errors as simulate().
+SimResult simulate(const Schedule& s, const SimCosts& costs, const SimOptions& options);
+
 }  // namespace pipebench::analysis

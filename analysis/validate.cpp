@@ -1,7 +1,11 @@
 #include "analysis/validate.hpp"
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "analysis/replay_engine.hpp"
 
 namespace pipebench::analysis {
 
@@ -50,69 +54,90 @@ void check_action(const Schedule& s, int r, int i, int stage, int mb) {
   if (s.stage_rank[stage] != r)
     fail(s, r, i, "stage " + std::to_string(stage) + " is held by rank " + std::to_string(s.stage_rank[stage]),
          "each stage runs on one rank");
-  if (s.pipe_of_stage(stage) != s.pipe_of_mb(mb))
+  // With one model copy every stage and micro-batch in range belong to it: no division per action.
+  if (s.pipes > 1 && s.pipe_of_stage(stage) != s.pipe_of_mb(mb))
     fail(s, r, i,
          "micro-batch " + std::to_string(mb) + " belongs to model copy " + std::to_string(s.pipe_of_mb(mb)) +
              ", stage " + std::to_string(stage) + " to copy " + std::to_string(s.pipe_of_stage(stage)),
          "a micro-batch runs through the stages of one model copy");
 }
 
-// Counts of each kind per (stage, mb), and where the first of each was seen (for messages).
-struct Seen {
-  int count[4] = {0, 0, 0, 0};  // F, B, I, W
-  int rank[4] = {-1, -1, -1, -1};
-  int step[4] = {-1, -1, -1, -1};
-};
-
-void check_completeness(const Schedule& s) {
-  const int S = s.num_stages();
-  std::vector<Seen> seen(static_cast<std::size_t>(S) * s.m);
-  auto note = [&](int r, int i, Kind k, int stage, int mb) {
-    check_action(s, r, i, stage, mb);
-    Seen& e = seen[static_cast<std::size_t>(stage) * s.m + mb];
-    const int ki = static_cast<int>(k);
-    if (++e.count[ki] > 1)
-      fail(s, r, i,
-           std::string("duplicate ") + kind_name(k) + " of stage " + std::to_string(stage) + ", micro-batch " +
-               std::to_string(mb) + " (first at rank " + std::to_string(e.rank[ki]) + ", step " +
-               std::to_string(e.step[ki]) + ")",
-           "every (stage, micro-batch) gets exactly one F and either one B or one I and one W");
-    e.rank[ki] = r;
-    e.step[ki] = i;
-  };
+// Calls f(rank, step, kind, stage, mb) for every action in list order, an F&B pair as its F then its B.
+template <class F>
+void for_each_part(const Schedule& s, F&& f) {
   for (int r = 0; r < s.p; ++r) {
-    for (int i = 0; i < static_cast<int>(s.actions[r].size()); ++i) {
-      const Action& a = s.actions[r][i];
+    const auto& list = s.actions[r];
+    for (int i = 0; i < static_cast<int>(list.size()); ++i) {
+      const Action& a = list[i];
       if (a.kind == Kind::FB) {
-        note(r, i, Kind::F, a.stage, a.mb);
-        note(r, i, Kind::B, a.b_stage, a.b_mb);
-      } else {
-        note(r, i, a.kind, a.stage, a.mb);
+        if (!f(r, i, Kind::F, a.stage, a.mb)) return;
+        if (!f(r, i, Kind::B, a.b_stage, a.b_mb)) return;
+      } else if (!f(r, i, a.kind, a.stage, a.mb)) {
+        return;
       }
     }
   }
-  const std::string rule = "every (stage, micro-batch) gets exactly one F and either one B or one I and one W";
+}
+
+// Where the first action of this kind, stage and micro-batch is, in list order (for messages only).
+std::pair<int, int> first_of(const Schedule& s, Kind k, int stage, int mb) {
+  std::pair<int, int> at{-1, -1};
+  for_each_part(s, [&](int r, int i, Kind kind, int st, int b) {
+    if (kind != k || st != stage || b != mb) return true;
+    at = {r, i};
+    return false;
+  });
+  return at;
+}
+
+const char* const kCompleteRule = "every (stage, micro-batch) gets exactly one F and either one B or one I and one W";
+
+// One byte per (stage, micro-batch), a bit per kind seen (F, B, I, W): where a duplicate or a mix was
+// first seen is looked up again only to word an error.
+void check_completeness(const Schedule& s) {
+  const int S = s.num_stages();
+  std::vector<std::uint8_t> seen(static_cast<std::size_t>(S) * s.m, 0);
+  for_each_part(s, [&](int r, int i, Kind k, int stage, int mb) {
+    check_action(s, r, i, stage, mb);
+    std::uint8_t& e = seen[static_cast<std::size_t>(stage) * s.m + mb];
+    const auto bit = static_cast<std::uint8_t>(1u << static_cast<int>(k));
+    if (e & bit) {
+      const auto [fr, fi] = first_of(s, k, stage, mb);
+      fail(s, r, i,
+           std::string("duplicate ") + kind_name(k) + " of stage " + std::to_string(stage) + ", micro-batch " +
+               std::to_string(mb) + " (first at rank " + std::to_string(fr) + ", step " + std::to_string(fi) + ")",
+           kCompleteRule);
+    }
+    e |= bit;
+    return true;
+  });
+  constexpr std::uint8_t kF = 1, kB = 2, kI = 4, kW = 8;
+  const int per_pipe = s.mbs_per_pipe();
   for (int st = 0; st < S; ++st) {
-    for (int mb = 0; mb < s.m; ++mb) {
-      if (s.pipe_of_stage(st) != s.pipe_of_mb(mb)) continue;
-      const Seen& e = seen[static_cast<std::size_t>(st) * s.m + mb];
+    // The micro-batches of this stage's model copy (all of them with one copy).
+    const int lo = s.pipes > 1 ? s.pipe_of_stage(st) * per_pipe : 0;
+    const int hi = s.pipes > 1 ? lo + per_pipe : s.m;
+    const std::uint8_t* row = seen.data() + static_cast<std::size_t>(st) * s.m;
+    for (int mb = lo; mb < hi; ++mb) {
+      const std::uint8_t e = row[mb];
+      if (e == (kF | kB) || e == (kF | kI | kW)) continue;  // complete: the common case
       // Built only for a message: one string per (stage, micro-batch) would dominate the validator's time.
       auto where = [&] {
         return "stage " + std::to_string(st) + " (rank " + std::to_string(s.stage_rank[st]) + "), micro-batch " +
                std::to_string(mb);
       };
-      const int B = e.count[1], I = e.count[2], W = e.count[3];
+      const bool B = e & kB, I = e & kI, W = e & kW;
       std::string missing;
-      if (e.count[0] == 0) missing = "F";
-      else if (B == 0 && I == 0 && W == 0) missing = "B (or I and W)";
-      else if (B == 0 && I == 0) missing = "I";
-      else if (B == 0 && W == 0) missing = "W";
+      if (!(e & kF)) missing = "F";
+      else if (!B && !I && !W) missing = "B (or I and W)";
+      else if (!B && !I) missing = "I";
+      else if (!B && !W) missing = "W";
       if (!missing.empty())
         throw ScheduleError("invalid schedule '" + s.name + "': missing " + missing + " of " + where() +
-                            "\n  rule: " + rule);
-      if (B == 1 && (I + W) > 0) {
-        const int k = I > 0 ? 2 : 3;
-        fail(s, e.rank[k], e.step[k], where() + " has both a full B and a split " + (I > 0 ? "I" : "W"), rule);
+                            "\n  rule: " + kCompleteRule);
+      if (B && (I || W)) {
+        const auto [fr, fi] = first_of(s, I ? Kind::I : Kind::W, st, mb);
+        fail(s, fr, fi, where() + " has both a full B and a split " + (I ? "I" : "W"), kCompleteRule);
       }
     }
   }
@@ -120,10 +145,16 @@ void check_completeness(const Schedule& s) {
 
 }  // namespace
 
-void validate(const Schedule& s) {
+void validate_without_replay(const Schedule& s) {
   check_shape(s);
   check_completeness(s);
-  replay(s, [](int, const Action&) { return 1.0; });
+}
+
+void validate(const Schedule& s) {
+  validate_without_replay(s);
+  // Deadlocks do not depend on durations: any will do, and no timeline is kept.
+  detail::ReplayEngine(s, 0, 0).run([](int, const Action&) { return 1.0; },
+                                    [](int, std::size_t, const Action&, double, double) {});
 }
 
 }  // namespace pipebench::analysis

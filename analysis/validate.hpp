@@ -12,4 +12,8 @@ namespace pipebench::analysis {
 //  - dependencies and deadlock: replaying the lists in order, with non-blocking sends, finishes.
 void validate(const Schedule& s);
 
+// The shape and completeness checks of validate(), without its replay: for a caller that replays the
+// schedule anyway (simulate() reports a deadlock with the same message).
+void validate_without_replay(const Schedule& s);
+
 }  // namespace pipebench::analysis

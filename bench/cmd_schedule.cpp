@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "analysis/csv.hpp"
 #include "analysis/error.hpp"
@@ -76,6 +77,7 @@ void run(const Flags& f) {
     throw UsageError("no schedule given: pass --schedule NAME -p P -m M, or --import-csv FILE");
   const Times t = parse_times(f.times);
 
+  const bool with_timeline = f.format == "svg";  // only the picture shows each action
   SimRun r;
   if (generated) {
     if (f.schedule.empty() || f.p.empty() || f.m.empty())
@@ -83,9 +85,17 @@ void run(const Flags& f) {
     const int v = f.v.empty() ? 0 : parse_int(f.v, "-v");
     const int group = f.group.empty() ? 0 : parse_int(f.group, "--group");
     r = run_config(make_checked_schedule({f.schedule, parse_int(f.p, "-p"), parse_int(f.m, "-m"), v, group}), group,
-                   t, true);
+                   t, true, with_timeline);
   } else {
-    r = run_config(analysis::read_csv_file(f.import_csv), 0, t, false);
+    analysis::CsvImportNotes notes;
+    analysis::Schedule s = analysis::read_csv_file(f.import_csv, &notes);
+    if (notes.b_read_as_i > 0) {  // before validation, which may then fail on what was read
+      const bool one = notes.b_read_as_i == 1;
+      std::cerr << "pipebench: warning: " << f.import_csv << ": " << notes.b_read_as_i
+                << (one ? " B action" : " B actions") << " followed by a W of the same stage and micro-batch "
+                << (one ? "was" : "were") << " read as I (torch's older zero-bubble CSVs)\n";
+    }
+    r = run_config(std::move(s), 0, t, false, with_timeline);
   }
 
   const std::string text = render(f, r, t);

@@ -179,6 +179,36 @@ nlohmann::ordered_json times_json(const Times& t) {
   return j;
 }
 
+// The list of docs/json.md, as list.dump(2) would print it, but one configuration at a time and with
+// the timeline (millions of entries for a large schedule) streamed rather than built as a tree.
+void print_json(std::ostream& os, const Flags& f, const Times& t, const std::vector<SimRun>& runs) {
+  os << '[';
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const SimRun& r = runs[i];
+    auto j = summary_json(r.schedule, r.sim.metrics, &*r.analytic);
+    j["group"] = r.group ? nlohmann::ordered_json(r.group) : nlohmann::ordered_json(nullptr);
+    j["times"] = times_json(t);
+    // The object one level down in the list: every line indented by two more spaces.
+    std::string text = j.dump(2);
+    std::string indented = "\n  ";
+    indented.reserve(text.size() + text.size() / 8);
+    for (char c : text) {
+      indented += c;
+      if (c == '\n') indented += "  ";
+    }
+    if (f.timeline) {  // the last key: reopen the object after its last value
+      indented.resize(indented.size() - 4);  // "\n  }"
+      indented += ",\n    \"timeline\": ";
+      os << (i ? "," : "") << indented;
+      write_timeline_json(os, r.sim.timeline, 4);
+      os << "\n  }";
+    } else {
+      os << (i ? "," : "") << indented;
+    }
+  }
+  os << "\n]\n";
+}
+
 void run(const Flags& f) {
   const auto names = split_list(f.schedules, "--schedule");
   for (const auto& n : names) analysis::schedule_info(n);  // unknown names fail before any work
@@ -198,6 +228,8 @@ void run(const Flags& f) {
   // A combination the schedule rejects is skipped with a note when it is one of several, and is the
   // error itself when the user asked for exactly that one.
   const std::size_t total = names.size() * ps.size() * ms.size() * vs.size();
+  // Only --timeline and --svg show each action; the table and the JSON summary need the metrics alone.
+  const bool with_timeline = f.timeline || !f.svg_dir.empty();
   std::vector<SimRun> runs;
   Skipped skipped;
   for (const auto& name : names)
@@ -205,7 +237,7 @@ void run(const Flags& f) {
       for (int m : ms)
         for (int v : vs) {
           try {
-            runs.push_back(run_config(make_checked_schedule({name, p, m, v, group}), group, t, true));
+            runs.push_back(run_config(make_checked_schedule({name, p, m, v, group}), group, t, true, with_timeline));
           } catch (const analysis::ScheduleError&) {
             throw;  // a generated schedule that fails validation is a bug to show, not a combination to skip
           } catch (const UsageError& e) {
@@ -229,15 +261,7 @@ void run(const Flags& f) {
     }
 
   if (f.json) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& r : runs) {
-      auto j = summary_json(r.schedule, r.sim.metrics, &*r.analytic);
-      j["group"] = r.group ? nlohmann::ordered_json(r.group) : nlohmann::ordered_json(nullptr);
-      j["times"] = times_json(t);
-      if (f.timeline) j["timeline"] = timeline_json(r.sim.timeline);
-      list.push_back(std::move(j));
-    }
-    std::cout << list.dump(2) << '\n';
+    print_json(std::cout, f, t, runs);
     for (const auto& n : notes) std::cerr << n << '\n';  // stdout stays pure JSON
     for (const auto& w : written) std::cerr << w << '\n';
     return;

@@ -28,15 +28,22 @@ void add_time_flags(CLI::App& cmd, TimeFlags& f) {
                  "Comma list of cost multipliers, one per stage of a model copy (p*v), e.g. 1,1,1,2");
 }
 
-SimRun run_config(analysis::Schedule s, int group, const Times& t, bool with_formula) {
-  analysis::validate(s);
+SimRun run_config(analysis::Schedule s, int group, const Times& t, bool with_formula, bool with_timeline) {
+  // validate() is its shape and completeness checks, then a replay for the dependencies: the
+  // simulation below is that replay (a deadlock fails it with validate()'s message), so it runs once.
+  analysis::validate_without_replay(s);
+  analysis::SimCosts costs;
+  try {
+    costs = analysis::uniform_costs(s, t.tf, t.tb, t.tw, t.t_overlap, t.stage_cost, t.p2p);
+  } catch (const UsageError&) {
+    analysis::validate(s);  // a broken schedule is reported before a bad time flag, as always
+    throw;
+  }
   SimRun r;
   r.group = group;
-  r.sim = analysis::simulate(s, analysis::uniform_costs(s, t.tf, t.tb, t.tw, t.t_overlap, t.stage_cost, t.p2p));
-  // Listed per rank in time order, which reads better than the order the simulator resolved them in.
-  std::stable_sort(r.sim.timeline.begin(), r.sim.timeline.end(), [](const auto& a, const auto& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.start < b.start;
-  });
+  // The timeline comes listed per rank in time order, which reads better than the order the simulator
+  // resolved the actions in.
+  r.sim = analysis::simulate(s, costs, analysis::SimOptions{with_timeline});
   if (with_formula) {
     analysis::FormulaParams q;
     q.schedule = s.name;

@@ -21,15 +21,15 @@ namespace pipebench::bench {
 // --tf --tb --tw --t-overlap --p2p-time --stage-cost, stored as text for parse_times().
 void add_time_flags(CLI::App& cmd, TimeFlags& flags);
 
-// One configuration: the validated schedule, its simulation (timeline sorted by rank, then start) and
-// (for generated schedules) its analytic figures.
+// One configuration: the validated schedule, its simulation (timeline sorted by rank, then start;
+// empty unless with_timeline) and (for generated schedules) its analytic figures.
 struct SimRun {
   analysis::Schedule schedule;
   int group = 0;  // as given (0 = the schedule's default)
   analysis::SimResult sim;
   std::optional<analysis::AnalyticFigures> analytic;
 };
-SimRun run_config(analysis::Schedule s, int group, const Times& t, bool with_formula);
+SimRun run_config(analysis::Schedule s, int group, const Times& t, bool with_formula, bool with_timeline = true);
 
 // make_schedule(), refusing sizes whose timeline would not fit in memory (p*m*v > 2^24, about 50M
 // actions) with a UsageError instead of an allocation failure minutes later.

@@ -1,5 +1,8 @@
 #include "bench/render/json.hpp"
 
+#include <array>
+#include <charconv>
+#include <cmath>
 #include <string>
 
 namespace pipebench::bench {
@@ -84,6 +87,63 @@ ordered_json timeline_json(const analysis::Timeline& timeline) {
     list.push_back(std::move(e));
   }
   return list;
+}
+
+namespace {
+
+// Appends what dump() prints for a number: integers as they are, doubles by nlohmann's own shortest
+// round-trip formatting (the only way to match its text digit for digit), non-finite as null.
+void put(std::string& out, int x) {
+  char buf[16];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  out.append(buf, r.ptr);
+}
+void put(std::string& out, double x) {
+  if (!std::isfinite(x)) {
+    out += "null";
+    return;
+  }
+  std::array<char, 64> buf{};
+  char* end = nlohmann::detail::to_chars(buf.data(), buf.data() + buf.size(), x);
+  out.append(buf.data(), static_cast<std::size_t>(end - buf.data()));
+}
+
+}  // namespace
+
+void write_timeline_json(std::ostream& os, const analysis::Timeline& timeline, int indent) {
+  if (timeline.empty()) {
+    os << "[]";
+    return;
+  }
+  const std::string item = "\n" + std::string(indent + 2, ' ');  // "{" and "}" of an entry
+  const std::string key = "\n" + std::string(indent + 4, ' ') + "\"";
+  std::string out = "[";
+  out.reserve(1 << 16);
+  for (std::size_t i = 0; i < timeline.size(); ++i) {
+    const analysis::TimedOp& op = timeline[i];
+    out += i ? "," : "";
+    out += item;
+    out += "{";
+    out += key, out += "rank\": ", put(out, op.rank), out += ",";
+    out += key, out += "action\": \"", out += analysis::to_string(op.action), out += "\",";
+    out += key, out += "kind\": \"", out += analysis::kind_name(op.action.kind), out += "\",";
+    out += key, out += "stage\": ", put(out, op.action.stage), out += ",";
+    out += key, out += "mb\": ", put(out, op.action.mb), out += ",";
+    if (op.action.kind == analysis::Kind::FB) {
+      out += key, out += "b_stage\": ", put(out, op.action.b_stage), out += ",";
+      out += key, out += "b_mb\": ", put(out, op.action.b_mb), out += ",";
+    }
+    out += key, out += "start\": ", put(out, op.start), out += ",";
+    out += key, out += "end\": ", put(out, op.end);
+    out += item;
+    out += "}";
+    if (out.size() > (1 << 16) - 512) {
+      os << out;
+      out.clear();
+    }
+  }
+  out += "\n" + std::string(indent, ' ') + "]";
+  os << out;
 }
 
 ordered_json schedule_json(const analysis::Schedule& s) {

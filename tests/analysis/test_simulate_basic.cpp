@@ -1,6 +1,8 @@
 // Simulator and metrics on the seed's unit-time figures (F = 1, B = 2).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "analysis/error.hpp"
 #include "analysis/generators.hpp"
 #include "analysis/simulate.hpp"
@@ -48,4 +50,40 @@ TEST(SimulateBasic, StageMultipliersAndP2P) {
   EXPECT_THROW(uniform_costs(s, 1, 2, 1, -1, {1, 2, 3}), pipebench::UsageError);
   EXPECT_THROW(uniform_costs(s, 0, 2, 1), pipebench::UsageError);
   EXPECT_THROW(uniform_costs(s, 1, 2, 2), pipebench::UsageError);  // tw must be < tb
+}
+
+// simulate(s, costs, options) gives the same metrics, to the bit, as simulate(s, costs), and its
+// timeline is that one stably sorted by (rank, start) (what the front-ends used to sort it into).
+TEST(SimulateOptions, SameFiguresWithoutTimelineAndTimelineInRankOrder) {
+  for (const auto& info : schedule_catalog()) {
+    for (double tw : {0.0, 0.7}) {
+      const Schedule s = make_schedule({info.name, 4, 8});
+      const SimCosts costs = uniform_costs(s, 1.1, 2.3, tw, 2.9, {}, 0.05);
+      SimResult ref = simulate(s, costs);
+      const SimResult lean = simulate(s, costs, SimOptions{false});
+      const SimResult full = simulate(s, costs, SimOptions{true});
+      EXPECT_TRUE(lean.timeline.empty());
+      for (const SimResult* r : {&lean, &full}) {
+        EXPECT_EQ(r->metrics.makespan, ref.metrics.makespan) << info.name;
+        EXPECT_EQ(r->metrics.bubble_fraction, ref.metrics.bubble_fraction) << info.name;
+        ASSERT_EQ(r->metrics.ranks.size(), ref.metrics.ranks.size());
+        for (std::size_t k = 0; k < ref.metrics.ranks.size(); ++k) {
+          EXPECT_EQ(r->metrics.ranks[k].busy, ref.metrics.ranks[k].busy) << info.name;
+          EXPECT_EQ(r->metrics.ranks[k].idle, ref.metrics.ranks[k].idle) << info.name;
+          EXPECT_EQ(r->metrics.ranks[k].span_bubble, ref.metrics.ranks[k].span_bubble) << info.name;
+          EXPECT_EQ(r->metrics.ranks[k].peak_inflight, ref.metrics.ranks[k].peak_inflight) << info.name;
+        }
+      }
+      std::stable_sort(ref.timeline.begin(), ref.timeline.end(), [](const TimedOp& a, const TimedOp& b) {
+        return a.rank != b.rank ? a.rank < b.rank : a.start < b.start;
+      });
+      ASSERT_EQ(full.timeline.size(), ref.timeline.size());
+      for (std::size_t k = 0; k < ref.timeline.size(); ++k) {
+        EXPECT_EQ(full.timeline[k].rank, ref.timeline[k].rank);
+        EXPECT_EQ(full.timeline[k].action, ref.timeline[k].action) << info.name << " at " << k;
+        EXPECT_EQ(full.timeline[k].start, ref.timeline[k].start);
+        EXPECT_EQ(full.timeline[k].end, ref.timeline[k].end);
+      }
+    }
+  }
 }

@@ -53,3 +53,10 @@ pipebench_cli_test(schedule_import_deadlock RC 2 MATCH "^pipebench: error: inval
   ARGS schedule --import-csv ${_data}/import_deadlock.csv)
 pipebench_cli_test(schedule_bad_time RC 2 MATCH "^pipebench: error: --tw '-1' is not allowed"
   ARGS schedule --import-csv ${_data}/import_ok.csv --tw -1)
+# PyTorch interchange: overlapped pairs carry torch's OVERLAP_F_B suffix, and torch's older zero-bubble
+# CSVs (I written as B) are read with a warning. (Keep ; out of MATCH: CMake splits lists on it.)
+pipebench_cli_test(schedule_csv_overlap RC 0 MATCH "^0F0,0F1,0F2,3F0,3I0,3W0,3F1,\\(0F3.3B1\\)OVERLAP_F_B,\\(3F2.0B0\\)OVERLAP_F_B,3B2,"
+  ARGS schedule --schedule dualpipev -p 2 -m 4 --format csv)
+pipebench_cli_test(schedule_import_old_zb RC 0
+  MATCH "# import_zb_old: p=3 m=4 v=1, 36 actions, valid\nrank 0: 0F0 0F1 0F2 0I0 0W0 .*pipebench: warning: [^\n]*import_zb_old.csv: 12 B actions followed by a W of the same stage and micro-batch were read as I \\(torch's older zero-bubble CSVs\\)\n$"
+  ARGS schedule --import-csv ${_data}/import_zb_old.csv)
