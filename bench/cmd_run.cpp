@@ -221,11 +221,7 @@ void add_run_command(CLI::App& app) {
   add(*cmd, flag::workload, r.workload,
       {{workload_name(WorkloadKind::synthetic), WorkloadKind::synthetic},
        {workload_name(WorkloadKind::transformer), WorkloadKind::transformer}});
-  add(*cmd, flag::tf, y.tf);
-  add(*cmd, flag::tb, y.tb);
-  add(*cmd, flag::tw, y.tw);
-  add(*cmd, flag::t_overlap, y.t_overlap);
-  add(*cmd, flag::stage_cost, y.stage_cost);
+  add_time_flags(*cmd, y.times, false);
   add(*cmd, flag::synthetic_mode, y.spin, {{"sleep", false}, {"spin", true}});
   add(*cmd, flag::activation_bytes, y.activation_bytes);
   add(*cmd, flag::p2p_bytes, y.p2p_bytes);

@@ -9,6 +9,7 @@
 #include "analysis/error.hpp"
 #include "analysis/generators.hpp"
 #include "bench/commands.hpp"
+#include "bench/flags.hpp"
 #include "bench/parse.hpp"
 #include "bench/sim_support.hpp"
 #include "bench/render/json.hpp"
@@ -18,7 +19,9 @@ namespace pipebench::bench {
 namespace {
 
 struct Flags {
-  std::string schedule, p, m, v, group, format = "grid", out, import_csv;
+  std::string schedule, format = "grid", out, import_csv;
+  int p = 0, m = 0, v = 0, group = 0;
+  bool generated = false;  // any of --schedule, -p, -m, -v, --group given
   TimeFlags times;
 };
 
@@ -54,10 +57,10 @@ std::string render(const Flags& f, const SimRun& r, const Times& t) {
   std::ostringstream os;
   os << "# " << s.name << ": p=" << s.p << " m=" << s.m << " v=" << s.v() << (s.pipes > 1 ? " pipes=2" : "")
      << ", " << s.num_actions() << " actions, valid\n"
-     << analysis::to_grid(s) << "# times: tf=" << f.times.tf << " tb=" << f.times.tb << " tw=" << f.times.tw
-     << (f.times.t_overlap.empty() ? "" : " t_overlap=" + f.times.t_overlap)
-     << (f.times.p2p.empty() ? "" : " p2p=" + f.times.p2p)
-     << (f.times.stage_cost.empty() ? "" : " stages=" + f.times.stage_cost) << '\n'
+     << analysis::to_grid(s) << "# times: tf=" << to_text(f.times.tf) << " tb=" << to_text(f.times.tb)
+     << " tw=" << to_text(f.times.tw) << (t.t_overlap < 0 ? "" : " t_overlap=" + to_text(f.times.t_overlap))
+     << (t.p2p > 0 ? " p2p=" + to_text(f.times.p2p) : "")
+     << (t.stage_cost.empty() ? "" : " stages=" + list_text(t.stage_cost)) << '\n'
      << figures_line(r, t) << '\n';
   if (r.analytic && !r.analytic->idle.formula.empty()) {
     const auto& idle = r.analytic->idle;
@@ -69,7 +72,7 @@ std::string render(const Flags& f, const SimRun& r, const Times& t) {
 }
 
 void run(const Flags& f) {
-  const bool generated = !f.schedule.empty() || !f.p.empty() || !f.m.empty() || !f.v.empty() || !f.group.empty();
+  const bool generated = f.generated;
   if (generated && !f.import_csv.empty())
     throw UsageError(
         "--import-csv cannot be combined with --schedule, -p, -m, -v or --group: the CSV defines the schedule");
@@ -80,12 +83,9 @@ void run(const Flags& f) {
   const bool with_timeline = f.format == "svg";  // only the picture shows each action
   SimRun r;
   if (generated) {
-    if (f.schedule.empty() || f.p.empty() || f.m.empty())
+    if (f.schedule.empty() || f.p == 0 || f.m == 0)
       throw UsageError("--schedule, -p and -m are all required to generate a schedule");
-    const int v = f.v.empty() ? 0 : parse_int(f.v, "-v");
-    const int group = f.group.empty() ? 0 : parse_int(f.group, "--group");
-    r = run_config(make_checked_schedule({f.schedule, parse_int(f.p, "-p"), parse_int(f.m, "-m"), v, group}), group,
-                   t, true, with_timeline);
+    r = run_config(make_checked_schedule({f.schedule, f.p, f.m, f.v, f.group}), f.group, t, true, with_timeline);
   } else {
     analysis::CsvImportNotes notes;
     analysis::Schedule s = analysis::read_csv_file(f.import_csv, &notes);
@@ -119,18 +119,17 @@ void run(const Flags& f) {
 void add_schedule_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("schedule", "Print or write one schedule (generated or imported), validated");
   auto f = std::make_shared<Flags>();
-  cmd->add_option("--schedule", f->schedule, catalog_help());
-  cmd->add_option("-p", f->p, "Pipeline ranks");
-  cmd->add_option("-m", f->m, "Micro-batches");
-  cmd->add_option("-v", f->v, "Chunks per rank (default: the schedule's own)");
-  cmd->add_option("--group", f->group, "Interleaved: micro-batches per group g (default p)");
-  cmd->add_option("--format", f->format, "Output: grid (text), csv (torch.distributed.pipelining), json, svg")
-      ->check(CLI::IsMember({"grid", "csv", "json", "svg"}))
-      ->capture_default_str();
-  cmd->add_option("--out", f->out, "Write to this file instead of stdout");
+  const std::vector<CLI::Option*> generating = {
+      add(*cmd, flag::schedule, f->schedule)->description(catalog_help()), add(*cmd, flag::pipeline, f->p),
+      add(*cmd, flag::microbatches, f->m), add(*cmd, flag::chunks, f->v), add(*cmd, flag::group, f->group)};
+  add(*cmd, flag::format, f->format, {{"grid", "grid"}, {"csv", "csv"}, {"json", "json"}, {"svg", "svg"}});
+  add(*cmd, flag::out, f->out)->description("Write to this file instead of stdout");
   cmd->add_option("--import-csv", f->import_csv, "Read a schedule CSV (one row per rank), validate and simulate it");
-  add_time_flags(*cmd, f->times);
-  cmd->callback([f] { run(*f); });
+  add_time_flags(*cmd, f->times, true);
+  cmd->callback([f, generating] {
+    for (const auto* o : generating) f->generated = f->generated || o->count() > 0;
+    run(*f);
+  });
 }
 
 }  // namespace pipebench::bench

@@ -12,6 +12,7 @@
 #include "analysis/generators.hpp"
 #include "analysis/replay.hpp"
 #include "bench/commands.hpp"
+#include "bench/flags.hpp"
 #include "bench/parse.hpp"
 #include "bench/sim_support.hpp"
 #include "bench/render/table.hpp"
@@ -22,7 +23,10 @@ namespace pipebench::bench {
 namespace {
 
 struct Flags {
-  std::string schedules, p, m, v, group, svg_dir;
+  std::vector<std::string> schedules;
+  std::vector<int> p, m, v{0};
+  int group = 0;
+  std::string svg;
   TimeFlags times;
   bool json = false;
   bool timeline = false;
@@ -34,9 +38,11 @@ std::string config_name(const SimRun& r) {
          (r.group ? " g=" + std::to_string(r.group) : "");
 }
 
-std::string svg_file_name(const SimRun& r) {
+// "out.svg" -> "out_1f1b_p4_m8_v1.svg" (and "_g4" for an interleaved group).
+std::string svg_file_name(const std::string& file, const SimRun& r) {
   const auto& s = r.schedule;
-  return s.name + "_p" + std::to_string(s.p) + "_m" + std::to_string(s.m) + "_v" + std::to_string(s.v()) +
+  const std::string stem = file.size() > 4 && file.substr(file.size() - 4) == ".svg" ? file.substr(0, file.size() - 4) : file;
+  return stem + "_" + s.name + "_p" + std::to_string(s.p) + "_m" + std::to_string(s.m) + "_v" + std::to_string(s.v()) +
          (r.group ? "_g" + std::to_string(r.group) : "") + ".svg";
 }
 
@@ -104,11 +110,10 @@ class Skipped {
 
 std::string times_line(const Flags& f, const Times& t) {
   std::ostringstream os;
-  os << "# times for one rank's whole share of layers: tf=" << f.times.tf << " tb=" << f.times.tb
-     << " tw=" << f.times.tw << " t_overlap=" << (f.times.t_overlap.empty() ? "tf+tb" : f.times.t_overlap)
-     << " p2p=" << (f.times.p2p.empty() ? "0" : f.times.p2p)
-     << " stages=" << (f.times.stage_cost.empty() ? "uniform" : f.times.stage_cost) << " ("
-     << (t.seconds ? "seconds" : "time units") << ")";
+  os << "# times for one rank's whole share of layers: tf=" << to_text(f.times.tf) << " tb=" << to_text(f.times.tb)
+     << " tw=" << to_text(f.times.tw) << " t_overlap=" << (t.t_overlap < 0 ? "tf+tb" : to_text(f.times.t_overlap))
+     << " p2p=" << (t.p2p > 0 ? to_text(f.times.p2p) : "0") << " stages=" << (t.stage_cost.empty() ? "uniform" : list_text(t.stage_cost))
+     << " (" << (t.seconds ? "seconds" : "time units") << ")";
   return os.str();
 }
 
@@ -210,26 +215,17 @@ void print_json(std::ostream& os, const Flags& f, const Times& t, const std::vec
 }
 
 void run(const Flags& f) {
-  const auto names = split_list(f.schedules, "--schedule");
+  const auto& names = f.schedules;
   for (const auto& n : names) analysis::schedule_info(n);  // unknown names fail before any work
-  const auto ps = parse_int_list(f.p, "-p");
-  const auto ms = parse_int_list(f.m, "-m");
-  const auto vs = f.v.empty() ? std::vector<int>{0} : parse_int_list(f.v, "-v");
-  const int group = f.group.empty() ? 0 : parse_int(f.group, "--group");
+  const auto &ps = f.p, &ms = f.m, &vs = f.v;
+  const int group = f.group;
   const Times t = parse_times(f.times);
-  if (!f.svg_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(f.svg_dir, ec);
-    if (ec || !std::filesystem::is_directory(f.svg_dir))
-      throw UsageError("cannot use --svg '" + f.svg_dir + "' as a directory: " +
-                       (ec ? ec.message() : std::string("it is not a directory")));
-  }
 
   // A combination the schedule rejects is skipped with a note when it is one of several, and is the
   // error itself when the user asked for exactly that one.
   const std::size_t total = names.size() * ps.size() * ms.size() * vs.size();
   // Only --timeline and --svg show each action; the table and the JSON summary need the metrics alone.
-  const bool with_timeline = f.timeline || !f.svg_dir.empty();
+  const bool with_timeline = f.timeline || !f.svg.empty();
   std::vector<SimRun> runs;
   Skipped skipped;
   for (const auto& name : names)
@@ -252,10 +248,11 @@ void run(const Flags& f) {
   if (runs.empty())
     throw UsageError("no combination of --schedule, -p, -m, -v can be simulated, e.g. " + skipped.first());
 
+  // --svg FILE: one configuration's picture is FILE; a sweep's are FILE with each name before ".svg".
   std::vector<std::string> written;
-  if (!f.svg_dir.empty())
+  if (!f.svg.empty())
     for (const auto& r : runs) {
-      const std::string path = (std::filesystem::path(f.svg_dir) / svg_file_name(r)).string();
+      const std::string path = runs.size() == 1 ? f.svg : svg_file_name(f.svg, r);
       write_text_file(path, svg_of(r, t), "--svg");
       written.push_back("# wrote " + path);
     }
@@ -277,16 +274,15 @@ void add_simulate_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("simulate", "Simulate schedules over comma lists of p, m, v; compare with the formulas");
   auto f = std::make_shared<Flags>();
-  cmd->add_option("--schedule", f->schedules, "Comma list of schedule names (see `pipebench schedule --help`)")
-      ->required();
-  cmd->add_option("-p", f->p, "Comma list of pipeline ranks, e.g. 4,8")->required();
-  cmd->add_option("-m", f->m, "Comma list of micro-batch counts, e.g. 8,16,32")->required();
-  cmd->add_option("-v", f->v, "Comma list of chunks per rank (default: each schedule's own)");
-  cmd->add_option("--group", f->group, "Interleaved: micro-batches per group g (default p)");
-  add_time_flags(*cmd, f->times);
-  cmd->add_flag("--json", f->json, "Print the JSON contract (docs/json.md) instead of the table");
+  add(*cmd, flag::schedule, f->schedules)->required();
+  add(*cmd, flag::pipeline, f->p)->required();
+  add(*cmd, flag::microbatches, f->m)->required();
+  add(*cmd, flag::chunks, f->v);
+  add(*cmd, flag::group, f->group);
+  add_time_flags(*cmd, f->times, true);
+  add(*cmd, flag::json, f->json)->description("Print the JSON contract (docs/json.md) instead of the table");
   cmd->add_flag("--timeline", f->timeline, "Also print every action's start and end");
-  cmd->add_option("--svg", f->svg_dir, "Write one timeline picture per configuration into this directory");
+  add(*cmd, flag::svg, f->svg);
   cmd->callback([f] { run(*f); });
 }
 

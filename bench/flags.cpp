@@ -1,5 +1,6 @@
 #include "bench/flags.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -58,7 +59,8 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<int>& field) {
   const std::string name = flag_name(f);
   const int min = f.min;
   return add_parsed(cmd, f, [&field, name, min](const std::string& text) { field = parse_int_list(text, name, min); },
-                    joined(field), "LIST");
+                    std::all_of(field.begin(), field.end(), [min](int x) { return x >= min; }) ? joined(field) : "",
+                    "LIST");
 }
 
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::uint64_t& field) {
@@ -79,7 +81,7 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, double& field) {
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<double>& field) {
   const std::string name = flag_name(f);
   return add_parsed(cmd, f, [&field, name](const std::string& text) { field = parse_number_list(text, name); },
-                    joined(field), "LIST");
+                    list_text(field), "LIST");
 }
 
 CLI::Option* add(CLI::App& cmd, const Flag& f, Duration& field) {
@@ -92,6 +94,15 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, Duration& field) {
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<Mapping>& field) {
   const std::string name = flag_name(f);
   return add_parsed(cmd, f, [&field, name](const std::string& text) { field = parse_mapping_list(text, name); }, "", "TxPxD,...");
+}
+
+void add_time_flags(CLI::App& cmd, TimeFlags& times, bool with_p2p_time) {
+  add(cmd, flag::tf, times.tf);
+  add(cmd, flag::tb, times.tb);
+  add(cmd, flag::tw, times.tw);
+  add(cmd, flag::t_overlap, times.t_overlap);
+  if (with_p2p_time) add(cmd, flag::p2p_time, times.p2p);
+  add(cmd, flag::stage_cost, times.stage_cost);
 }
 
 }  // namespace pipebench::bench

@@ -29,8 +29,8 @@ namespace flag {
 inline constexpr Flag schedule{"--schedule", "Schedule name (a comma list where the command sweeps); `pipebench schedule --help` lists them"};
 inline constexpr Flag pipeline{"-p,--pipeline", "Pipeline ranks p"};
 inline constexpr Flag microbatches{"-m,--microbatches", "Micro-batches per data-parallel replica m"};
-inline constexpr Flag chunks{"-v,--chunks", "Chunks (stages) per pipeline rank v (0: the schedule's own)", 0};
-inline constexpr Flag group{"--group", "Interleaved: micro-batches per group g (0: p)", 0};
+inline constexpr Flag chunks{"-v,--chunks", "Chunks (stages) per pipeline rank v (default: the schedule's own)"};
+inline constexpr Flag group{"--group", "Interleaved: micro-batches per group g (default p)"};
 inline constexpr Flag tensor{"-t,--tensor", "Tensor-parallel size t"};
 inline constexpr Flag data{"-d,--data", "Data-parallel size d"};
 inline constexpr Flag mapping{"--mapping", "Comma list of TxPxD rank mappings (default 1 x ranks x 1)"};
@@ -43,6 +43,8 @@ inline constexpr Flag tw{"--tw", "Weight-gradient part of the backward, 0 <= tw 
 inline constexpr Flag t_overlap{"--t-overlap", "Time of an overlapped F&B pair for a rank's share (default tf + tb)"};
 inline constexpr Flag p2p_time{"--p2p-time", "Time for an activation or gradient to cross between ranks (default 0)", 0};
 inline constexpr Flag stage_cost{"--stage-cost", "Comma list of cost multipliers, one per stage of a model copy (p*v), e.g. 1,1,1,2"};
+
+inline constexpr Flag format{"--format", "Output: grid (text), csv (torch.distributed.pipelining), json, svg"};
 
 // Output (every command).
 inline constexpr Flag json{"--json", "Print JSON (docs/json.md) instead of text"};
@@ -96,6 +98,10 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<Mapping>& field);  //
 
 // The name messages use: the long name ("--microbatches").
 std::string flag_name(const Flag& f);
+
+// The stage-time flags (--tf --tb --tw --t-overlap --stage-cost, and --p2p-time where the command
+// simulates the link): `schedule`, `simulate` and `run` take the same ones.
+void add_time_flags(CLI::App& cmd, TimeFlags& times, bool with_p2p_time);
 
 // What every add() does: `parse` turns the text into the field (throwing UsageError), `shown` is the
 // default --help prints ("" for none).

@@ -174,6 +174,16 @@ std::vector<std::uint64_t> parse_bytes_list(const std::string& text, const std::
   return each<std::uint64_t>(text, flag, [&](const std::string& s) { return parse_bytes(s, flag); });
 }
 
+std::string list_text(const std::vector<double>& xs) {
+  std::string s;
+  char buf[32];
+  for (double x : xs) {
+    std::snprintf(buf, sizeof buf, "%g", x);
+    s += (s.empty() ? "" : ",") + std::string(buf);
+  }
+  return s;
+}
+
 Mapping parse_mapping(const std::string& text, const std::string& flag) {
   Mapping m;
   char x1 = 0, x2 = 0, extra = 0;
@@ -194,37 +204,31 @@ std::string to_string(const Mapping& m) {
 Times parse_times(const TimeFlags& f) {
   struct Given {
     const char* flag;
-    const std::string& text;
-    Duration d;
+    const Duration& d;
   };
-  std::vector<Given> given = {{"--tf", f.tf, parse_duration(f.tf, "--tf")},
-                              {"--tb", f.tb, parse_duration(f.tb, "--tb")},
-                              {"--tw", f.tw, parse_duration(f.tw, "--tw", true)}};
+  std::vector<Given> given = {{"--tf", f.tf}, {"--tb", f.tb}, {"--tw", f.tw}};
   Times t;
-  t.tf = given[0].d.value;
-  t.tb = given[1].d.value;
-  t.tw = given[2].d.value;
-  if (!f.t_overlap.empty()) {
-    given.push_back({"--t-overlap", f.t_overlap, parse_duration(f.t_overlap, "--t-overlap")});
-    t.t_overlap = given.back().d.value;
+  t.tf = f.tf.value;
+  t.tb = f.tb.value;
+  t.tw = f.tw.value;
+  if (f.t_overlap.value >= 0) {
+    given.push_back({"--t-overlap", f.t_overlap});
+    t.t_overlap = f.t_overlap.value;
   }
-  if (!f.p2p.empty()) {
-    const Duration d = parse_duration(f.p2p, "--p2p-time", true);
-    if (d.value > 0) given.push_back({"--p2p-time", f.p2p, d});  // 0 is 0 in any unit
-    t.p2p = d.value;
-  }
-  if (!f.stage_cost.empty()) t.stage_cost = parse_number_list(f.stage_cost, "--stage-cost");
+  if (f.p2p.value > 0) given.push_back({"--p2p-time", f.p2p});  // 0 is 0 in any unit
+  t.p2p = f.p2p.value;
+  t.stage_cost = f.stage_cost;
   // A plain number is a time unit, a suffixed one a second: mixing them would silently mix scales.
   for (const auto& a : given)
     for (const auto& b : given)
       if (a.d.has_unit && !b.d.has_unit)
-        throw UsageError(std::string(b.flag) + " '" + b.text + "' has no unit but " + a.flag + " '" + a.text +
+        throw UsageError(std::string(b.flag) + " '" + b.d.text + "' has no unit but " + a.flag + " '" + a.d.text +
                          "' has one: give every time with a unit (ns, us, ms, s) or none (time units); --tf, --tb, "
                          "--tw default to 1, 2, 1 time units");
   t.seconds = given[0].d.has_unit;
   if (!(t.tw < t.tb))
-    throw UsageError("--tw '" + f.tw + "' is not allowed: the weight part of the backward must be < --tb '" + f.tb +
-                     "'");
+    throw UsageError("--tw '" + f.tw.text + "' is not allowed: the weight part of the backward must be < --tb '" +
+                     f.tb.text + "'");
   return t;
 }
 

@@ -37,6 +37,9 @@ std::vector<Duration> parse_duration_list(const std::string& text, const std::st
 std::uint64_t parse_bytes(const std::string& text, const std::string& flag);
 std::vector<std::uint64_t> parse_bytes_list(const std::string& text, const std::string& flag);
 
+// "1,1,1,2": numbers as a comma list, each as %g prints it.
+std::string list_text(const std::vector<double>& xs);
+
 // A t x p x d rank mapping: "2x2x1" (TxPxD, positive integers).
 struct Mapping {
   int t = 1, p = 1, d = 1;
@@ -45,11 +48,12 @@ Mapping parse_mapping(const std::string& text, const std::string& flag);
 std::vector<Mapping> parse_mapping_list(const std::string& text, const std::string& flag);
 std::string to_string(const Mapping& m);  // "2x2x1"
 
-// The time flags of `simulate` and `schedule` as given (--tf --tb --tw --t-overlap --p2p-time
-// --stage-cost); empty means not given. tf, tb, tw default to 1, 2, 1 time units.
+// The stage-time flags of `schedule`, `simulate` and `run` (bench/flags.hpp), parsed. tf, tb, tw default
+// to 1, 2, 1 time units; t_overlap < 0 means not given (tf + tb), p2p 0.
 struct TimeFlags {
-  std::string tf = "1", tb = "2", tw = "1";
-  std::string t_overlap, p2p, stage_cost;
+  Duration tf{1, false, "1"}, tb{2, false, "2"}, tw{1, false, "1"};
+  Duration t_overlap{-1, false, ""}, p2p{0, false, ""};
+  std::vector<double> stage_cost;
 };
 
 // Per-kind times for one rank's whole share of layers (docs/design.md "Vocabulary"), checked: tf, tb > 0,

@@ -17,17 +17,6 @@
 
 namespace pipebench::bench {
 
-void add_time_flags(CLI::App& cmd, TimeFlags& f) {
-  cmd.add_option("--tf", f.tf, "Forward time of one rank's whole share of layers (time units, or with ns/us/ms/s)")
-      ->capture_default_str();
-  cmd.add_option("--tb", f.tb, "Full backward time of one rank's share (I + W)")->capture_default_str();
-  cmd.add_option("--tw", f.tw, "Weight-gradient part of the backward, 0 <= tw < tb")->capture_default_str();
-  cmd.add_option("--t-overlap", f.t_overlap, "Time of an overlapped F&B pair for a rank's share (default tf+tb)");
-  cmd.add_option("--p2p-time", f.p2p, "Time for an activation or gradient to cross between ranks (default 0)");
-  cmd.add_option("--stage-cost", f.stage_cost,
-                 "Comma list of cost multipliers, one per stage of a model copy (p*v), e.g. 1,1,1,2");
-}
-
 SimRun run_config(analysis::Schedule s, int group, const Times& t, bool with_formula, bool with_timeline) {
   // validate() is its shape and completeness checks, then a replay for the dependencies: the
   // simulation below is that replay (a deadlock fails it with validate()'s message), so it runs once.

@@ -18,9 +18,6 @@ class App;
 
 namespace pipebench::bench {
 
-// --tf --tb --tw --t-overlap --p2p-time --stage-cost, stored as text for parse_times().
-void add_time_flags(CLI::App& cmd, TimeFlags& flags);
-
 // One configuration: the validated schedule, its simulation (timeline sorted by rank, then start;
 // empty unless with_timeline) and (for generated schedules) its analytic figures.
 struct SimRun {

@@ -71,13 +71,14 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
     return kernels::make_transformer_workload(m, s, pp_rank, tp);
   }
   const SyntheticSettings& y = rs.synthetic;
+  const Times t = parse_times(y.times);
   kernels::SyntheticConfig sc;
-  sc.tf = y.tf.value;
-  sc.tb = y.tb.value;
-  sc.tw = y.tw.value;
-  sc.t_overlap = y.t_overlap.value;
+  sc.tf = t.tf;
+  sc.tb = t.tb;
+  sc.tw = t.tw;
+  sc.t_overlap = t.t_overlap;
   sc.v = s.v();
-  sc.stage_mult = y.stage_cost;
+  sc.stage_mult = t.stage_cost;
   sc.stages_per_pipe = s.stages_per_pipe();
   sc.spin = y.spin;
   sc.activation_bytes = y.activation_bytes;
@@ -143,11 +144,11 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
 
   MeasureInput in;
   in.group = pl.group;
-  const auto& cost = rs.synthetic.stage_cost;
-  const bool uniform = std::all_of(cost.begin(), cost.end(), [&cost](double k) { return k == cost[0]; });
   if (rs.workload == WorkloadKind::synthetic) {
-    const SyntheticSettings& y = rs.synthetic;
-    in.nominal = MeasureInput::Nominal{y.tf.value, y.tb.value, y.tw.value, y.t_overlap.value, uniform};
+    const Times t = parse_times(rs.synthetic.times);
+    const auto& cost = t.stage_cost;
+    const bool uniform = std::all_of(cost.begin(), cost.end(), [&cost](double k) { return k == cost[0]; });
+    in.nominal = MeasureInput::Nominal{t.tf, t.tb, t.tw, t.t_overlap, uniform};
   }
   in.stash = pl.stash;
   for (auto& r : all) {

@@ -101,11 +101,12 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
     return m;
   }
   const SyntheticSettings& y = rs.synthetic;
-  m.insert({{"tf", num(y.tf.value)},
-            {"tb", num(y.tb.value)},
-            {"tw", num(y.tw.value)},
-            {"t_overlap", num(y.t_overlap.value < 0 ? y.tf.value + y.tb.value : y.t_overlap.value)},
-            {"stage_cost", y.stage_cost.empty() ? "uniform" : list(y.stage_cost)},
+  const Times t = parse_times(y.times);
+  m.insert({{"tf", num(t.tf)},
+            {"tb", num(t.tb)},
+            {"tw", num(t.tw)},
+            {"t_overlap", num(t.t_overlap < 0 ? t.tf + t.tb : t.t_overlap)},
+            {"stage_cost", t.stage_cost.empty() ? "uniform" : list(t.stage_cost)},
             {"synthetic_mode", y.spin ? "spin" : "sleep"},
             {"activation_bytes", std::to_string(y.activation_bytes)},
             {"p2p_bytes", std::to_string(y.p2p_bytes)},
@@ -126,13 +127,12 @@ void check_settings(const RunSettings& rs, int world_size) {
     if (!d.has_unit) throw UsageError(std::string(flag) + " '" + d.text + "' needs a unit: s, ms, us or ns (e.g. 2ms)");
   };
   const SyntheticSettings& y = rs.synthetic;
-  need_unit(y.tf, "--tf");
-  need_unit(y.tb, "--tb");
-  need_unit(y.tw, "--tw");
-  need_unit(y.t_overlap, "--t-overlap");
+  need_unit(y.times.tf, "--tf");
+  need_unit(y.times.tb, "--tb");
+  need_unit(y.times.tw, "--tw");
+  if (y.times.t_overlap.value >= 0) need_unit(y.times.t_overlap, "--t-overlap");
   need_unit(rs.timeout, "--timeout");
-  if (!(y.tw.value < y.tb.value))
-    throw UsageError("--tw = " + num(y.tw.value) + " s is not allowed: the weight part of the backward must be in [0, tb)");
+  parse_times(y.times);  // tw < tb
   if (y.tp_allreduce_bytes % 4 || y.dp_grad_bytes % 4)
     throw UsageError("--tp-allreduce-bytes and --dp-grad-bytes must be multiples of 4 (they are float32 sums)");
   if (rs.resume && !rs.append) throw UsageError("--resume needs --append: it adds to an existing results file");
@@ -154,8 +154,9 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
   pl.schedule = analysis::make_schedule({name, pl.mapping.p, m, v, pl.group});
   analysis::validate(pl.schedule);
   const analysis::Schedule& s = pl.schedule;
-  if (!rs.synthetic.stage_cost.empty() && static_cast<int>(rs.synthetic.stage_cost.size()) != s.stages_per_pipe())
-    throw UsageError("--stage-cost has " + std::to_string(rs.synthetic.stage_cost.size()) + " entries; it has " +
+  const auto& cost = rs.synthetic.times.stage_cost;
+  if (!cost.empty() && static_cast<int>(cost.size()) != s.stages_per_pipe())
+    throw UsageError("--stage-cost has " + std::to_string(cost.size()) + " entries; it has " +
                      std::to_string(s.stages_per_pipe()) + " stages (p*v)");
   pl.model = rs.model;
   pl.model.tp_size = pl.mapping.t;

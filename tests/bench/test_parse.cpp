@@ -80,27 +80,28 @@ TEST(Parse, TimeFlags) {
   EXPECT_LT(d.t_overlap, 0);
   EXPECT_FALSE(d.seconds);
 
+  // As the flags parse them (bench/flags.hpp): each time with parse_duration.
+  auto t = [](const char* text) { return parse_duration(text, "--t", true); };
   TimeFlags f;
-  f.tf = "1ms";
-  f.tb = "2ms";
-  f.tw = "0.5ms";
-  f.t_overlap = "2.5ms";
-  f.p2p = "0";
-  f.stage_cost = "1,1,1,2";
+  f.tf = t("1ms");
+  f.tb = t("2ms");
+  f.tw = t("0.5ms");
+  f.t_overlap = t("2.5ms");
+  f.p2p = t("0");
+  f.stage_cost = parse_number_list("1,1,1,2", "--stage-cost");
   const Times s = parse_times(f);
   EXPECT_TRUE(s.seconds);
   EXPECT_DOUBLE_EQ(s.tw, 5e-4);
   EXPECT_DOUBLE_EQ(s.t_overlap, 2.5e-3);
   EXPECT_EQ(s.stage_cost, (std::vector<double>{1, 1, 1, 2}));
 
-  f.tb = "2";  // a mix of seconds and time units
+  f.tb = t("2");  // a mix of seconds and time units
   EXPECT_NE(error_of([&] { parse_times(f); }).find("--tb '2' has no unit but --tf '1ms' has one"), std::string::npos);
   TimeFlags g;
-  g.tw = "2";
+  g.tw = t("2");
   EXPECT_EQ(error_of([&] { parse_times(g); }),
             "--tw '2' is not allowed: the weight part of the backward must be < --tb '2'");
-  g.tw = "0";
+  g.tw = t("0");
   EXPECT_DOUBLE_EQ(parse_times(g).tw, 0);
-  g.p2p = "-1";
-  EXPECT_NE(error_of([&] { parse_times(g); }), "");
+  EXPECT_NE(error_of([&] { parse_duration("-1", "--p2p-time", true); }), "");
 }

@@ -21,16 +21,17 @@ pipebench_cli_test(simulate_skips_rejected RC 0
   ARGS simulate --schedule gpipe,1f1b -p 4 -m 4 -v 1,2)
 pipebench_cli_test(simulate_footnotes RC 0 MATCH "n/a.1..*# .1. 1f1b: p2p time = 0.5 > 0"
   ARGS simulate --schedule 1f1b -p 4 -m 4 --p2p-time 0.5)
-pipebench_cli_test(simulate_svg RC 0 MATCH "# wrote svgs/1f1b_p2_m2_v1.svg\n# wrote svgs/1f1b_p2_m3_v1.svg\n"
-  ARGS simulate --schedule 1f1b -p 2 -m 2,3 --svg svgs)
+pipebench_cli_test(simulate_svg RC 0 MATCH "# wrote t_1f1b_p2_m2_v1.svg\n# wrote t_1f1b_p2_m3_v1.svg\n"
+  ARGS simulate --schedule 1f1b -p 2 -m 2,3 --svg t.svg)
+pipebench_cli_test(simulate_svg_one RC 0 MATCH "# wrote one.svg\n" ARGS simulate --schedule zbv -p 2 -m 4 --svg one.svg)
 
 pipebench_cli_test(simulate_single_rejected RC 2 MATCH "^pipebench: error: schedule '1f1b' has v = 1 chunks per rank; got v = 2\n$"
   ARGS simulate --schedule 1f1b -p 4 -m 4 -v 2)
-pipebench_cli_test(simulate_zero_p RC 2 MATCH "^pipebench: error: -p '0' is not allowed: expected an integer >= 1\n$"
+pipebench_cli_test(simulate_zero_p RC 2 MATCH "^pipebench: error: --pipeline '0' is not allowed: expected an integer >= 1\n$"
   ARGS simulate --schedule 1f1b -p 4,0 -m 4)
-pipebench_cli_test(simulate_negative_m RC 2 MATCH "^pipebench: error: -m '-4' is not allowed"
+pipebench_cli_test(simulate_negative_m RC 2 MATCH "^pipebench: error: --microbatches '-4' is not allowed"
   ARGS simulate --schedule 1f1b -p 4 -m -4)
-pipebench_cli_test(simulate_zero_v RC 2 MATCH "^pipebench: error: -v '0' is not allowed"
+pipebench_cli_test(simulate_zero_v RC 2 MATCH "^pipebench: error: --chunks '0' is not allowed"
   ARGS simulate --schedule 1f1b -p 4 -m 4 -v 0)
 pipebench_cli_test(simulate_zero_tf RC 2 MATCH "^pipebench: error: --tf '0' is not allowed: expected a time > 0[^\n]*\n$"
   ARGS simulate --schedule 1f1b -p 4 -m 4 --tf 0)
@@ -44,15 +45,15 @@ pipebench_cli_test(simulate_mixed_units RC 2 MATCH "^pipebench: error: --tb '2' 
   ARGS simulate --schedule 1f1b -p 4 -m 4 --tf 1ms)
 pipebench_cli_test(simulate_unknown_schedule RC 2 MATCH "^pipebench: error: unknown schedule 'foo'; allowed: "
   ARGS simulate --schedule 1f1b,foo -p 4 -m 4)
-pipebench_cli_test(simulate_malformed_list RC 2 MATCH "^pipebench: error: -p '2,,4' is not allowed: expected a comma-separated list"
+pipebench_cli_test(simulate_malformed_list RC 2 MATCH "^pipebench: error: --pipeline '2,,4' is not allowed: expected a comma-separated list"
   ARGS simulate --schedule 1f1b -p 2,,4 -m 4)
 pipebench_cli_test(simulate_stage_cost_count RC 2 MATCH "^pipebench: error: stage cost list has 2 entries; schedule '1f1b' has 4 stages"
   ARGS simulate --schedule 1f1b -p 4 -m 4 --stage-cost 1,2)
 pipebench_cli_test(simulate_bad_stage_cost RC 2 MATCH "^pipebench: error: --stage-cost '0' is not allowed"
   ARGS simulate --schedule 1f1b -p 2 -m 4 --stage-cost 1,0)
-pipebench_cli_test(simulate_unusable_svg_dir RC 2 MATCH "^pipebench: error: cannot use --svg '/proc/pipebench-svg' as a directory"
-  ARGS simulate --schedule 1f1b -p 2 -m 2 --svg /proc/pipebench-svg)
-pipebench_cli_test(simulate_missing_flag RC 2 MATCH "pipebench: error: -m" ARGS simulate --schedule 1f1b -p 4)
+pipebench_cli_test(simulate_unwritable_svg RC 2 MATCH "^pipebench: error: cannot write --svg '/proc/pipebench-svg/t.svg': No such file or directory"
+  ARGS simulate --schedule 1f1b -p 2 -m 2 --svg /proc/pipebench-svg/t.svg)
+pipebench_cli_test(simulate_missing_flag RC 2 MATCH "pipebench: error: --microbatches is required" ARGS simulate --schedule 1f1b -p 4)
 pipebench_cli_test(simulate_all_rejected RC 2
   MATCH "^pipebench: error: no combination of --schedule, -p, -m, -v can be simulated, e.g. 1f1b p=4 m=4 v=2: schedule '1f1b' has v = 1"
   ARGS simulate --schedule 1f1b -p 4 -m 4 -v 2,3)

@@ -26,9 +26,9 @@ int world_size() {
 
 RunSettings small_config() {
   RunSettings c;
-  c.synthetic.tf = seconds(300e-6);
-  c.synthetic.tb = seconds(600e-6);
-  c.synthetic.tw = seconds(300e-6);
+  c.synthetic.times.tf = seconds(300e-6);
+  c.synthetic.times.tb = seconds(600e-6);
+  c.synthetic.times.tw = seconds(300e-6);
   c.warmup = 0;
   c.steps = 2;
   c.synthetic.activation_bytes = 64 << 10;
