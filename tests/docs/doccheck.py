@@ -183,7 +183,7 @@ def main():
             continue
         for (cmd, shown), want_rc in zip(cmds, rcs):
             count += 1
-            p = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=work, env=env, capture_output=True,
+            p = subprocess.run(["bash", "-c", cmd], cwd=work, env=env, capture_output=True,
                                text=True, timeout=240)
             out = {"stdout": p.stdout, "stderr": p.stderr, "both": p.stdout + p.stderr}[opts["stream"]]
             actual = out.rstrip("\n").split("\n") if out.strip() else []
