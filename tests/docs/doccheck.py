@@ -101,6 +101,8 @@ def split_commands(body):
     return cmds
 
 
+INNER = re.compile(r"\d+(?:\\\.\d+)?")  # a number inside an escaped word
+INNER_ANY = r"\d+(?:\.\d+)?"
 NUM = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|-)"
 
 
@@ -119,8 +121,9 @@ def line_pattern(expected, shape):
             out.append(NUM)
         elif not context and "..." not in tok:
             out.append(r"\S+")
-        else:
-            out.append(".*".join(re.escape(p) for p in tok.split("...")))
+        else:  # a context word: literal, but numbers inside it (`0:11.47/23.03`, `1x4x1`) match any
+            out.append(".*".join(INNER.sub(lambda m: "\0", re.escape(p)).replace("\0", INNER_ANY)
+                                 for p in tok.split("...")))
     return r"\s*".join(out) if "..." in expected else r"\s+".join(out)
 
 
