@@ -3,13 +3,14 @@
 
 An example is a ```console (or ```sh) block with `$ ` command lines, preceded by a marker comment:
 
-    <!-- example: output=exact|shape|none [rc=N[,N...]] [stream=both|stdout|stderr] [fixture=report] -->
+    <!-- example: output=exact|shape|none [words=any] [rc=N[,N...]] [stream=both|stdout|stderr] [fixture=report] -->
 
 The lines after a command, up to the next command, are its shown output:
   exact  every line equal (trailing spaces ignored); a line `...` stands for any number of lines, and
          `...` inside a line for any text;
-  shape  the same, but numbers (and a lone `-`, a missing value) match any number, and lines not
-         starting with `#` only need the same number of columns: timings, hosts, machines differ;
+  shape  the same, but any number (also inside a word, and a lone `-`, a missing value) matches any
+         number: timings differ; with words=any, a word on a line not starting with `#` matches any
+         word (hosts, CPU and library names), so such a line only needs the same columns;
   none   only the exit code is checked.
 rc: the expected exit code of each command (one value: all). stream: what is compared (default both:
 stdout, then stderr). fixture=report writes the results files of tests/cli/report_fixtures.cpp first.
@@ -69,7 +70,7 @@ def parse_page(path):
 def parse_options(text, path, line):
     if text.startswith("skip"):
         return {"skip": text[4:].strip()}
-    opts = {"output": None, "rc": "0", "stream": "both", "fixture": None}
+    opts = {"output": None, "words": "exact", "rc": "0", "stream": "both", "fixture": None}
     for word in shlex.split(text):
         key, _, value = word.partition("=")
         if key not in opts or not value:
@@ -106,9 +107,9 @@ INNER_ANY = r"\d+(?:\.\d+)?"
 NUM = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|-)"
 
 
-def line_pattern(expected, shape):
+def line_pattern(expected, shape, any_word=False):
     """A regex for one shown line. `...` matches any text. In shape mode a number (or a lone `-`)
-    matches any number, and on lines not starting with `#` any word matches any word."""
+    matches any number, and with any_word a word on a line not starting with `#` any word."""
     expected = expected.strip() if shape else expected.rstrip()
     if not shape:
         return ".*".join(re.escape(p) for p in expected.split("..."))
@@ -119,20 +120,20 @@ def line_pattern(expected, shape):
             out.append(".*")
         elif NUMBER.match(tok):
             out.append(NUM)
-        elif not context and "..." not in tok:
+        elif any_word and not context and "..." not in tok:
             out.append(r"\S+")
-        else:  # a context word: literal, but numbers inside it (`0:11.47/23.03`, `1x4x1`) match any
+        else:  # a word: literal, but numbers inside it (`0:11.47/23.03`, `1x4x1`) match any
             out.append(".*".join(INNER.sub(lambda m: "\0", re.escape(p)).replace("\0", INNER_ANY)
                                  for p in tok.split("...")))
     return r"\s*".join(out) if "..." in expected else r"\s+".join(out)
 
 
-def same_line(expected, actual, shape):
+def same_line(expected, actual, shape, any_word=False):
     actual = actual.strip() if shape else actual.rstrip()
-    return re.fullmatch(line_pattern(expected, shape), actual) is not None
+    return re.fullmatch(line_pattern(expected, shape, any_word), actual) is not None
 
 
-def match(shown, actual, shape):
+def match(shown, actual, shape, any_word=False):
     """True when the actual lines fit the shown ones (`...` lines: any number of lines)."""
     memo = {}
 
@@ -144,7 +145,7 @@ def match(shown, actual, shape):
         elif shown[i].strip() == "...":
             r = any(go(i + 1, k) for k in range(j, len(actual) + 1))
         else:
-            r = j < len(actual) and same_line(shown[i], actual[j], shape) and go(i + 1, j + 1)
+            r = j < len(actual) and same_line(shown[i], actual[j], shape, any_word) and go(i + 1, j + 1)
         memo[(i, j)] = r
         return r
 
@@ -193,7 +194,8 @@ def main():
             problem = None
             if p.returncode != want_rc:
                 problem = f"exit code {p.returncode}, the page says {want_rc}"
-            elif opts["output"] != "none" and not match(shown, actual, opts["output"] == "shape"):
+            elif opts["output"] != "none" and not match(shown, actual, opts["output"] == "shape",
+                                                         opts["words"] == "any"):
                 problem = f"output differs from the page ({opts['output']})"
             status = "ok" if problem is None else "FAIL"
             print(f"{status}  {args.page}:{line}  {opts['output']:5}  $ {cmd}")
