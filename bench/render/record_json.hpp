@@ -1,7 +1,7 @@
 #pragma once
 // A record as a JSON object, derived from its field table (bench/results/fields.hpp): one key per
 // field, in declaration order, with the raw value (seconds, bytes, FLOP/s). A value that is absent (an
-// optional without a value, an empty list) is null; enumerations are their names.
+// optional without a value, an empty list or text) is null; enumerations are their names.
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -18,6 +18,9 @@ namespace json_detail {
 template <class T>
 nlohmann::ordered_json value(const T& v) {
   return nlohmann::ordered_json(v);
+}
+inline nlohmann::ordered_json value(const std::string& s) {
+  return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
 }
 inline nlohmann::ordered_json value(analysis::Kind k) { return analysis::kind_name(k); }
 inline nlohmann::ordered_json value(CommKind k) { return comm_kind_name(k); }

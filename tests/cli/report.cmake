@@ -37,7 +37,7 @@ report_case(report_not_pipebench RC 2
   MATCH "pipebench: error: '.*plain.h5' is an HDF5 file but not a pipebench results file \\(it has no pipebench_schema_version attribute\\)\n$"
   ARGS report ${_rf}/plain.h5)
 report_case(report_other_schema RC 2
-  MATCH "pipebench: error: '.*schema99.h5' holds pipebench results of schema version 99; this pipebench reads and writes version 1"
+  MATCH "pipebench: error: '.*schema99.h5' holds pipebench results of schema version 99. this pipebench writes version 2 and reads versions 1-2: read it with the pipebench that wrote it\n$"
   ARGS report ${_rf}/schema99.h5)
 report_case(report_bad_run_id RC 2 MATCH "pipebench: error: --run: Value 0 not in range" ARGS report ${_rf}/results.h5 --run 0)
 

@@ -17,7 +17,7 @@ pipebench_mpirun_test(run_wrong_world_size NP 4 RC 2 ONCE "pipebench: error:"
   MATCH "--mapping 2x3x1 needs t\\*p\\*d = 6 ranks, but the job has 4" ARGS --mapping 2x3x1 -o never.h5)
 pipebench_mpirun_test(run_bad_microbatches NP 4 RC 2 ONCE "pipebench: error:"
   MATCH "configuration dualpipe 1x4x1 m=4: schedule 'dualpipe' needs m >= 2p = 8" ARGS --schedule dualpipe -m 4 -o never.h5)
-pipebench_mpirun_test(run_bad_v NP 2 RC 2 ONCE "pipebench: error:" MATCH "schedule '1f1b' has v = 1 chunks per rank; got v = 3"
+pipebench_mpirun_test(run_bad_v NP 2 RC 2 ONCE "pipebench: error:" MATCH "schedule '1f1b' has v = 1 chunks per rank. got v = 3"
   ARGS --schedule 1f1b -v 3 -o never.h5)
 pipebench_mpirun_test(run_unwritable_output NP 2 RC 2 ONCE "pipebench: error:" MATCH "cannot create results file '/nonexistent/r.h5'"
   ARGS -o /nonexistent/r.h5)

@@ -17,7 +17,7 @@ pipebench_cli_test(simulate_json_timeline RC 0
 pipebench_cli_test(simulate_text_timeline RC 0 MATCH "# timeline: 1f1b p=2 m=2 v=1\n.* +0 +0B1 +B +0 +1 +7 +9\n +1 +1F0 +F +1 +0 +1 +2\n"
   ARGS simulate --schedule 1f1b -p 2 -m 2 --timeline)
 pipebench_cli_test(simulate_skips_rejected RC 0
-  MATCH "# skipped gpipe p=4 m=4 v=2: schedule 'gpipe' has v = 1 chunks per rank; got v = 2\n.*      gpipe  4  4  1  +21"
+  MATCH "# skipped gpipe p=4 m=4 v=2: schedule 'gpipe' has v = 1 chunks per rank. got v = 2\n.*      gpipe  4  4  1  +21"
   ARGS simulate --schedule gpipe,1f1b -p 4 -m 4 -v 1,2)
 pipebench_cli_test(simulate_footnotes RC 0 MATCH "n/a.1..*# .1. 1f1b: p2p time = 0.5 > 0"
   ARGS simulate --schedule 1f1b -p 4 -m 4 --p2p-time 0.5)
@@ -25,7 +25,7 @@ pipebench_cli_test(simulate_svg RC 0 MATCH "# wrote t_1f1b_p2_m2_v1.svg\n# wrote
   ARGS simulate --schedule 1f1b -p 2 -m 2,3 --svg t.svg)
 pipebench_cli_test(simulate_svg_one RC 0 MATCH "# wrote one.svg\n" ARGS simulate --schedule zbv -p 2 -m 4 --svg one.svg)
 
-pipebench_cli_test(simulate_single_rejected RC 2 MATCH "^pipebench: error: schedule '1f1b' has v = 1 chunks per rank; got v = 2\n$"
+pipebench_cli_test(simulate_single_rejected RC 2 MATCH "^pipebench: error: schedule '1f1b' has v = 1 chunks per rank. got v = 2\n$"
   ARGS simulate --schedule 1f1b -p 4 -m 4 -v 2)
 pipebench_cli_test(simulate_zero_p RC 2 MATCH "^pipebench: error: --pipeline '0' is not allowed: expected an integer >= 1\n$"
   ARGS simulate --schedule 1f1b -p 4,0 -m 4)
@@ -43,11 +43,11 @@ pipebench_cli_test(simulate_bad_unit RC 2 MATCH "^pipebench: error: --tf '2min' 
   ARGS simulate --schedule 1f1b -p 4 -m 4 --tf 2min)
 pipebench_cli_test(simulate_mixed_units RC 2 MATCH "^pipebench: error: --tb '2' has no unit but --tf '1ms' has one"
   ARGS simulate --schedule 1f1b -p 4 -m 4 --tf 1ms)
-pipebench_cli_test(simulate_unknown_schedule RC 2 MATCH "^pipebench: error: unknown schedule 'foo'; allowed: "
+pipebench_cli_test(simulate_unknown_schedule RC 2 MATCH "^pipebench: error: unknown schedule 'foo'. allowed: "
   ARGS simulate --schedule 1f1b,foo -p 4 -m 4)
 pipebench_cli_test(simulate_malformed_list RC 2 MATCH "^pipebench: error: --pipeline '2,,4' is not allowed: expected a comma-separated list"
   ARGS simulate --schedule 1f1b -p 2,,4 -m 4)
-pipebench_cli_test(simulate_stage_cost_count RC 2 MATCH "^pipebench: error: stage cost list has 2 entries; schedule '1f1b' has 4 stages"
+pipebench_cli_test(simulate_stage_cost_count RC 2 MATCH "^pipebench: error: stage cost list has 2 entries. schedule '1f1b' has 4 stages"
   ARGS simulate --schedule 1f1b -p 4 -m 4 --stage-cost 1,2)
 pipebench_cli_test(simulate_bad_stage_cost RC 2 MATCH "^pipebench: error: --stage-cost '0' is not allowed"
   ARGS simulate --schedule 1f1b -p 2 -m 4 --stage-cost 1,0)
