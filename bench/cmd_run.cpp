@@ -218,16 +218,21 @@ void add_run_command(CLI::App& app) {
   add(*cmd, flag::group, r.group);
   add(*cmd, flag::order, r.order);
   add(*cmd, flag::backend, r.backend);
-  add(*cmd, flag::workload, r.workload,
+  add(*cmd, {"--workload", "Stage workload: synthetic or transformer"}, r.workload,
       {{workload_name(WorkloadKind::synthetic), WorkloadKind::synthetic},
        {workload_name(WorkloadKind::transformer), WorkloadKind::transformer}});
   add_time_flags(*cmd, y.times, false);
-  add(*cmd, flag::synthetic_mode, y.spin, {{"sleep", false}, {"spin", true}});
-  add(*cmd, flag::activation_bytes, y.activation_bytes);
-  add(*cmd, flag::p2p_bytes, y.p2p_bytes);
-  add(*cmd, flag::tp_allreduce_bytes, y.tp_allreduce_bytes);
-  add(*cmd, flag::dp_grad_bytes, y.dp_grad_bytes);
-  add(*cmd, flag::dp_buckets, r.dp_buckets);
+  add(*cmd, {"--synthetic-mode", "Synthetic stages sleep or spin (busy-wait)"}, y.spin,
+      {{"sleep", false}, {"spin", true}});
+  add(*cmd, {"--activation-bytes", "Synthetic: activation memory per micro-batch of a rank's whole share", 0},
+      y.activation_bytes);
+  add(*cmd, {"--p2p-bytes", "Synthetic: message size between stages per micro-batch", 0}, y.p2p_bytes);
+  add(*cmd, {"--tp-allreduce-bytes", "Synthetic: bytes of each of the 2 TP all-reduces in F and in B (t > 1)", 0},
+      y.tp_allreduce_bytes);
+  add(*cmd, {"--dp-grad-bytes", "Synthetic: weight-gradient bytes per rank all-reduced over DP (d > 1)", 0},
+      y.dp_grad_bytes);
+  add(*cmd, {"--dp-buckets", "0: DP all-reduce after the flush; k: k buckets per chunk, overlapped", 0},
+      r.dp_buckets);
   const char* const model = "Transformer model (--workload transformer)";
   add(*cmd, flag::layers, md.layers)->group(model);
   add(*cmd, flag::hidden, md.hidden)->group(model);
@@ -235,29 +240,35 @@ void add_run_command(CLI::App& app) {
   add(*cmd, flag::seq, md.seq)->group(model);
   add(*cmd, flag::micro_batch_size, md.micro_batch)->group(model);
   add(*cmd, flag::vocab, md.vocab)->group(model);
-  add(*cmd, flag::layers_per_stage, md.layers_per_stage)->group(model);
+  add(*cmd, {"--layers-per-stage", "Comma list of layers per stage (p*v entries; default even)"},
+      md.layers_per_stage)->group(model);
   std::vector<std::pair<std::string, kernels::Recompute>> recompute;
   for (auto mode : {kernels::Recompute::none, kernels::Recompute::selective, kernels::Recompute::full})
     recompute.emplace_back(kernels::to_string(mode), mode);
   add(*cmd, flag::recompute, md.recompute, recompute)->group(model);
   add(*cmd, flag::precision, md.fp64, {{"fp32", false}, {"fp64", true}})->group(model);
-  add(*cmd, flag::lr, md.lr)->group(model);
+  add(*cmd, {"--lr", "SGD learning rate after each step (0: weights fixed, identical steps)", 0}, md.lr)->group(model);
   // The seed is a count, not a byte size: parsed as an integer >= 0.
-  add_parsed(*cmd, flag::seed, [&md](const std::string& t) { md.seed = static_cast<std::uint64_t>(parse_int(t, "--seed", 0)); },
-             std::to_string(md.seed))->group(model);
-  add(*cmd, flag::blas_threads, r.blas_threads)->group(model);
-  add(*cmd, flag::warmup, r.warmup);
-  add(*cmd, flag::steps, r.steps);
-  add(*cmd, flag::timeout, r.timeout);
-  add(*cmd, flag::poll_us, r.poll_us);
+  add_parsed(
+      *cmd, {"--seed", "Seed of weights and data", 0},
+      [&md](const std::string& t) { md.seed = static_cast<std::uint64_t>(parse_int(t, "--seed", 0)); },
+      std::to_string(md.seed), "INT")
+      ->group(model);
+  add(*cmd, {"--blas-threads", "Threads of the host BLAS per rank"}, r.blas_threads)->group(model);
+  add(*cmd, {"--warmup", "Warm-up steps (not recorded)", 0}, r.warmup);
+  add(*cmd, {"--steps", "Timed steps"}, r.steps);
+  add(*cmd, {"--timeout", "Longest wait for any message before the job is aborted (with a unit)"}, r.timeout);
+  add(*cmd, {"--poll-us", "First sleep between polls of a pending message, microseconds", 0}, r.poll_us);
   add(*cmd, flag::out, r.out)->description("Results file (default results/pipebench-<UTC time>.h5)");
-  add(*cmd, flag::append, r.append);
-  add(*cmd, flag::resume, r.resume);
+  add(*cmd, {"--append", "Add runs to an existing results file"}, r.append);
+  add(*cmd, {"--resume", "With --append: skip configurations already complete in the file"}, r.resume);
   add(*cmd, flag::json, r.json);
   add(*cmd, flag::trace, r.trace)->description("Write a Chrome trace (Perfetto) of configuration --trace-config");
   add(*cmd, flag::svg, r.svg)->description("Write the measured timeline of configuration --trace-config as SVG");
-  add(*cmd, flag::trace_config, r.pick);
-  add_parsed(*cmd, flag::inject_failure, [&r](const std::string& t) { parse_failure(t, r); }, "")->group("");
+  add(*cmd, {"--trace-config", "Which configuration of the sweep --trace and --svg show (1-based)"}, r.pick);
+  add_parsed(*cmd, {"--inject-failure", "Testing: RANK:CONFIG:STEP:exit|hang"},
+             [&r](const std::string& t) { parse_failure(t, r); }, "")
+      ->group("");
   // --config FILE is read by the top-level app (CLI11 reads config files there); `run` lets it through.
   cmd->fallthrough();
   cmd->callback([rs] {

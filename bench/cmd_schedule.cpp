@@ -122,7 +122,8 @@ void add_schedule_command(CLI::App& app) {
   const std::vector<CLI::Option*> generating = {
       add(*cmd, flag::schedule, f->schedule)->description(catalog_help()), add(*cmd, flag::pipeline, f->p),
       add(*cmd, flag::microbatches, f->m), add(*cmd, flag::chunks, f->v), add(*cmd, flag::group, f->group)};
-  add(*cmd, flag::format, f->format, {{"grid", "grid"}, {"csv", "csv"}, {"json", "json"}, {"svg", "svg"}});
+  add(*cmd, {"--format", "Output: grid (text), csv (torch.distributed.pipelining), json, svg"}, f->format,
+      {{"grid", "grid"}, {"csv", "csv"}, {"json", "json"}, {"svg", "svg"}});
   add(*cmd, flag::out, f->out)->description("Write to this file instead of stdout");
   cmd->add_option("--import-csv", f->import_csv, "Read a schedule CSV (one row per rank), validate and simulate it");
   add_time_flags(*cmd, f->times, true);

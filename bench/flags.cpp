@@ -45,7 +45,8 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, std::string& field) {
 
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<std::string>& field) {
   const std::string name = flag_name(f);
-  return add_parsed(cmd, f, [&field, name](const std::string& text) { field = split_list(text, name); }, joined(field), "LIST");
+  return add_parsed(cmd, f, [&field, name](const std::string& text) { field = split_list(text, name); }, joined(field),
+                    "LIST");
 }
 
 CLI::Option* add(CLI::App& cmd, const Flag& f, int& field) {
@@ -93,7 +94,8 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, Duration& field) {
 
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<Mapping>& field) {
   const std::string name = flag_name(f);
-  return add_parsed(cmd, f, [&field, name](const std::string& text) { field = parse_mapping_list(text, name); }, "", "TxPxD,...");
+  return add_parsed(cmd, f, [&field, name](const std::string& text) { field = parse_mapping_list(text, name); }, "",
+                    "TxPxD,...");
 }
 
 void add_time_flags(CLI::App& cmd, TimeFlags& times, bool with_p2p_time) {

@@ -1,7 +1,8 @@
 #pragma once
-// Every flag of every subcommand, defined once (docs/design.md "Flags"). A flag that means the same
-// thing has the same short and long name, help and parser wherever it appears: `-m,--microbatches` is
-// the micro-batch count in `schedule`, `simulate` and `run` alike. add() parses the text straight into
+// Every flag that more than one subcommand takes, defined once (docs/design.md "Flags"): a flag that
+// means the same thing has the same short and long name, help and parser wherever it appears
+// (`-m,--microbatches` is the micro-batch count in `schedule`, `simulate` and `run` alike). A flag of
+// one subcommand is defined where that subcommand binds it, with the same add(). add() parses the text straight into
 // the typed field with the parser of the field's type (bench/parse.hpp), so a bad value is one
 // UsageError naming the flag (exit code 2) before any work starts; a flag's range is part of its
 // definition. Flags given twice (say in --config and on the command line) take the last value.
@@ -26,7 +27,8 @@ struct Flag {
 
 namespace flag {
 // Schedules and their sizes (schedule, simulate, run, topology). Where a command sweeps, a comma list.
-inline constexpr Flag schedule{"--schedule", "Schedule name (a comma list where the command sweeps); `pipebench schedule --help` lists them"};
+inline constexpr Flag schedule{"--schedule",
+                                "Schedule name (a comma list where the command sweeps); `pipebench schedule --help` lists them"};
 inline constexpr Flag pipeline{"-p,--pipeline", "Pipeline ranks p"};
 inline constexpr Flag microbatches{"-m,--microbatches", "Micro-batches per data-parallel replica m"};
 inline constexpr Flag chunks{"-v,--chunks", "Chunks (stages) per pipeline rank v (default: the schedule's own)"};
@@ -34,53 +36,36 @@ inline constexpr Flag group{"--group", "Interleaved: micro-batches per group g (
 inline constexpr Flag tensor{"-t,--tensor", "Tensor-parallel size t"};
 inline constexpr Flag data{"-d,--data", "Data-parallel size d"};
 inline constexpr Flag mapping{"--mapping", "Comma list of TxPxD rank mappings (default 1 x ranks x 1)"};
-inline constexpr Flag order{"--order", "Rank order: the axes tp, pp, dp fastest-varying first, Megatron style (cp, ep of size 1 allowed)"};
+inline constexpr Flag order{"--order",
+                             "Rank order: the axes tp, pp, dp fastest-varying first, Megatron style (cp, ep of size 1 allowed)"};
 
 // Stage times (schedule, simulate, run): for one rank's whole share of layers; a chunk takes 1/v.
 inline constexpr Flag tf{"--tf", "Forward time of a rank's whole share (time units, or with a unit ns, us, ms, s)"};
 inline constexpr Flag tb{"--tb", "Full backward time of a rank's share (I + W)"};
 inline constexpr Flag tw{"--tw", "Weight-gradient part of the backward, 0 <= tw < tb", 0};
 inline constexpr Flag t_overlap{"--t-overlap", "Time of an overlapped F&B pair for a rank's share (default tf + tb)"};
-inline constexpr Flag p2p_time{"--p2p-time", "Time for an activation or gradient to cross between ranks (default 0)", 0};
-inline constexpr Flag stage_cost{"--stage-cost", "Comma list of cost multipliers, one per stage of a model copy (p*v), e.g. 1,1,1,2"};
-
-inline constexpr Flag format{"--format", "Output: grid (text), csv (torch.distributed.pipelining), json, svg"};
+inline constexpr Flag p2p_time{"--p2p-time",
+                                "Time for an activation or gradient to cross between ranks (default 0)", 0};
+inline constexpr Flag stage_cost{"--stage-cost",
+                                  "Comma list of cost multipliers, one per stage of a model copy (p*v), e.g. 1,1,1,2"};
 
 // Output (every command).
 inline constexpr Flag json{"--json", "Print JSON (docs/json.md) instead of text"};
 inline constexpr Flag out{"-o,--out", "Write to this file"};
-inline constexpr Flag svg{"--svg", "Write the timeline picture (SVG) to this file; a sweep inserts each configuration's name before .svg"};
+inline constexpr Flag svg{"--svg",
+                           "Write the timeline picture (SVG) to this file; a sweep inserts each configuration's name before .svg"};
 inline constexpr Flag trace{"--trace", "Write a Chrome trace (Perfetto, chrome://tracing) to this file"};
 
-// `pipebench run`: workload, communication, steps, results.
+// The transformer model and the communication backend (`run` today; the planner and `comm` are next).
 inline constexpr Flag backend{"--backend", "Communication backend: mpi (nccl: not yet usable by run)"};
-inline constexpr Flag workload{"--workload", "Stage workload: synthetic or transformer"};
-inline constexpr Flag synthetic_mode{"--synthetic-mode", "Synthetic stages sleep or spin (busy-wait)"};
-inline constexpr Flag activation_bytes{"--activation-bytes", "Synthetic: activation memory per micro-batch of a rank's whole share", 0};
-inline constexpr Flag p2p_bytes{"--p2p-bytes", "Synthetic: message size between stages per micro-batch", 0};
-inline constexpr Flag tp_allreduce_bytes{"--tp-allreduce-bytes", "Synthetic: bytes of each of the 2 TP all-reduces in F and in B (t > 1)", 0};
-inline constexpr Flag dp_grad_bytes{"--dp-grad-bytes", "Synthetic: weight-gradient bytes per rank all-reduced over DP (d > 1)", 0};
-inline constexpr Flag dp_buckets{"--dp-buckets", "0: DP all-reduce after the flush; k: k buckets per chunk, overlapped", 0};
 inline constexpr Flag layers{"--layers", "Transformer layers of the whole model"};
 inline constexpr Flag hidden{"--hidden", "Hidden size h"};
 inline constexpr Flag heads{"--heads", "Attention heads a (h % a == 0)"};
 inline constexpr Flag seq{"--seq", "Sequence length s"};
 inline constexpr Flag micro_batch_size{"--micro-batch-size", "Sequences per micro-batch b"};
 inline constexpr Flag vocab{"--vocab", "Vocabulary size V"};
-inline constexpr Flag layers_per_stage{"--layers-per-stage", "Comma list of layers per stage (p*v entries; default even)"};
 inline constexpr Flag recompute{"--recompute", "Activation recomputation: none, selective or full"};
 inline constexpr Flag precision{"--precision", "Floating-point precision: fp32 or fp64"};
-inline constexpr Flag lr{"--lr", "SGD learning rate after each step (0: weights fixed, identical steps)", 0};
-inline constexpr Flag seed{"--seed", "Seed of weights and data", 0};
-inline constexpr Flag blas_threads{"--blas-threads", "Threads of the host BLAS per rank"};
-inline constexpr Flag warmup{"--warmup", "Warm-up steps (not recorded)", 0};
-inline constexpr Flag steps{"--steps", "Timed steps"};
-inline constexpr Flag timeout{"--timeout", "Longest wait for any message before the job is aborted (with a unit)"};
-inline constexpr Flag poll_us{"--poll-us", "First sleep between polls of a pending message, microseconds", 0};
-inline constexpr Flag append{"--append", "Add runs to an existing results file"};
-inline constexpr Flag resume{"--resume", "With --append: skip configurations already complete in the file"};
-inline constexpr Flag trace_config{"--trace-config", "Which configuration of the sweep --trace and --svg show (1-based)"};
-inline constexpr Flag inject_failure{"--inject-failure", "Testing: RANK:CONFIG:STEP:exit|hang"};
 }  // namespace flag
 
 // One add() per field type; each parses with the one parser of that type and shows the field's current
