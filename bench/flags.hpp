@@ -96,9 +96,10 @@ CLI::Option* add_parsed(CLI::App& cmd, const Flag& f, std::function<void(const s
 // A choice among names: `choices` maps each allowed text to its value.
 template <class E>
 CLI::Option* add(CLI::App& cmd, const Flag& f, E& field, const std::vector<std::pair<std::string, E>>& choices) {
-  std::string allowed, shown;
+  std::string allowed, shown, type_name;
   for (const auto& [name, value] : choices) {
     allowed += (allowed.empty() ? "" : ", ") + name;
+    type_name += (type_name.empty() ? "" : "|") + name;
     if (value == field) shown = name;
   }
   const std::string flag = flag_name(f);
@@ -109,7 +110,7 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, E& field, const std::vector<std::
         return;
       }
     throw UsageError(flag + " '" + text + "' is not allowed: " + allowed);
-  }, shown, allowed);
+  }, shown, type_name);
 }
 
 }  // namespace pipebench::bench
