@@ -73,6 +73,7 @@ int Executor::tag(int dest_stage, int mb, bool grad) const {
 }
 
 comm::Buffer Executor::take_buffer() {
+  if (pool_.empty()) poll_sends(false);  // sends are otherwise collected only while actions compute
   if (pool_.empty()) return pp_.allocate(msg_bytes_);
   comm::Buffer b = std::move(pool_.back());
   pool_.pop_back();
@@ -296,6 +297,9 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
     }
     const double t1 = now();
     t.compute += t1 - t0;
+    // Outputs leave first; the record can wait the microsecond it takes.
+    if (out.data()) output(a.stage, a.stage + 1, a.mb, false, std::move(out));
+    if (gin.data()) output(b, b - 1, bm, true, std::move(gin));
     if (actions) {
       ActionRecord r;
       r.step = step;
@@ -313,15 +317,13 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
       r.activation_bytes = w_.take_peak_activation_bytes();
       actions->push_back(r);
     }
-    if (out.data()) output(a.stage, a.stage + 1, a.mb, false, std::move(out));
-    if (gin.data()) output(b, b - 1, bm, true, std::move(gin));
     for (auto& h : hold)
       if (h.data()) pool_.push_back(std::move(h));
     if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0) launch_dp(last_backward_[i]);
     // No polling of the pending sends here: each test of a pending request is a progress call of the
     // MPI library, which copies out whatever has arrived meanwhile; that is communication work, done
     // by progress() while the next action computes (as a GPU's copy engine would) and not charged to
-    // every action's gap. A buffer still in flight is replaced from the pool or a new allocation.
+    // every action's gap. take_buffer() collects them when the pool has run dry.
   }
   t.pipeline_end = list.empty() ? t.begin : now();
   if (cfg_.dp_buckets == 0)
