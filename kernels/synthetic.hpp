@@ -1,8 +1,8 @@
 #pragma once
 // The synthetic stage: configurable F, B, W durations executed as sleeps or as busy waiting, activation
-// memory really allocated and touched at F and freed at the last backward part, boundary messages of a
-// chosen size, optional tensor-parallel all-reduces inside F and B, and a gradient buffer for the
-// data-parallel all-reduce.
+// memory really held and written at F and released at the last backward part (kept for reuse, as a
+// caching allocator does), boundary messages of a chosen size, optional tensor-parallel all-reduces
+// inside F and B, and a gradient buffer for the data-parallel all-reduce.
 #include <functional>
 #include <map>
 #include <memory>
@@ -71,6 +71,7 @@ class SyntheticWorkload final : public Workload {
   TpAllReduce tp_allreduce_;
   std::vector<char> tp_buffer_;
   std::map<std::pair<int, int>, std::unique_ptr<char[]>> held_buffers_;
+  std::vector<std::unique_ptr<char[]>> spare_;  // released activation buffers, reused by hold()
   std::int64_t held_ = 0;
   std::int64_t peak_ = 0;
   std::map<int, std::vector<char>> grads_;

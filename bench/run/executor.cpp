@@ -23,6 +23,12 @@ bool has_input_grad(Kind k) { return k == Kind::B || k == Kind::I || k == Kind::
 int bstage(const Action& a) { return a.kind == Kind::FB ? a.b_stage : a.stage; }
 int bmb(const Action& a) { return a.kind == Kind::FB ? a.b_mb : a.mb; }
 
+// Capacity for `more` elements past the current size, growing geometrically over the steps.
+template <class T>
+void reserve_more(std::vector<T>& v, std::size_t more) {
+  if (v.capacity() - v.size() < more) v.reserve(std::max(v.size() + more, 2 * v.capacity()));
+}
+
 }  // namespace
 
 Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, comm::Communicator* tp,
@@ -69,6 +75,7 @@ int Executor::tag(int dest_stage, int mb, bool grad) const {
 }
 
 comm::Buffer Executor::take_buffer() {
+  if (pool_.empty()) poll_sends(false);  // sends are otherwise collected only while actions compute
   if (pool_.empty()) return pp_.allocate(msg_bytes_);
   comm::Buffer b = std::move(pool_.back());
   pool_.pop_back();
@@ -258,6 +265,13 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
   const auto& list = s_.actions[me_];
   StepTiming t;
   t.actions = static_cast<int>(list.size());
+  // Room for the step's records up front, so that recording never reallocates between actions.
+  if (actions) reserve_more(*actions, list.size());
+  if (comms) {
+    // Two messages per action at most, four TP all-reduces (an F&B pair), the DP buckets of each chunk.
+    const std::size_t dp = dp_ ? s_.stages_of_rank(me_).size() * static_cast<std::size_t>(std::max(cfg_.dp_buckets, 1)) : 0;
+    reserve_more(*comms, (tp_ ? 6 : 2) * list.size() + dp);
+  }
   // Receives are posted before the barrier so that no message of this step arrives unexpected.
   post_receives_up_to(0);
   start_barrier(step);
@@ -285,6 +299,9 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
     }
     const double t1 = now();
     t.compute += t1 - t0;
+    // Outputs leave first; the record can wait the microsecond it takes.
+    if (out.data()) output(a.stage, a.stage + 1, a.mb, false, std::move(out));
+    if (gin.data()) output(b, b - 1, bm, true, std::move(gin));
     if (actions) {
       ActionRecord r;
       r.step = step;
@@ -302,12 +319,13 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
       r.activation_bytes = w_.take_peak_activation_bytes();
       actions->push_back(r);
     }
-    if (out.data()) output(a.stage, a.stage + 1, a.mb, false, std::move(out));
-    if (gin.data()) output(b, b - 1, bm, true, std::move(gin));
     for (auto& h : hold)
       if (h.data()) pool_.push_back(std::move(h));
     if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0) launch_dp(last_backward_[i]);
-    poll_sends(false);
+    // No polling of the pending sends here: each test of a pending request is a progress call of the
+    // MPI library, which copies out whatever has arrived meanwhile; that is communication work, done
+    // by progress() while the next action computes (as a GPU's copy engine would) and not charged to
+    // every action's gap. take_buffer() collects them when the pool has run dry.
   }
   t.pipeline_end = list.empty() ? t.begin : now();
   if (cfg_.dp_buckets == 0)
