@@ -23,7 +23,7 @@ struct SyntheticConfig {
   int stages_per_pipe = 1;
   bool spin = false;  // busy-wait instead of sleeping
   std::size_t activation_bytes = 0;  // per micro-batch for the whole share (a chunk holds 1/v)
-  std::size_t boundary_bytes = 0;    // per micro-batch message between stages
+  std::size_t p2p_bytes = 0;    // per micro-batch message between stages
   std::size_t tp_allreduce_bytes = 0;  // per all-reduce; two in F and two in I (Megatron's pattern)
   std::size_t grad_bytes = 0;          // weight gradients for the whole share (a chunk holds 1/v)
 };
@@ -35,7 +35,7 @@ class SyntheticWorkload final : public Workload {
   ~SyntheticWorkload() override;
 
   std::string name() const override { return "synthetic"; }
-  std::size_t boundary_bytes() const override { return cfg_.boundary_bytes; }
+  std::size_t p2p_bytes() const override { return cfg_.p2p_bytes; }
   void begin_step(int step) override;
   void forward(int stage, int mb, const void* in, void* out) override;
   void backward_input(int stage, int mb, const void* grad_out, void* grad_in) override;

@@ -81,7 +81,7 @@ class TransformerWorkload final : public Workload {
   }
 
   std::string name() const override { return "transformer"; }
-  std::size_t boundary_bytes() const override {
+  std::size_t p2p_bytes() const override {
     return static_cast<std::size_t>(c_.micro_batch) * static_cast<std::size_t>(c_.seq) *
            static_cast<std::size_t>(c_.hidden) * sizeof(S);
   }

@@ -2,7 +2,7 @@
 // The stage workload behind the executor: what one rank computes for each action of a schedule. The
 // executor owns communication and timing; a workload only computes, and reports what it holds.
 //
-// Buffers: `in`/`out` (forward) and `grad_out`/`grad_in` (backward) are boundary_bytes() long and live
+// Buffers: `in`/`out` (forward) and `grad_out`/`grad_in` (backward) are p2p_bytes() long and live
 // in the memory the communication backend uses; null where there is no neighbour stage (first stage's
 // input, last stage's output, ...).
 #include <cstddef>
@@ -32,7 +32,7 @@ class Workload {
 
   // Bytes of the activation a stage sends to the next one per micro-batch (its gradient comes back with
   // the same size).
-  virtual std::size_t boundary_bytes() const = 0;
+  virtual std::size_t p2p_bytes() const = 0;
 
   virtual void begin_step(int step) = 0;  // zero gradient accumulators, reset step figures
   virtual void forward(int stage, int mb, const void* in, void* out) = 0;

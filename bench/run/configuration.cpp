@@ -82,7 +82,7 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
   sc.stages_per_pipe = s.stages_per_pipe();
   sc.spin = y.spin;
   sc.activation_bytes = y.activation_bytes;
-  sc.boundary_bytes = y.p2p_bytes;
+  sc.p2p_bytes = y.p2p_bytes;
   sc.tp_allreduce_bytes = y.tp_allreduce_bytes;
   sc.grad_bytes = y.dp_grad_bytes;
   return std::make_unique<kernels::SyntheticWorkload>(sc, tp);

@@ -34,7 +34,7 @@ void reserve_more(std::vector<T>& v, std::size_t more) {
 Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, comm::Communicator* tp,
                    comm::Communicator* dp, comm::Communicator& world, kernels::Workload& workload, ExecutorConfig cfg)
     : s_(schedule), pp_(pp), tp_(tp), dp_(dp), world_(world), w_(workload), cfg_(cfg), me_(pp.rank()),
-      msg_bytes_(std::max<std::size_t>(workload.boundary_bytes(), 1)) {
+      msg_bytes_(std::max<std::size_t>(workload.p2p_bytes(), 1)) {
   if (pp.size() != s_.p)
     throw Error("executor: pipeline communicator has " + std::to_string(pp.size()) + " ranks, schedule has p = " +
                 std::to_string(s_.p));
