@@ -29,6 +29,9 @@ int world_rank() {
   const std::string prefix = what.rfind("rank ", 0) == 0 ? "" : "rank " + std::to_string(world_rank()) + ": ";
   std::fprintf(stderr, "pipebench: error: %s%s\n", prefix.c_str(), what.c_str());
   std::fflush(stderr);
+  // The launcher forwards a rank's stderr asynchronously and drops what it has not forwarded when the
+  // abort tears the job down: about 1 in 10 aborts lost this line under load without the pause.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);
 }
