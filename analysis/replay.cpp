@@ -18,8 +18,8 @@ const char* ReplayEngine::part_rule(Part p) {
 }
 const char* ReplayEngine::part_name(Part p) { return p == kFwd ? "F" : "I/B"; }
 
-ReplayEngine::ReplayEngine(const Schedule& s, double p2p, double gap)
-    : s_(s), p2p_(p2p), gap_(gap), S_(s.num_stages()), m_(s.m) {
+ReplayEngine::ReplayEngine(const Schedule& s, double p2p, double gap, double p2p_pair)
+    : s_(s), p2p_(p2p), p2p_pair_(p2p_pair < 0 ? p2p : p2p_pair), gap_(gap), S_(s.num_stages()), m_(s.m) {
   // Outputs an action can produce that another action waits for, per (stage, micro-batch): the
   // activation and the input gradient. A weight gradient is waited for by nobody, so it is not tracked.
   done_.assign(static_cast<std::size_t>(2) * S_ * m_, kNotDone);
@@ -89,10 +89,10 @@ std::string ReplayEngine::deadlock_message() const {
 
 }  // namespace detail
 
-Timeline replay(const Schedule& s, const DurationFn& duration, double p2p, double gap) {
+Timeline replay(const Schedule& s, const DurationFn& duration, double p2p, double gap, double p2p_pair) {
   Timeline tl;
   tl.reserve(s.num_actions());
-  detail::ReplayEngine(s, p2p, gap).run(duration, [&tl](int r, std::size_t, const Action& a, double start, double end) {
+  detail::ReplayEngine(s, p2p, gap, p2p_pair).run(duration, [&tl](int r, std::size_t, const Action& a, double start, double end) {
     tl.push_back(TimedOp{r, a, start, end});
   });
   return tl;

@@ -14,7 +14,7 @@ namespace pipebench::analysis::detail {
 
 class ReplayEngine {
  public:
-  ReplayEngine(const Schedule& s, double p2p, double gap);
+  ReplayEngine(const Schedule& s, double p2p, double gap, double p2p_pair = -1);
 
   // Calls duration(rank, action) -> double for each action, and sink(rank, step, action, start, end)
   // once per action: each rank's actions in its own order (so in time order), the ranks interleaved as
@@ -91,6 +91,7 @@ class ReplayEngine {
 
   const Schedule& s_;
   double p2p_;
+  double p2p_pair_;  // p2p for an action with two inputs from other ranks
   double gap_;
   int S_, m_;
   std::vector<char> first_, last_;  // stage is the first / last of its model copy
@@ -122,14 +123,16 @@ void ReplayEngine::run(const Duration& duration, Sink&& sink) {
 #endif
       const int n = dependencies(a, deps);
       double start = free;
-      int missing = -1;
+      int missing = -1, remote = 0;
+      for (int d = 0; d < n; ++d) remote += s_.stage_rank[deps[d].stage] != r;
+      const double link = remote > 1 ? p2p_pair_ : p2p_;
       for (int d = 0; d < n; ++d) {
         const double t = done_[key(deps[d])];
         if (t == kNotDone) {
           missing = key(deps[d]);
           break;
         }
-        const double arrive = t + (s_.stage_rank[deps[d].stage] != r ? p2p_ : 0.0);
+        const double arrive = t + (s_.stage_rank[deps[d].stage] != r ? link : 0.0);
         start = start < arrive ? arrive : start;
       }
       if (missing >= 0) {  // park on the missing output; its producer wakes us

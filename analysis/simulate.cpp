@@ -68,7 +68,7 @@ SimResult simulate(const Schedule& s, const SimCosts& costs) {
   check_costs(s, costs);
   const CostOf cost{costs.stage.data(), costs.overlap_factor};
   SimResult r;
-  r.timeline = replay(s, cost, costs.p2p, costs.gap);
+  r.timeline = replay(s, cost, costs.p2p, costs.gap, costs.p2p_pair);
   r.metrics = compute_metrics(s, r.timeline);
   return r;
 }
@@ -78,7 +78,7 @@ SimResult simulate(const Schedule& s, const SimCosts& costs, const SimOptions& o
   const CostOf cost{costs.stage.data(), costs.overlap_factor};
   SimResult r;
   MetricsBuilder metrics(s.p);
-  detail::ReplayEngine engine(s, costs.p2p, costs.gap);
+  detail::ReplayEngine engine(s, costs.p2p, costs.gap, costs.p2p_pair);
   if (!options.timeline) {
     engine.run(cost, [&metrics](int rank, std::size_t, const Action& a, double start, double end) {
       metrics.add(rank, a.kind, start, end);

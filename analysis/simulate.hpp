@@ -24,6 +24,10 @@ struct SimCosts {
   double p2p = 0;
   // Time a rank spends between two of its actions (an executor's own work; 0 in an ideal pipeline).
   double gap = 0;
+  // For an action that waits for two inputs from other ranks (an overlapped F&B pair): the time from
+  // the later of the two being produced to both having arrived. Two random delays end later than one
+  // on average, so a measurement feeds its own figure; < 0: p2p.
+  double p2p_pair = -1;
 };
 
 // Per-kind times for one rank's whole share of layers (docs/design.md "Vocabulary"): chunk times are tf/v, tb/v, tw/v,

@@ -69,6 +69,39 @@ double measured_p2p(const std::vector<CommRecord>& comms) {
   return lat.empty() ? 0 : sum / static_cast<double>(lat.size());
 }
 
+// The same for an action that waited for two inputs from other ranks (an overlapped F&B pair): from
+// the later of its two sends being posted to the later of its two receives completing, averaged over
+// the pairs that waited for it. A pair starts at the later of two random delays, which is later than
+// one delay's mean; -1 when no such action waited (the simulator then uses the single p2p time).
+// The receives are the F input (stage, mb) and the B input (b_stage, b_mb); a tag's lowest bit says
+// which (comm/tags.hpp).
+double measured_p2p_pair(const std::vector<ActionRecord>& actions, const std::vector<CommRecord>& comms) {
+  using Key = std::tuple<int, int, int, int, int>;  // (rank, step, stage, mb, gradient)
+  std::map<Key, const CommRecord*> recv;
+  std::map<std::tuple<int, int, int, int>, double> posted;  // (src, dst, tag, step) -> send posted
+  for (const auto& c : comms) {
+    if (c.kind == CommKind::Recv) recv[{c.global_rank, c.step, c.stage, c.mb, c.tag & 1}] = &c;
+    if (c.kind == CommKind::Send) posted[{c.global_rank, c.peer, c.tag, c.step}] = c.t_posted;
+  }
+  double sum = 0;
+  int n = 0;
+  for (const auto& a : actions) {
+    if (a.kind != Kind::FB) continue;
+    const auto f = recv.find({a.global_rank, a.step, a.stage, a.mb, 0});
+    const auto b = recv.find({a.global_rank, a.step, a.b_stage, a.b_mb, 1});
+    if (f == recv.end() || b == recv.end()) continue;
+    const auto pf = posted.find({f->second->peer, a.global_rank, f->second->tag, a.step});
+    const auto pb = posted.find({b->second->peer, a.global_rank, b->second->tag, a.step});
+    if (pf == posted.end() || pb == posted.end()) continue;
+    const double later_posted = std::max(pf->second, pb->second);
+    const double later_done = std::max(f->second->t_done, b->second->t_done);
+    if (later_posted < f->second->t_wait || later_done <= later_posted) continue;  // it did not wait for it
+    sum += later_done - later_posted;
+    ++n;
+  }
+  return n ? sum / n : -1;
+}
+
 // Loss, gradient norms and FLOP rates of the workload (transformer), in RunSummary::extra:
 //   loss           mean over the step's micro-batches (of every data-parallel replica)
 //   grad_norm.<s>  L2 norm of stage s's weight gradients after the sync (tensor rank 0, replica 0)
@@ -272,6 +305,7 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
 
   // The prediction from what was measured.
   pred.costs = measured_costs(s, in.actions, measured_p2p(in.comms));
+  pred.costs.p2p_pair = measured_p2p_pair(in.actions, in.comms);
   pred.executor_overhead_per_action = median(steps.overheads);
   pred.costs.gap = pred.executor_overhead_per_action;
   pred.sim = analysis::simulate(s, pred.costs);
@@ -301,6 +335,7 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
   add_workload_figures(grid, in, out);
   sum.extra["executor_overhead_per_action"] = pred.executor_overhead_per_action;
   sum.extra["p2p_time"] = pred.costs.p2p;
+  if (pred.costs.p2p_pair >= 0) sum.extra["p2p_pair_time"] = pred.costs.p2p_pair;
 
   out.actions = std::move(in.actions);
   out.comms = std::move(in.comms);

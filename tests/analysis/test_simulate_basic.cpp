@@ -87,3 +87,30 @@ TEST(SimulateOptions, SameFiguresWithoutTimelineAndTimelineInRankOrder) {
     }
   }
 }
+
+// p2p_pair replaces p2p only for an action that waits for two inputs from other ranks: the F&B pairs
+// of DualPipeV in the middle of the pipeline. Unset (< 0) it is p2p; 1F1B has no such action.
+TEST(SimulateBasic, PairLinkTimeAppliesToActionsWithTwoRemoteInputs) {
+  const Schedule v = make_schedule({"dualpipev", 4, 16});
+  SimCosts c = uniform_costs(v, 1, 2, 1, -1, {}, 0.1);
+  const SimResult same = simulate(v, c);
+  c.p2p_pair = 0.1;
+  const SimResult equal = simulate(v, c);
+  ASSERT_EQ(equal.timeline.size(), same.timeline.size());
+  for (std::size_t i = 0; i < same.timeline.size(); ++i) EXPECT_EQ(equal.timeline[i].start, same.timeline[i].start);
+  c.p2p_pair = 0.5;
+  const SimResult slower = simulate(v, c);
+  EXPECT_GT(slower.metrics.makespan, same.metrics.makespan);
+  // Exactly the F&B actions with both inputs remote start later; no other action starts earlier.
+  int later = 0;
+  for (std::size_t i = 0; i < same.timeline.size(); ++i) {
+    EXPECT_GE(slower.timeline[i].start, same.timeline[i].start);
+    later += slower.timeline[i].start > same.timeline[i].start;
+  }
+  EXPECT_GT(later, 0);
+  const Schedule f = make_schedule({"1f1b", 4, 8});
+  SimCosts k = uniform_costs(f, 1, 2, 1, -1, {}, 0.1);
+  const double makespan = simulate(f, k).metrics.makespan;
+  k.p2p_pair = 0.5;
+  EXPECT_DOUBLE_EQ(simulate(f, k).metrics.makespan, makespan);
+}
