@@ -74,7 +74,7 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
     return kernels::make_transformer_workload(m, s, pp_rank, tp);
   }
   const SyntheticSettings& y = rs.synthetic;
-  const Times t = parse_times(y.times);
+  const Times& t = pl.times;
   kernels::SyntheticConfig sc;
   sc.tf = t.tf;
   sc.tb = t.tb;
@@ -148,7 +148,7 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   MeasureInput in;
   in.group = pl.group;
   if (rs.workload == WorkloadKind::synthetic) {
-    const Times t = parse_times(rs.synthetic.times);
+    const Times& t = pl.times;
     const auto& cost = t.stage_cost;
     const bool uniform = std::all_of(cost.begin(), cost.end(), [&cost](double k) { return k == cost[0]; });
     in.nominal = MeasureInput::Nominal{t.tf, t.tb, t.tw, t.t_overlap, uniform};

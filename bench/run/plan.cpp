@@ -101,7 +101,7 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
     return m;
   }
   const SyntheticSettings& y = rs.synthetic;
-  const Times t = parse_times(y.times);
+  const Times& t = pl.times;
   m.insert({{"tf", num(t.tf)},
             {"tb", num(t.tb)},
             {"tw", num(t.tw)},
@@ -121,8 +121,8 @@ std::string key_of(const std::map<std::string, std::string>& config) {
   return key;
 }
 
-// The settings that do not depend on the configuration.
-void check_settings(const RunSettings& rs, int world_size) {
+// The settings that do not depend on the configuration; returns the synthetic times in seconds.
+Times check_settings(const RunSettings& rs, int world_size) {
   auto need_unit = [](const Duration& d, const char* flag) {
     if (!d.has_unit) throw UsageError(std::string(flag) + " '" + d.text + "' needs a unit: s, ms, us or ns (e.g. 2ms)");
   };
@@ -132,7 +132,6 @@ void check_settings(const RunSettings& rs, int world_size) {
   need_unit(y.times.tw, "--tw");
   if (y.times.t_overlap.value >= 0) need_unit(y.times.t_overlap, "--t-overlap");
   need_unit(rs.timeout, "--timeout");
-  parse_times(y.times);  // tw < tb
   if (y.tp_allreduce_bytes % 4 || y.dp_grad_bytes % 4)
     throw UsageError("--tp-allreduce-bytes and --dp-grad-bytes must be multiples of 4 (they are float32 sums)");
   if (rs.resume && !rs.append) throw UsageError("--resume needs --append: it adds to an existing results file");
@@ -145,6 +144,7 @@ void check_settings(const RunSettings& rs, int world_size) {
       throw UsageError("--mapping " + to_string(mp) + " needs t*p*d = " +
                        std::to_string(static_cast<long long>(mp.t) * mp.p * mp.d) + " ranks, but the job has " +
                        std::to_string(world_size) + " (start it with mpiexec -n <t*p*d>, or change --mapping)");
+  return parse_times(y.times);  // also checks tw < tb
 }
 
 // One configuration, planned; UsageError without the configuration's name (the caller adds it).
@@ -154,7 +154,7 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
   pl.schedule = analysis::make_schedule({name, pl.mapping.p, m, v, pl.group});
   analysis::validate(pl.schedule);
   const analysis::Schedule& s = pl.schedule;
-  const auto& cost = rs.synthetic.times.stage_cost;
+  const auto& cost = pl.times.stage_cost;
   if (!cost.empty() && static_cast<int>(cost.size()) != s.stages_per_pipe())
     throw UsageError("--stage-cost has " + std::to_string(cost.size()) + " entries; it has " +
                      std::to_string(s.stages_per_pipe()) + " stages (p*v)");
@@ -171,7 +171,7 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
 std::vector<Plan> plan_sweep(const RunSettings& rs, int world_size) {
   if (rs.schedules.empty()) throw UsageError("--schedule: give at least one schedule");
   if (rs.microbatches.empty()) throw UsageError("--microbatches: give at least one micro-batch count");
-  check_settings(rs, world_size);
+  const Times times = check_settings(rs, world_size);
   std::vector<Mapping> maps = rs.mappings;
   if (maps.empty()) maps.push_back({1, world_size, 1});
   std::vector<Plan> plans;
@@ -182,6 +182,7 @@ std::vector<Plan> plan_sweep(const RunSettings& rs, int world_size) {
           Plan pl;
           pl.index = static_cast<int>(plans.size()) + 1;
           pl.mapping = mp;
+          pl.times = times;
           pl.label = name + " " + to_string(mp) + " m=" + std::to_string(m) + (v ? " v=" + std::to_string(v) : "");
           try {
             plan_one(rs, pl, name, m, v);

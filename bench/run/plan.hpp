@@ -81,6 +81,7 @@ struct Plan {
   std::vector<analysis::StashBytes> stash;
   std::vector<double> memory_need;
   kernels::TransformerWorkloadConfig model;  // the transformer of this configuration (tp_size set)
+  Times times;                               // the synthetic workload's times, seconds (checked)
   std::map<std::string, std::string> config;  // every setting as text: RunResult::config
   std::string key;                            // the canonical key of `config` (--resume)
   std::string label;                          // "1f1b 1x4x1 m=8", for messages
