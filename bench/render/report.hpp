@@ -1,6 +1,6 @@
 #pragma once
-// How runs are shown, in one place: `pipebench report` renders stored runs with these, and the
-// executor's end-of-run table uses runs_table/run_row so that both look the same.
+// How runs are shown, in one place: `pipebench report` renders stored runs with these, and `pipebench
+// run` prints its rows with runs_table/run_row and its JSON with run_json, so that both look the same.
 #include <string>
 #include <vector>
 
@@ -23,7 +23,9 @@ std::string render_listing(const std::string& path, const RunListing& listing);
 // One run: its summary, configuration, per-rank table and metadata.
 std::string render_run(const std::string& path, int id, const RunResult& run);
 
-// The same as JSON, times in seconds, bubble fractions 0..1 (docs/report.md lists the keys).
+// The same as JSON, times in seconds, bubble fractions 0..1. run_json is the run object of docs/json.md
+// (`run --json` and `report --run ID --json` print it with_ranks); the listing holds it without the
+// metadata, stages and ranks.
 nlohmann::ordered_json listing_json(const std::string& path, const RunListing& listing);
 nlohmann::ordered_json run_json(int id, const RunResult& run, bool with_ranks);
 
