@@ -222,13 +222,13 @@ Times parse_times(const TimeFlags& f) {
   for (const auto& a : given)
     for (const auto& b : given)
       if (a.d.has_unit && !b.d.has_unit)
-        throw UsageError(std::string(b.flag) + " '" + b.d.text + "' has no unit but " + a.flag + " '" + a.d.text +
+        throw UsageError(std::string(b.flag) + " '" + to_text(b.d) + "' has no unit but " + a.flag + " '" + to_text(a.d) +
                          "' has one: give every time with a unit (ns, us, ms, s) or none (time units); --tf, --tb, "
                          "--tw default to 1, 2, 1 time units");
   t.seconds = given[0].d.has_unit;
   if (!(t.tw < t.tb))
-    throw UsageError("--tw '" + f.tw.text + "' is not allowed: the weight part of the backward must be < --tb '" +
-                     f.tb.text + "'");
+    throw UsageError("--tw '" + to_text(f.tw) + "' is not allowed: the weight part of the backward must be < --tb '" +
+                     to_text(f.tb) + "'");
   return t;
 }
 

@@ -68,3 +68,6 @@ pipebench_mpirun_test(run_resume NP 1 RC 0 MATCH " 1  1f1b " ARGS --schedule 1f1
   THEN_MATCH " 2  1f1b  .* 8 .*1f1b 1x1x1 m=4: already in r.h5, skipped \\(--resume\\)")
 pipebench_mpirun_test(run_nccl_refused NP 1 RC 2 ONCE "pipebench: error:" MATCH "--backend nccl is not usable by `run` yet"
   ARGS --backend nccl -o never.h5)
+# A message names a time the user did not give by its default value, not by an empty string.
+pipebench_mpirun_test(run_tw_not_below_default_tb NP 1 RC 2 ONCE "pipebench: error:"
+  MATCH "--tw '5ms' is not allowed: the weight part of the backward must be < --tb '4ms'" ARGS --tw 5ms -o never.h5)
