@@ -1,7 +1,6 @@
 #include "bench/flags.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 
 namespace pipebench::bench {
@@ -13,12 +12,6 @@ std::string joined(const std::vector<T>& xs) {
   std::ostringstream os;
   for (std::size_t i = 0; i < xs.size(); ++i) os << (i ? "," : "") << xs[i];
   return os.str();
-}
-
-std::string number_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
 }
 
 }  // namespace
@@ -76,7 +69,7 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, double& field) {
   const std::string name = flag_name(f);
   const bool zero_ok = f.min == 0;
   return add_parsed(cmd, f, [&field, name, zero_ok](const std::string& text) { field = parse_number(text, name, zero_ok); },
-                    number_text(field), "NUM");
+                    list_text({field}), "NUM");
 }
 
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<double>& field) {

@@ -9,8 +9,6 @@
 #include <fstream>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
-
 #include "analysis/error.hpp"
 #include "bench/render/svg.hpp"
 #include "analysis/validate.hpp"

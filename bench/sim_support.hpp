@@ -12,10 +12,6 @@
 #include "analysis/simulate.hpp"
 #include "bench/parse.hpp"
 
-namespace CLI {
-class App;
-}
-
 namespace pipebench::bench {
 
 // One configuration: the validated schedule, its simulation (timeline sorted by rank, then start;
