@@ -1,5 +1,7 @@
 #pragma once
 // Small text helpers shared by every folder (they depend on analysis/).
+#include <cstddef>
+#include <cstdio>
 #include <string>
 
 namespace pipebench {
@@ -9,6 +11,30 @@ inline std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+// `s` in single quotes, safe to print on one line of a message: control bytes, DEL, quotes and
+// backslashes are escaped (\n, \t, \xHH), and anything past `max_len` bytes becomes "...".
+// Bytes >= 0x80 (UTF-8 or not) are escaped too, so the result is plain ASCII.
+inline std::string quoted(const std::string& s, std::size_t max_len = 80) {
+  std::string out = "'";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i == max_len) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\'' || c == '\\') (out += '\\') += static_cast<char>(c);
+    else if (c < 0x20 || c >= 0x7f) {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    } else out += static_cast<char>(c);
+  }
+  return out + "'";
 }
 
 }  // namespace pipebench
