@@ -98,9 +98,9 @@ TEST_F(Damaged, ARefusedAppendLeavesTheFileUnchanged) {
   write_bytes(file, bytes_of(file) + std::string(100, 'x'));
   const std::string before = bytes_of(file);
   EXPECT_NE(usage_error([&] { prepare_results_file(file, true); }).find("schema version 99"), std::string::npos);
-  EXPECT_EQ(bytes_of(file), before);
+  EXPECT_TRUE(bytes_of(file) == before) << "the refused file was modified";
   EXPECT_NE(usage_error([&] { append_run(file, sample_run()); }).find("schema version 99"), std::string::npos);
-  EXPECT_EQ(bytes_of(file), before);
+  EXPECT_TRUE(bytes_of(file) == before) << "the refused file was modified";
 }
 
 // Item 8: text that is not UTF-8 (an environment value, or a file written by another tool) is stored

@@ -21,7 +21,8 @@ pipebench_mpirun_test(run_p2p_bytes_too_large NP 2 RC 2 ONCE "pipebench: error:"
 pipebench_mpirun_test(run_trace_exists NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "--trace '.*notes.txt' already exists. remove it, give another name or add --force" ARGS ${_q} --trace ${_rf}/notes.txt -o never.h5)
 pipebench_mpirun_test(run_append_runs_not_group NP 1 RC 2 ONCE "pipebench: error:"
-  MATCH "'.*plain.h5' is an HDF5 file but not a pipebench results file" ARGS ${_q} --append -o ${_rf}/plain.h5)
+  MATCH "'.*notgroup.h5' is an HDF5 file but not a pipebench results file \\(its /runs is not a group\\)\n$"
+  ARGS ${_q} --append -o ${_rf}/notgroup.h5)
 # Every run names the job, host and process that wrote it.
 pipebench_mpirun_test(run_records_writer NP 2 RC 0 MATCH " 1  1f1b " ARGS ${_q} -o w.h5 --trace t.json --svg t.svg
   THEN report w.h5 --run 2 THEN_MATCH "#   job_id: [^\n]+\n.*#   writer_host: [^\n]+\n#   writer_pid: [0-9]+\n")
