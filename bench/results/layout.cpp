@@ -196,6 +196,8 @@ h5::Id open_results_file(const std::string& path, bool write) {
   if (::stat(path.c_str(), &st) != 0)
     throw UsageError("results file '" + path + "' cannot be opened: " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw UsageError("'" + path + "' is a directory, not a results file");
+  // A FIFO or device would block or never end (/dev/zero).
+  if (!S_ISREG(st.st_mode)) throw UsageError("'" + path + "' is not a regular file, so not a results file");
   if (::access(path.c_str(), R_OK) != 0) throw UsageError("cannot read '" + path + "': " + std::strerror(errno));
   if (!h5::is_hdf5(path)) throw UsageError("'" + path + "' is not an HDF5 file, so not a pipebench results file");
   // Readers and writers lock the file while it is open, for milliseconds: `pipebench report` during

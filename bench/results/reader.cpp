@@ -45,8 +45,15 @@ std::string one_line(const std::string& s) {
 // The child's address space: what it has now, plus room for the file read many times over. Reading a
 // damaged length can make libhdf5 copy gigabytes before it notices; the limit turns that into a failed
 // allocation. Not under AddressSanitizer, which reserves terabytes of address space up front.
+#if defined(__SANITIZE_ADDRESS__)
+#define PIPEBENCH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PIPEBENCH_ASAN 1
+#endif
+#endif
 void limit_memory(const std::string& path) {
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(PIPEBENCH_ASAN)
   std::FILE* f = std::fopen("/proc/self/statm", "r");
   unsigned long pages = 0;
   if (!f) return;

@@ -3,6 +3,8 @@
 // UTF-8, and a refused append leaves the file byte for byte as it was.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <fstream>
 #include <iterator>
@@ -83,6 +85,14 @@ TEST_F(Damaged, RunsThatIsNotAGroupIsRefused) {
   const std::string expected = "'" + file + "' is an HDF5 file but not a pipebench results file (its /runs is not a group)";
   EXPECT_EQ(usage_error([&] { list_runs(file); }), expected);
   EXPECT_EQ(usage_error([&] { prepare_results_file(file, true); }), expected);
+}
+
+// A FIFO would block the reader forever, /dev/zero would never end.
+TEST_F(Damaged, FilesThatAreNotRegularAreRefused) {
+  const std::string fifo = path("fifo.h5");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(usage_error([&] { list_runs(fifo); }), "'" + fifo + "' is not a regular file, so not a results file");
+  EXPECT_EQ(usage_error([] { list_runs("/dev/zero"); }), "'/dev/zero' is not a regular file, so not a results file");
 }
 
 // Item 9: an append that is refused must not touch the file. HDF5 trims a file opened for writing to
