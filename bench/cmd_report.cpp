@@ -1,12 +1,16 @@
-// `pipebench report FILE [--run ID] [--json] [--trace OUT.json]`: reads a results file back; never
-// needs MPI. docs/report.md shows the output.
+// `pipebench report FILE [--run ID] [--json] [--trace OUT.json] [--force]`: reads a results file back;
+// never needs MPI. The file may be damaged: it is read in a child process (bench/results/store.hpp), a
+// damaged run is skipped with a warning, a damaged file is one error line. docs/report.md shows the output.
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
+#include "bench/render/output.hpp"
 #include "bench/render/report.hpp"
 #include "bench/results/store.hpp"
 #include "bench/render/trace.hpp"
@@ -20,6 +24,7 @@ struct Options {
   int run = 0;  // 0: none chosen
   bool json = false;
   std::string trace;
+  bool force = false;
 };
 
 // --trace without --run is fine when the file holds exactly one run.
@@ -31,27 +36,40 @@ int run_for_trace(const Options& o, const RunListing& listing) {
   throw UsageError("--trace needs --run ID: '" + o.file + "' holds runs " + id_ranges(ids));
 }
 
+void warn_damaged(const Options& o, const RunListing& listing) {
+  for (const auto& d : listing.damaged)
+    std::fprintf(stderr, "pipebench: warning: run %d of %s is damaged and is skipped: %s\n", d.id,
+                 quoted(o.file, 200).c_str(), d.reason.c_str());
+}
+
+std::string dump(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 void report(const Options& o) {
+  // A trace path that cannot be written is refused before the file is read.
+  if (!o.trace.empty()) check_output_path(o.trace, "--trace", o.force);
   if (o.run == 0) {
     const RunListing listing = list_runs(o.file);
+    warn_damaged(o, listing);
     const int traced = o.trace.empty() ? 0 : run_for_trace(o, listing);
     if (o.json)
-      std::cout << listing_json(o.file, listing).dump(2) << '\n';
+      std::cout << dump(listing_json(o.file, listing)) << '\n';
     else
       std::cout << render_listing(o.file, listing);
     if (traced) {
-      const std::size_t n = write_chrome_trace(read_run(o.file, traced), o.trace);
+      const std::size_t n = write_chrome_trace(read_run(o.file, traced), o.trace, o.force);
       if (!o.json) std::cout << "# trace of run " << traced << " written to " << o.trace << " (" << n << " events)\n";
     }
     return;
   }
   const RunResult run = read_run(o.file, o.run);
   if (o.json)
-    std::cout << run_json(o.run, run, true).dump(2) << '\n';
+    std::cout << dump(run_json(o.run, run, true)) << '\n';
   else
     std::cout << render_run(o.file, o.run, run);
   if (!o.trace.empty()) {
-    const std::size_t n = write_chrome_trace(run, o.trace);
+    const std::size_t n = write_chrome_trace(run, o.trace, o.force);
     if (!o.json) std::cout << "# trace of run " << o.run << " written to " << o.trace << " (" << n << " events)\n";
   }
 }
@@ -63,10 +81,10 @@ void add_report_command(CLI::App& app) {
       "report", "Show the runs in a results file: a table of runs, one run's ranks and metadata, JSON, or a Chrome trace");
   auto o = std::make_shared<Options>();
   cmd->add_option("file", o->file, "HDF5 results file written by `pipebench run`")->required();
-  cmd->add_option("--run", o->run, "Show this run: its summary, per-rank table and metadata")
-      ->check(CLI::PositiveNumber);
+  add(*cmd, {"--run", "Show this run (an id >= 1): its summary, per-rank table and metadata"}, o->run);
   add(*cmd, flag::json, o->json)->description("Print JSON instead of tables (times in seconds): the run object of docs/json.md");
   add(*cmd, flag::trace, o->trace)->description("Write the run's Chrome trace (Perfetto, chrome://tracing) to this file");
+  add(*cmd, flag::force, o->force)->description("Replace the --trace file if it exists");
   cmd->callback([o] { report(*o); });
 }
 

@@ -15,7 +15,9 @@
 
 #include "analysis/error.hpp"
 #include "bench/commands.hpp"
+#include "analysis/text.hpp"
 #include "bench/flags.hpp"
+#include "bench/render/output.hpp"
 #include "bench/render/report.hpp"
 #include "bench/render/svg.hpp"
 #include "bench/render/trace.hpp"
@@ -28,10 +30,12 @@ namespace pipebench::bench {
 
 namespace {
 
-std::string default_out() {
+// The default results file's name without ".h5"; create_unique_results_file adds -2, -3, ... when two
+// sweeps start in the same second.
+std::string default_out_stem() {
   char buf[64];
   const std::time_t now = std::time(nullptr);
-  std::strftime(buf, sizeof buf, "results/pipebench-%Y%m%d-%H%M%S.h5", std::gmtime(&now));
+  std::strftime(buf, sizeof buf, "results/pipebench-%Y%m%d-%H%M%S", std::gmtime(&now));
   return buf;
 }
 
@@ -64,15 +68,13 @@ std::string workload_notes(const RunResult& run) {
   return s + "\n";
 }
 
-void write_svg(const std::string& path, const Plan& pl, const Prediction& pred) {
+void write_svg(const std::string& path, bool force, const Plan& pl, const Prediction& pred) {
   const analysis::Schedule& s = pl.schedule;
   SvgOptions opt;
   opt.time_unit = "s";
   opt.title = s.name + " measured  p=" + std::to_string(s.p) + " m=" + std::to_string(s.m) + " v=" +
               std::to_string(s.v()) + "  (first timed step, pipeline 0)";
-  std::ofstream f(path);
-  f << render_svg(s, pred.first_step, opt);
-  if (!f) throw Error("cannot write the timeline picture '" + path + "'");
+  write_output(path, "--svg", [&](std::ostream& out) { out << render_svg(s, pred.first_step, opt); }, force);
 }
 
 // Ranks sharing this node (they share its memory).
@@ -85,13 +87,6 @@ int ranks_on_node() {
   return n;
 }
 
-void check_writable_dir(const std::string& file, const char* flag) {
-  const auto slash = file.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
-  if (access(dir.c_str(), W_OK) != 0)
-    throw UsageError(std::string(flag) + " '" + file + "': directory '" + dir + "' does not exist or is not writable");
-}
-
 // What every rank knows before the first configuration starts: the plans, and (--resume) which of
 // them the results file already holds.
 struct Sweep {
@@ -99,38 +94,66 @@ struct Sweep {
   std::vector<char> done;
 };
 
+// The checks of rank 0 that need no other rank: memory, every output path, and last the results file,
+// which is created here (exclusively: a second sweep on the same new file is refused now, not after
+// its first configuration). Returns what an existing file (--append) holds.
+PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int local_ranks) {
+  check_memory(plans, available_memory_bytes() / local_ranks);
+  if (!rs.trace.empty()) check_output_path(rs.trace, "--trace", rs.force);
+  if (!rs.svg.empty()) check_output_path(rs.svg, "--svg", rs.force);
+  if (!rs.trace.empty() && rs.trace == rs.svg)
+    throw UsageError("--trace and --svg name the same file " + quoted(rs.trace, 200) + "; give two names");
+  if (!rs.out.empty()) {
+    if (rs.out == rs.trace || rs.out == rs.svg)
+      throw UsageError("--out " + quoted(rs.out, 200) + " is also the --trace or --svg file; give another name");
+    return prepare_results_file(rs.out, rs.append);
+  }
+  // The default file goes to results/, made here; a directory the user names must exist.
+  std::filesystem::create_directories("results");
+  PreparedFile made;
+  rs.out = create_unique_results_file(default_out_stem());
+  made.created = true;
+  return made;
+}
+
 // Every rank plans the sweep; rank 0 alone checks memory and the files, and everyone learns its verdict.
 Sweep prepare(RunSettings& rs, int world) {
   Sweep sw;
   int bad = 0;
   std::string msg;
+  PreparedFile file;
   const int local = ranks_on_node();
   try {
-    const bool default_file = rs.out.empty();
-    if (default_file) rs.out = default_out();
     sw.plans = plan_sweep(rs, world);
-    if (world_rank() == 0) {
-      check_memory(sw.plans, available_memory_bytes() / local);
-      // The default file goes to results/, made here; a directory the user names must exist.
-      if (default_file) std::filesystem::create_directories("results");
-      check_results_file(rs.out, rs.append);
-      if (!rs.trace.empty()) check_writable_dir(rs.trace, "--trace");
-      if (!rs.svg.empty()) check_writable_dir(rs.svg, "--svg");
-    }
+    if (world_rank() == 0) file = check_outputs(rs, sw.plans, local);
   } catch (const UsageError& e) {
     bad = 1;
     msg = e.what();
+  } catch (const std::bad_alloc&) {
+    bad = 1;
+    msg = "the sweep's plans need more memory than this node has";
   }
   int any = 0;
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (any) {
-    if (world_rank() == 0) std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
+    if (world_rank() == 0) {
+      if (file.created) std::remove(rs.out.c_str());  // made by this sweep, which does not run
+      std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
+    }
     MPI_Finalize();
     throw ExitCode{2};
   }
   sw.done.assign(sw.plans.size(), 0);
-  if (rs.resume && world_rank() == 0)
-    for (std::size_t k = 0; k < sw.plans.size(); ++k) sw.done[k] = has_complete_run(rs.out, sw.plans[k].key) ? 1 : 0;
+  if (world_rank() == 0) {
+    for (const auto& d : file.listing.damaged)
+      std::fprintf(stderr, "pipebench: warning: run %d of %s is damaged and is left as it is: %s\n", d.id,
+                   quoted(rs.out, 200).c_str(), d.reason.c_str());
+    if (rs.resume) {
+      std::set<std::string> keys;
+      for (const auto& r : file.listing.runs) keys.insert(r.run.key);
+      for (std::size_t k = 0; k < sw.plans.size(); ++k) sw.done[k] = keys.count(sw.plans[k].key) ? 1 : 0;
+    }
+  }
   MPI_Bcast(sw.done.data(), static_cast<int>(sw.done.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
   return sw;
 }
@@ -180,8 +203,8 @@ void run_sweep(const RunSettings& rs, const Sweep& sw) {
       std::cout << std::flush;
     }
     if (pl.index == rs.pick) {
-      if (!rs.trace.empty()) write_chrome_trace(run, rs.trace);
-      if (!rs.svg.empty()) write_svg(rs.svg, pl, measured->pred);
+      if (!rs.trace.empty()) write_chrome_trace(run, rs.trace, rs.force);
+      if (!rs.svg.empty()) write_svg(rs.svg, rs.force, pl, measured->pred);
     }
   }
   if (!root) return;
@@ -259,13 +282,14 @@ void add_run_command(CLI::App& app) {
   add(*cmd, {"--steps", "Timed steps"}, r.steps);
   add(*cmd, {"--timeout", "Longest wait for any message before the job is aborted (with a unit)"}, r.timeout);
   add(*cmd, {"--poll-us", "First sleep between polls of a pending message, microseconds", 0}, r.poll_us);
-  add(*cmd, flag::out, r.out)->description("Results file (default results/pipebench-<UTC time>.h5)");
+  add(*cmd, flag::out, r.out)->description("Results file, never replaced (default results/pipebench-<UTC time>.h5)");
   add(*cmd, {"--append", "Add runs to an existing results file"}, r.append);
   add(*cmd, {"--resume", "With --append: skip configurations already complete in the file"}, r.resume);
   add(*cmd, flag::json, r.json);
   add(*cmd, flag::trace, r.trace)->description("Write a Chrome trace (Perfetto) of configuration --trace-config");
   add(*cmd, flag::svg, r.svg)->description("Write the measured timeline of configuration --trace-config as SVG");
   add(*cmd, {"--trace-config", "Which configuration of the sweep --trace and --svg show (1-based)"}, r.pick);
+  add(*cmd, flag::force, r.force);
   add_parsed(*cmd, {"--inject-failure", "Testing: RANK:CONFIG:STEP:exit|hang"},
              [&r](const std::string& t) { parse_failure(t, r); }, "")
       ->group("");

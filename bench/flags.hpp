@@ -55,6 +55,7 @@ inline constexpr Flag out{"-o,--out", "Write to this file"};
 inline constexpr Flag svg{"--svg",
                            "Write the timeline picture (SVG) to this file; a sweep inserts each configuration's name before .svg"};
 inline constexpr Flag trace{"--trace", "Write a Chrome trace (Perfetto, chrome://tracing) to this file"};
+inline constexpr Flag force{"--force", "Replace output files (--trace, --svg, ...) that already exist; results files are never replaced"};
 
 // The transformer model and the communication backend (`run` today; the planner and `comm` are next).
 inline constexpr Flag backend{"--backend", "Communication backend: mpi (nccl: not yet usable by run)"};

@@ -31,6 +31,21 @@ Peaks peaks(const RunResult& run) {
   return p;
 }
 
+// A stored value on one line of text: control bytes (a damaged or hostile file) escaped as \xHH.
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) {
+      out += c;
+      continue;
+    }
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    out += buf;
+  }
+  return out;
+}
+
 std::string ms(double seconds) { return fixed(seconds * 1e3, 3); }
 std::string us(double seconds) { return fixed(seconds * 1e6, 1); }
 std::string percent(double fraction) { return fixed(fraction * 100, 2); }
@@ -119,6 +134,11 @@ std::string render_listing(const std::string& path, const RunListing& listing) {
   std::string s = "# pipebench results " + path + ": " + std::to_string(listing.runs.size()) + " complete run(s)";
   if (!listing.incomplete.empty())
     s += ", incomplete run(s) " + id_ranges(listing.incomplete) + " ignored (cut short while being written)";
+  if (!listing.damaged.empty()) {
+    std::vector<int> ids;
+    for (const auto& d : listing.damaged) ids.push_back(d.id);
+    s += ", damaged run(s) " + id_ranges(ids) + " skipped";
+  }
   s += "\n# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : listing.runs) rows.push_back(run_row(r.id, r.run));
@@ -141,11 +161,11 @@ std::string render_run(const std::string& path, int id, const RunResult& run) {
   }
   out += "# records: " + std::to_string(run.actions.size()) + " actions, " + std::to_string(run.comms.size()) +
          " communications\n# config:\n";
-  for (const auto& [k, v] : run.config) out += "#   " + k + " = " + v + "\n";
+  for (const auto& [k, v] : run.config) out += "#   " + k + " = " + one_line(v) + "\n";
   out += "# per rank: busy, idle and span bubble are medians over timed steps; offset and uncert: clock vs rank 0\n";
   out += record_table(run.ranks);
   out += "# metadata:\n";
-  for (const auto& [k, v] : run.metadata) out += "#   " + k + ": " + v + "\n";
+  for (const auto& [k, v] : run.metadata) out += "#   " + one_line(k) + ": " + one_line(v) + "\n";
   return out;
 }
 
@@ -171,7 +191,9 @@ nlohmann::ordered_json listing_json(const std::string& path, const RunListing& l
   nlohmann::ordered_json j = {{"file", path},
                               {"schema_version", kResultsSchemaVersion},
                               {"runs", nlohmann::ordered_json::array()},
-                              {"incomplete_runs", listing.incomplete}};
+                              {"incomplete_runs", listing.incomplete},
+                              {"damaged_runs", nlohmann::ordered_json::array()}};
+  for (const auto& d : listing.damaged) j["damaged_runs"].push_back({{"id", d.id}, {"reason", d.reason}});
   for (const auto& r : listing.runs) j["runs"].push_back(run_json(r.id, r.run, false));
   return j;
 }

@@ -1,5 +1,7 @@
 #include "bench/render/trace.hpp"
 
+#include "bench/render/output.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -219,13 +221,12 @@ json chrome_trace(const RunResult& run) {
           {"otherData", {{"key", run.key}, {"config", run.config}}}};
 }
 
-std::size_t write_chrome_trace(const RunResult& run, const std::string& path) {
+std::size_t write_chrome_trace(const RunResult& run, const std::string& path, bool overwrite) {
+  check_output_path(path, "--trace", overwrite);
   const json trace = chrome_trace(run);
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) throw UsageError("cannot write trace file '" + path + "': " + std::strerror(errno));
-  f << trace.dump() << '\n';
-  f.close();
-  if (!f) throw UsageError("cannot write trace file '" + path + "': " + std::strerror(errno));
+  write_output(path, "--trace", [&trace](std::ostream& out) {
+    out << trace.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+  }, overwrite);
   return trace["traceEvents"].size();
 }
 

@@ -15,8 +15,8 @@ namespace pipebench::bench {
 // communications (several outstanding non-blocking sends) are spread over as many lanes as needed.
 nlohmann::json chrome_trace(const RunResult& run);
 
-// Writes chrome_trace(run); throws UsageError when `path` cannot be written. Returns the number of
-// trace events.
-std::size_t write_chrome_trace(const RunResult& run, const std::string& path);
+// Writes chrome_trace(run) through write_output (bench/render/output.hpp): UsageError when `path`
+// cannot be written or exists and !overwrite, never a partial file. Returns the number of trace events.
+std::size_t write_chrome_trace(const RunResult& run, const std::string& path, bool overwrite);
 
 }  // namespace pipebench::bench

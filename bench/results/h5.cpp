@@ -72,13 +72,21 @@ Id open_attr(hid_t obj, const std::string& name) {
   return Id(check(H5Aopen(obj, name.c_str(), H5P_DEFAULT), "open attribute", obj, name), H5Aclose);
 }
 
+// An attribute holds one value: a scalar, or a simple dataspace of one element.
+void check_one_element(hid_t attr, hid_t obj, const std::string& name) {
+  Id space(check(H5Aget_space(attr), "get the dataspace of attribute", obj, name), H5Sclose);
+  if (H5Sget_simple_extent_npoints(space.get()) != 1)
+    throw Error("HDF5: attribute '" + child(obj, name) + "' does not hold exactly one value");
+}
+
 // Reads a scalar attribute of the given class through `mem_type`.
 void read_scalar(hid_t obj, const std::string& name, H5T_class_t cls, const char* cls_name, hid_t mem_type,
                  void* out) {
   Id attr = open_attr(obj, name);
   Id type(check(H5Aget_type(attr.get()), "get the type of attribute", obj, name), H5Tclose);
-  if (H5Tget_class(type.get()) != cls)
+  if (H5Tget_class(type.get()) != cls || H5Tget_size(type.get()) > 16)
     throw Error("HDF5: attribute '" + child(obj, name) + "' is not " + cls_name);
+  check_one_element(attr.get(), obj, name);
   check(H5Aread(attr.get(), mem_type, out), "read attribute", obj, name);
 }
 
@@ -197,6 +205,30 @@ bool has_link(hid_t loc, const std::string& name) {
   return r > 0;
 }
 
+ObjectKind object_kind(hid_t loc, const std::string& name) {
+  if (!has_link(loc, name)) return ObjectKind::missing;
+  LinkInfo info{};
+#if H5_VERSION_GE(1, 12, 0)
+  check(H5Lget_info2(loc, name.c_str(), &info, H5P_DEFAULT), "look up", loc, name);
+#else
+  check(H5Lget_info(loc, name.c_str(), &info, H5P_DEFAULT), "look up", loc, name);
+#endif
+  if (info.type != H5L_TYPE_HARD) return ObjectKind::other;
+  Id obj(check(H5Oopen(loc, name.c_str(), H5P_DEFAULT), "open", loc, name), H5Oclose);
+  switch (H5Iget_type(obj.get())) {
+    case H5I_GROUP: return ObjectKind::group;
+    case H5I_DATASET: return ObjectKind::dataset;
+    default: return ObjectKind::other;
+  }
+}
+
+std::uint64_t file_size(hid_t obj) {
+  Id file(check(H5Iget_file_id(obj), "find the file of", obj), H5Fclose);
+  hsize_t size = 0;
+  check(H5Fget_filesize(file.get(), &size), "get the size of", obj);
+  return size;
+}
+
 std::vector<std::string> link_names(hid_t group) {
   std::vector<std::string> names;
   check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_link, &names), "list the links of", group);
@@ -240,14 +272,21 @@ std::string read_string_attr(hid_t obj, const std::string& name) {
   // The file's own type serves as the memory type: HDF5 does not convert between character sets.
   Id type(check(H5Aget_type(attr.get()), "get the type of attribute", obj, name), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_STRING) throw Error("HDF5: attribute '" + child(obj, name) + "' is not a string");
+  check_one_element(attr.get(), obj, name);
   if (H5Tis_variable_str(type.get()) > 0) {
     char* s = nullptr;
     check(H5Aread(attr.get(), type.get(), &s), "read attribute", obj, name);
-    std::string out = s ? s : "";
+    const std::size_t n = s ? std::strlen(s) : 0;
+    std::string out = n <= kMaxText ? std::string(s ? s : "", n) : std::string();
     H5free_memory(s);
+    if (n > kMaxText) throw Error("HDF5: attribute '" + child(obj, name) + "' holds " + std::to_string(n) + " bytes of text, more than a results file has");
     return out;
   }
-  std::string out(H5Tget_size(type.get()), '\0');
+  // A fixed-length attribute lives in the object header, whose messages are at most 64 KiB.
+  const std::size_t size = H5Tget_size(type.get());
+  if (size == 0 || size > 65536)
+    throw Error("HDF5: attribute '" + child(obj, name) + "' claims a fixed length of " + std::to_string(size) + " bytes");
+  std::string out(size, '\0');
   check(H5Aread(attr.get(), type.get(), out.data()), "read attribute", obj, name);
   out.resize(out.find('\0') == std::string::npos ? out.size() : out.find('\0'));
   return out;
@@ -304,6 +343,35 @@ std::size_t table_size(hid_t loc, const std::string& name) {
   hsize_t dims[1] = {0};
   check(H5Sget_simple_extent_dims(space.get(), dims, nullptr), "get the size of", loc, name);
   return static_cast<std::size_t>(dims[0]);
+}
+
+std::size_t checked_table_size(hid_t loc, const std::string& name, hid_t mem_type) {
+  const auto bad = [&](const std::string& why) { return Error("HDF5: dataset '" + child(loc, name) + "' " + why); };
+  if (object_kind(loc, name) != ObjectKind::dataset) throw bad("is not a dataset");
+  Id dset = open_dataset(loc, name);
+  Id type(check(H5Dget_type(dset.get()), "get the type of", loc, name), H5Tclose);
+  const H5T_class_t cls = H5Tget_class(mem_type);
+  if (H5Tget_class(type.get()) != cls) throw bad("has another type than pipebench writes there");
+  if (cls == H5T_COMPOUND) {
+    const int members = H5Tget_nmembers(mem_type);
+    for (int i = 0; i < members; ++i) {
+      char* member = H5Tget_member_name(mem_type, static_cast<unsigned>(i));
+      const std::string field = member ? member : "";
+      H5free_memory(member);
+      const int at = H5Tget_member_index(type.get(), field.c_str());
+      if (at < 0 || H5Tget_member_class(type.get(), static_cast<unsigned>(at)) !=
+                        H5Tget_member_class(mem_type, static_cast<unsigned>(i))) {
+        H5Eclear2(H5E_DEFAULT);
+        throw bad("lacks the field '" + field + "' or holds it with another type");
+      }
+    }
+  }
+  const std::size_t count = table_size(loc, name);
+  const std::size_t element = std::max<std::size_t>(H5Tget_size(type.get()), 1);
+  if (count > file_size(loc) / element)
+    throw bad("claims " + std::to_string(count) + " elements of " + std::to_string(element) +
+              " bytes, more than the file holds");
+  return count;
 }
 
 void read_table(hid_t loc, const std::string& name, hid_t mem_type, void* data) {

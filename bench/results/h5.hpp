@@ -60,16 +60,24 @@ Id open_group(hid_t loc, const std::string& name);
 Id create_unlinked_group(hid_t file);
 void link(hid_t obj, hid_t loc, const std::string& name);
 bool has_link(hid_t loc, const std::string& name);
+// What the link `name` under `loc` leads to. Only hard links count: a soft or external link is not
+// something pipebench writes, and an external one would lead out of the file.
+enum class ObjectKind { missing, group, dataset, other };
+ObjectKind object_kind(hid_t loc, const std::string& name);
+std::uint64_t file_size(hid_t obj);  // of the file holding obj, in bytes
 std::vector<std::string> link_names(hid_t group);
 
-// Scalar attributes; strings are variable-length UTF-8 (h5py reads them as str).
+// Scalar attributes; strings are variable-length UTF-8 (h5py reads them as str). The readers check the
+// attribute's class and that it holds one element before reading it.
 void write_attr(hid_t obj, const std::string& name, std::int64_t value);
 void write_attr(hid_t obj, const std::string& name, double value);
 void write_attr(hid_t obj, const std::string& name, const std::string& value);
 bool has_attr(hid_t obj, const std::string& name);
 std::int64_t read_int_attr(hid_t obj, const std::string& name);
 double read_double_attr(hid_t obj, const std::string& name);
-std::string read_string_attr(hid_t obj, const std::string& name);  // variable or fixed length
+// Variable or fixed length; text longer than kMaxText (no results file has such) is an Error.
+inline constexpr std::size_t kMaxText = std::size_t{1} << 20;
+std::string read_string_attr(hid_t obj, const std::string& name);
 std::vector<std::string> attr_names(hid_t obj);
 
 // Datatypes for compound tables.
@@ -84,6 +92,10 @@ Id enum_type(hid_t base, const std::vector<const char*>& names);
 // so chunking would only add an index.
 void write_table(hid_t loc, const std::string& name, hid_t type, const void* data, std::size_t count);
 std::size_t table_size(hid_t loc, const std::string& name);
+// table_size after checking what is stored against `mem_type` before anything is read: one dimension,
+// the same type class (for a compound: each of mem_type's members present, of the same class), and no
+// more elements than the file has bytes for. Error naming the dataset and what is wrong otherwise.
+std::size_t checked_table_size(hid_t loc, const std::string& name, hid_t mem_type);
 // Reads into `data` (table_size elements of mem_type); the caller frees variable-length members
 // with reclaim_table.
 void read_table(hid_t loc, const std::string& name, hid_t mem_type, void* data);

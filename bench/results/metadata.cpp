@@ -1,11 +1,14 @@
 #include "bench/results/metadata.hpp"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "analysis/text.hpp"
 #include "bench/results/h5.hpp"
+#include "bench/results/records.hpp"
 #include "bench/version.hpp"
 #include "comm/build_info.hpp"
 #include "kernels/build_info.hpp"
@@ -30,7 +33,24 @@ std::string read_file(const char* path) {
   return ss.str();
 }
 
+std::string host_name() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
 }  // namespace
+
+std::string job_id(const std::vector<std::string>& environ_entries) {
+  // Slurm, PBS/Torque, LSF, Grid Engine, Flux, in that order of preference.
+  static const char* const kNames[] = {"SLURM_JOB_ID", "SLURM_JOBID", "PBS_JOBID", "LSB_JOBID", "JOB_ID", "FLUX_JOB_ID"};
+  for (const char* name : kNames) {
+    const std::string prefix = std::string(name) + "=";
+    for (const auto& e : environ_entries)
+      if (e.compare(0, prefix.size(), prefix) == 0 && e.size() > prefix.size()) return e.substr(prefix.size());
+  }
+  return "none";
+}
 
 bool environment_allowed(std::string_view name) {
   static constexpr std::string_view kPrefixes[] = {"SLURM_", "OMP_", "KOKKOS_", "NCCL_",
@@ -138,6 +158,13 @@ std::map<std::string, std::string> collect_metadata(const MetadataInput& in, con
         break;
       }
   for (const auto& [name, value] : env) m["env." + name] = value;
+  // Who wrote the run: the batch job, the host and the process, so that runs of two sweeps that met in
+  // one file can be told apart.
+  m["job_id"] = job_id(environ_entries);
+  m["writer_host"] = host_name();
+  m["writer_pid"] = std::to_string(getpid());
+  // Environment values and the command line are bytes, not necessarily text: store them as UTF-8.
+  for (auto& [key, value] : m) value = utf8_escaped(value);
   return m;
 }
 

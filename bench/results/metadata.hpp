@@ -17,7 +17,8 @@ struct MetadataInput {
   std::string statistic;  // how per-step figures become one, e.g. "median over timed steps"
 };
 
-// Keys and their meaning: docs/results-schema.md. Environment variables appear as "env.<NAME>".
+// Keys and their meaning: docs/results-schema.md. Environment variables appear as "env.<NAME>"; every
+// value is valid UTF-8 (utf8_escaped). job_id, writer_host and writer_pid name the process that writes.
 std::map<std::string, std::string> collect_metadata(const MetadataInput& in);
 // The same with the environment and /proc/cpuinfo text given, for tests.
 std::map<std::string, std::string> collect_metadata(const MetadataInput& in, const std::vector<std::string>& environ_entries,
@@ -28,6 +29,10 @@ std::map<std::string, std::string> collect_metadata(const MetadataInput& in, con
 bool environment_allowed(std::string_view name);
 // The allowed subset of "NAME=value" entries.
 std::map<std::string, std::string> allowed_environment(const std::vector<std::string>& environ_entries);
+
+// The batch system's job id from "NAME=value" entries (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, JOB_ID,
+// FLUX_JOB_ID), or "none".
+std::string job_id(const std::vector<std::string>& environ_entries);
 
 // Rank placement as runs of consecutive ranks on one host, in rank order: "node01:0-3,node02:4-7";
 // a host that comes back gets another entry ("a:0,b:1,a:2").

@@ -168,4 +168,10 @@ inline bool operator==(const StageSummary& a, const StageSummary& b) { return fi
 inline bool operator==(const RunSummary& a, const RunSummary& b) { return fields_equal(a, b); }
 bool operator==(const RunResult& a, const RunResult& b);
 
+// `s` as valid UTF-8: every byte that does not belong to a well-formed UTF-8 sequence becomes the four
+// characters \xHH; valid text (and backslashes) are left as they are. Text goes through this when it is
+// written to a results file and again when it is read back, so a value that came from the environment
+// or a damaged file can always be printed as JSON.
+std::string utf8_escaped(const std::string& s);
+
 }  // namespace pipebench::bench

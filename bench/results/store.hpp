@@ -17,16 +17,23 @@ namespace pipebench::bench {
 inline constexpr std::int64_t kResultsSchemaVersion = 2;
 inline constexpr std::int64_t kOldestReadableSchemaVersion = 1;
 
-// Checks, before any run starts, that runs can be written to `path`; throws UsageError otherwise.
-// Without `append` the file must not exist (results are never overwritten) and must be creatable
-// (probed by creating and removing it). With `append` an existing file must be a pipebench results
-// file of this schema version that opens for writing; a missing one is created by the first run.
-void check_results_file(const std::string& path, bool append);
+// Before the sweep, on the writing process: makes `path` ready for the sweep's appends. Without
+// `append` the file must not exist, and it is created now, exclusively and whole (an empty results
+// file), so that a second sweep naming the same file is refused before it measures anything. With
+// `append` an existing file is checked read-only (a sound pipebench results file of this schema
+// version, writable) and a missing one is created. UsageError naming the file otherwise. Returns what
+// the file holds (for --resume), with `created` set when this call made the file.
+struct PreparedFile;  // below
+PreparedFile prepare_results_file(const std::string& path, bool append);
+// Creates a new empty results file named `stem` + ".h5", or `stem`-2.h5, -3, ... when that exists
+// (two sweeps started in the same second); returns its name. UsageError when none can be made.
+std::string create_unique_results_file(const std::string& stem);
 
 // Appends `run` as the next run group, creating the file when it does not exist, and returns the run
-// id. Earlier runs are not touched; `complete` is the run's last attribute, written after a flush, so
-// a run cut short by a crash stays incomplete and readers skip it. SIGINT, SIGTERM and SIGHUP are
-// held while the file is open (see SignalDeferral).
+// id. The file is checked read-only first and opened for writing only after that. Earlier runs are not
+// touched; `complete` is the run's last attribute, written after a flush, so a run cut short by a crash
+// stays incomplete and readers skip it. SIGINT, SIGTERM and SIGHUP are held while the file is open
+// (see SignalDeferral).
 int append_run(const std::string& path, const RunResult& run);
 
 // For --resume: whether a complete run with this key is in the file (false when there is no file).
@@ -37,13 +44,47 @@ struct StoredRun {
   RunResult run;
 };
 
-struct RunListing {
-  std::vector<StoredRun> runs;  // complete runs by id, without their action and comm records
-  std::vector<int> incomplete;  // ids of run groups without complete=1 (ignored)
+// A run group that could not be read (a damaged file): skipped, with the reason.
+struct DamagedRun {
+  int id = 0;
+  std::string reason;
 };
 
-// Both throw UsageError for a missing file, a file that is not a pipebench results file, a schema
-// version this pipebench does not read, or (read_run) an id that is not a complete run.
+struct RunListing {
+  std::int64_t schema_version = 0;
+  std::vector<StoredRun> runs;       // complete runs read, by id (without action and comm records
+                                     // unless asked)
+  std::vector<int> complete;         // ids of every complete run, read or not (ReadRequest::only)
+  std::vector<int> incomplete;       // ids of run groups without complete=1 (ignored)
+  std::vector<DamagedRun> damaged;   // ids of run groups that cannot be read (skipped)
+};
+
+struct PreparedFile {
+  bool created = false;
+  RunListing listing;  // what an existing file holds; empty for a new one
+};
+
+// Reading a results file that may be damaged or hostile. The structure is checked before anything is
+// read (layout.hpp), and the reading runs in a child process that sends the runs back through a pipe:
+// a crash or hang inside libhdf5 on a damaged file costs the run it was reading (listed as damaged),
+// or, outside any run, becomes UsageError "results file '...' is damaged: ...", never a crash of the
+// caller. Errors that concern the whole file (missing, not HDF5, not pipebench, another schema version,
+// a damaged root) are UsageError; a damaged run is listed in `damaged` and the others are read.
+struct ReadRequest {
+  bool records = false;       // also read the action and comm tables
+  int only = 0;               // read only this run; the others are just classified (0: read all)
+  bool to_append = false;     // refuse a schema version that runs are not appended to
+  double idle_timeout = 0;    // seconds without progress before the reading process is stopped
+                              // (0: 30 s plus 1 s per 10 MB of file)
+};
+RunListing read_results(const std::string& path, const ReadRequest& request = {});
+// The same in this process, without the child: the structure checks still hold, but a fault inside
+// libhdf5 is not contained. For fuzzing the checks, and where a fork is not possible.
+RunListing read_results_in_process(const std::string& path, const ReadRequest& request = {});
+
+// What `pipebench report` uses. Both throw UsageError for a missing file, a file that is not a
+// pipebench results file, a schema version this pipebench does not read, a damaged file, or (read_run)
+// an id that is not a complete run or whose run is damaged.
 RunListing list_runs(const std::string& path);
 RunResult read_run(const std::string& path, int id);
 

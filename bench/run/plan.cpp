@@ -43,6 +43,10 @@ void plan_memory(const RunSettings& rs, Plan& pl) {
     const double b = static_cast<double>(rs.synthetic.activation_bytes / static_cast<std::uint64_t>(s.v()));
     pl.stash.assign(s.num_stages(), {b, b});
     pl.memory_need = analysis::peak_activation_bytes(s, pl.stash);
+    // The executor holds at least a received input and an output of p2p_bytes each (more when
+    // receives are posted ahead: bench/run/executor.cpp).
+    if (s.p > 1)
+      for (auto& need : pl.memory_need) need += 2.0 * static_cast<double>(rs.synthetic.p2p_bytes);
     return;
   }
   const auto mem = stage_memories(pl.model, s);
@@ -132,6 +136,9 @@ Times check_settings(const RunSettings& rs, int world_size) {
   need_unit(y.times.tw, "--tw");
   if (y.times.t_overlap.value >= 0) need_unit(y.times.t_overlap, "--t-overlap");
   need_unit(rs.timeout, "--timeout");
+  // One message is one MPI call, whose count is an int (comm/mpi_communicator.cpp).
+  if (y.p2p_bytes > 2147483647ull)
+    throw UsageError("--p2p-bytes " + std::to_string(y.p2p_bytes) + " is not allowed: at most 2147483647 bytes (2 GiB - 1), MPI's message size limit");
   if (y.tp_allreduce_bytes % 4 || y.dp_grad_bytes % 4)
     throw UsageError("--tp-allreduce-bytes and --dp-grad-bytes must be multiples of 4 (they are float32 sums)");
   if (rs.resume && !rs.append) throw UsageError("--resume needs --append: it adds to an existing results file");

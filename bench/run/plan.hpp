@@ -62,6 +62,7 @@ struct RunSettings {
   std::string trace;  // Chrome trace of configuration `pick`
   std::string svg;    // SVG timeline of the first timed step of configuration `pick`
   int pick = 1;
+  bool force = false;  // --trace and --svg may replace an existing file
   std::string command_line;
 
   // Fault injection for the tests: global rank `fail_rank` exits (or hangs) in configuration

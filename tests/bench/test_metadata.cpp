@@ -1,5 +1,6 @@
 // Run metadata: the environment allow-list, the placement summary and the fields procurement needs.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "bench/results/metadata.hpp"
 #include "bench/version.hpp"
@@ -73,6 +74,22 @@ TEST(MetadataCollect, HoldsTheProcurementFields) {
   EXPECT_NE(m.at("mpi").find("MPI"), std::string::npos);
   for (const char* key : {"build_flags", "compiler", "gpu", "cuda", "nccl", "kokkos", "kokkos_backend", "kokkoskernels", "blas"})
     EXPECT_FALSE(m.at(key).empty()) << key;
+}
+
+// Issue 8 item 10: every run says which job, host and process wrote it; values that are not UTF-8 are
+// stored escaped (item 8).
+TEST(MetadataCollect, NamesTheWritingJobHostAndProcess) {
+  const auto slurm = collect_metadata(MetadataInput{}, {"SLURM_JOB_ID=77", "PBS_JOBID=9.pbs"}, "");
+  EXPECT_EQ(slurm.at("job_id"), "77");
+  EXPECT_EQ(slurm.at("writer_pid"), std::to_string(getpid()));
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  EXPECT_EQ(slurm.at("writer_host"), host);
+  EXPECT_EQ(collect_metadata(MetadataInput{}, {"PBS_JOBID=9.pbs"}, "").at("job_id"), "9.pbs");
+  EXPECT_EQ(collect_metadata(MetadataInput{}, {"LSB_JOBID=5"}, "").at("job_id"), "5");
+  EXPECT_EQ(collect_metadata(MetadataInput{}, {"HOME=/root"}, "").at("job_id"), "none");
+  const auto odd = collect_metadata(MetadataInput{}, {"OMP_PLACES=\xff{0}"}, "");
+  EXPECT_EQ(odd.at("env.OMP_PLACES"), "\\xFF{0}");
 }
 
 TEST(MetadataCollect, NoSlurmKeysOutsideSlurm) {

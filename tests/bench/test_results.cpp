@@ -180,20 +180,69 @@ TEST_F(Results, ResumeFindsCompleteRunsByKey) {
   EXPECT_FALSE(has_complete_run(file, ""));
 }
 
-TEST_F(Results, NewFileCheckProbesAndLeavesNothingBehind) {
+// Issue 8 item 10: the file a sweep will write is created before the sweep, whole (an empty results
+// file that reads), and only once: a second sweep naming it is refused then, not after measuring.
+TEST_F(Results, NewFileIsCreatedWholeBeforeTheSweepAndOnlyOnce) {
   const std::string file = path("new.h5");
-  EXPECT_NO_THROW(check_results_file(file, false));
-  EXPECT_NO_THROW(check_results_file(file, true));
-  EXPECT_FALSE(std::filesystem::exists(file));
+  EXPECT_TRUE(prepare_results_file(file, false).created);
+  const RunListing empty = list_runs(file);
+  EXPECT_TRUE(empty.runs.empty());
+  EXPECT_EQ(empty.schema_version, kResultsSchemaVersion);
+  EXPECT_EQ(usage_error([&] { prepare_results_file(file, false); }).rfind("results file '" + file + "' already exists", 0), 0u);
+  EXPECT_FALSE(prepare_results_file(file, true).created);
+  EXPECT_EQ(append_run(file, sample_run("a")), 1);
+  const std::string other = path("other.h5");
+  EXPECT_TRUE(prepare_results_file(other, true).created);  // --append onto a missing file creates it
+}
+
+// Several processes create the same new file at once: exactly one succeeds, the others are refused
+// (exit 2 in `run`), and the file is a whole, readable results file.
+TEST_F(Results, OfConcurrentCreatorsExactlyOneWins) {
+  const std::string file = path("race.h5");
+  std::vector<pid_t> children;
+  for (int i = 0; i < 6; ++i) {
+    const pid_t c = fork();
+    ASSERT_GE(c, 0);
+    if (c == 0) {
+      int rc = 3;
+      try {
+        rc = prepare_results_file(file, false).created ? 0 : 1;
+      } catch (const UsageError&) {
+        rc = 2;
+      } catch (...) {
+      }
+      _exit(rc);
+    }
+    children.push_back(c);
+  }
+  int won = 0, refused = 0;
+  for (pid_t c : children) {
+    int status = 0;
+    waitpid(c, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    won += WEXITSTATUS(status) == 0;
+    refused += WEXITSTATUS(status) == 2;
+  }
+  EXPECT_EQ(won, 1);
+  EXPECT_EQ(refused, 5);
+  EXPECT_TRUE(list_runs(file).runs.empty());
+}
+
+TEST_F(Results, DefaultNamesOfTheSameSecondDoNotCollide) {
+  const std::string stem = path("pipebench-20260101-000000");
+  EXPECT_EQ(create_unique_results_file(stem), stem + ".h5");
+  EXPECT_EQ(create_unique_results_file(stem), stem + "-2.h5");
+  EXPECT_EQ(create_unique_results_file(stem), stem + "-3.h5");
+  EXPECT_TRUE(list_runs(stem + "-2.h5").runs.empty());
 }
 
 TEST_F(Results, ExistingFileWithoutAppendIsRefused) {
   const std::string file = path("r.h5");
   append_run(file, sample_run());
-  EXPECT_EQ(usage_error([&] { check_results_file(file, false); }),
+  EXPECT_EQ(usage_error([&] { prepare_results_file(file, false); }),
             "results file '" + file +
                 "' already exists; pass --append (with --resume to skip runs it holds) to add runs to it, or choose another file name");
-  EXPECT_NO_THROW(check_results_file(file, true));
+  EXPECT_NO_THROW(prepare_results_file(file, true));
 }
 
 TEST_F(Results, OtherSchemaVersionIsRefused) {
@@ -202,7 +251,7 @@ TEST_F(Results, OtherSchemaVersionIsRefused) {
   const std::string expected = "'" + file +
                                "' holds pipebench results of schema version 99; this pipebench writes version 2 and "
                                "reads versions 1-2: ";
-  EXPECT_EQ(usage_error([&] { check_results_file(file, true); }), expected + "write to a new file");
+  EXPECT_EQ(usage_error([&] { prepare_results_file(file, true); }), expected + "write to a new file");
   EXPECT_EQ(usage_error([&] { list_runs(file); }), expected + "read it with the pipebench that wrote it");
   EXPECT_EQ(usage_error([&] { append_run(file, sample_run()); }), expected + "write to a new file");
   EXPECT_EQ(usage_error([&] { has_complete_run(file, "x"); }), expected + "read it with the pipebench that wrote it");
@@ -239,14 +288,14 @@ TEST_F(Results, VersionOneFileIsReadButNotAppendedTo) {
   const std::string refused = "'" + file +
                               "' holds pipebench results of schema version 1; this pipebench writes version 2 and "
                               "reads versions 1-2: write to a new file";
-  EXPECT_EQ(usage_error([&] { check_results_file(file, true); }), refused);
+  EXPECT_EQ(usage_error([&] { prepare_results_file(file, true); }), refused);
   EXPECT_EQ(usage_error([&] { append_run(file, sample_run()); }), refused);
 }
 
 TEST_F(Results, NonPipebenchFilesAreRefused) {
   const std::string plain = path("plain.h5");
   write_foreign(plain, 0, false, true);
-  EXPECT_EQ(usage_error([&] { check_results_file(plain, true); }),
+  EXPECT_EQ(usage_error([&] { prepare_results_file(plain, true); }),
             "'" + plain + "' is an HDF5 file but not a pipebench results file (it has no pipebench_schema_version attribute)");
   const std::string no_runs = path("noruns.h5");
   write_foreign(no_runs, kResultsSchemaVersion, true, false);
@@ -254,7 +303,7 @@ TEST_F(Results, NonPipebenchFilesAreRefused) {
             "'" + no_runs + "' is an HDF5 file but not a pipebench results file (it has no /runs group)");
   const std::string text = path("notes.txt");
   std::ofstream(text) << "not HDF5\n";
-  EXPECT_EQ(usage_error([&] { check_results_file(text, true); }),
+  EXPECT_EQ(usage_error([&] { prepare_results_file(text, true); }),
             "'" + text + "' is not an HDF5 file, so not a pipebench results file");
   EXPECT_EQ(usage_error([&] { list_runs(path("missing.h5")); }),
             "results file '" + path("missing.h5") + "' cannot be opened: No such file or directory");
@@ -266,10 +315,10 @@ TEST_F(Results, UnwritablePathIsRefusedUpFront) {
   const std::string text = path("notes.txt");
   std::ofstream(text) << "x\n";
   for (const std::string& bad : {text + "/r.h5", path("no/such/dir/r.h5")}) {
-    const std::string msg = usage_error([&] { check_results_file(bad, false); });
+    const std::string msg = usage_error([&] { prepare_results_file(bad, false); });
     EXPECT_EQ(msg.rfind("cannot create results file '" + bad + "': HDF5: cannot create file", 0), 0u) << msg;
   }
-  EXPECT_EQ(usage_error([] { check_results_file("", false); }), "the results file name is empty");
+  EXPECT_EQ(usage_error([] { prepare_results_file("", false); }), "the results file name is empty");
 }
 
 TEST_F(Results, FileIsSelfDescribing) {

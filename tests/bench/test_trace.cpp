@@ -45,7 +45,7 @@ std::int64_t ns(double us) { return std::llround(us * 1e3); }
 
 TEST_F(Trace, WrittenFileParsesAndCountsEvents) {
   const std::string out = path("t.json");
-  const std::size_t n = write_chrome_trace(sample_run(), out);
+  const std::size_t n = write_chrome_trace(sample_run(), out, false);
   std::ifstream f(out);
   const json trace = json::parse(f);
   EXPECT_EQ(trace.at("displayTimeUnit"), "ms");
@@ -150,8 +150,23 @@ TEST(TraceContent, OverlappingComputeAlsoGetsSeparateLanes) {
   EXPECT_EQ(names.at({0, 1}), "compute 2");
 }
 
+// Issue 8 item 11: an existing file is replaced only when asked (--force), never silently.
+TEST_F(Trace, ExistingFileIsReplacedOnlyWhenAsked) {
+  const std::string out = path("t.json");
+  std::ofstream(out) << "mine\n";
+  EXPECT_THROW(write_chrome_trace(sample_run(), out, false), UsageError);
+  std::ifstream before(out);
+  std::string text;
+  std::getline(before, text);
+  EXPECT_EQ(text, "mine");
+  EXPECT_EQ(write_chrome_trace(sample_run(), out, true), 44u);
+  std::ifstream after(out);
+  EXPECT_EQ(json::parse(after).at("traceEvents").size(), 44u);
+}
+
 TEST_F(Trace, UnwritablePathIsAUsageError) {
-  EXPECT_THROW(write_chrome_trace(sample_run(), path("no/such/dir/t.json")), UsageError);
+  EXPECT_THROW(write_chrome_trace(sample_run(), path("no/such/dir/t.json"), false), UsageError);
+  EXPECT_THROW(write_chrome_trace(sample_run(), dir_.string(), true), UsageError);
 }
 
 }  // namespace

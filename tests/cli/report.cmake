@@ -20,10 +20,10 @@ report_case(report_one_run RC 0
   MATCH "# run 2 of .*# bubble 25.00 % measured, 24.50 % simulated, no formula.*\n +1 +0 +1 +0  node02 +6.000 +6.000 +1.000 +1 +1 +0.0 +0.0 +- +-2.5 +0.1\n# metadata:\n.*env.OMP_NUM_THREADS: 1"
   ARGS report ${_rf}/results.h5 --run 2)
 report_case(report_json RC 0
-  MATCH "^{\n  \"file\": .*\"schema_version\": 2,.*\"id\": 2,.*\"bubble_formula\": null.*\"incomplete_runs\": \\[\n    3\n  \\]\n}"
+  MATCH "^{\n  \"file\": .*\"schema_version\": 2,.*\"id\": 2,.*\"bubble_formula\": null.*\"incomplete_runs\": \\[\n    3\n  \\],\n  \"damaged_runs\": \\[\\]\n}"
   ARGS report ${_rf}/results.h5 --json)
 report_case(report_trace RC 0 MATCH "# trace of run 1 written to trace1.json \\(44 events\\)"
-  ARGS report ${_rf}/results.h5 --run 1 --trace trace1.json)
+  ARGS report ${_rf}/results.h5 --run 1 --trace trace1.json --force)
 report_case(report_trace_needs_run RC 2 MATCH "pipebench: error: --trace needs --run ID: '.*results.h5' holds runs 1-2\n$"
   ARGS report ${_rf}/results.h5 --trace t.json)
 report_case(report_unknown_run RC 2
@@ -39,7 +39,9 @@ report_case(report_not_pipebench RC 2
 report_case(report_other_schema RC 2
   MATCH "pipebench: error: '.*schema99.h5' holds pipebench results of schema version 99. this pipebench writes version 2 and reads versions 1-2: read it with the pipebench that wrote it\n$"
   ARGS report ${_rf}/schema99.h5)
-report_case(report_bad_run_id RC 2 MATCH "pipebench: error: --run: Value 0 not in range" ARGS report ${_rf}/results.h5 --run 0)
+# Issue 8 item 14: one line naming the value and what is allowed (CLI11's range printed DBL_MAX in full).
+report_case(report_bad_run_id RC 2 MATCH "^pipebench: error: --run '0' is not allowed: expected an integer >= 1\n$"
+  ARGS report ${_rf}/results.h5 --run 0)
 
 # h5dump, the HDF5 tool users have, reads the file without pipebench: the layout and a string value.
 find_program(PIPEBENCH_H5DUMP NAMES h5dump)

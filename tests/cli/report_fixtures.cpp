@@ -1,6 +1,8 @@
 // Writes the files the `pipebench report` command-line tests read (tests/cli/report.cmake), so no
 // binary file is committed: results.h5 (runs 1 and 2 complete, run 3 cut short), schema99.h5 (another
-// schema version), plain.h5 (HDF5 but not pipebench) and notes.txt (not HDF5).
+// schema version), plain.h5 (HDF5 but not pipebench), notes.txt (not HDF5), damaged.h5 (runs 1-3, run 2
+// damaged: its ranks table is a group) and odd.h5 (metadata that is not UTF-8, written raw as another
+// tool would) and notgroup.h5 (a pipebench version attribute, but /runs is a dataset).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,7 +22,7 @@ int main(int argc, char** argv) {
   const fs::path dir = argv[1];
   try {
     fs::create_directories(dir);
-    for (const char* name : {"results.h5", "schema99.h5", "plain.h5", "notes.txt"}) fs::remove(dir / name);
+    for (const char* name : {"results.h5", "schema99.h5", "plain.h5", "notes.txt", "damaged.h5", "odd.h5", "notgroup.h5"}) fs::remove(dir / name);
 
     const std::string results = (dir / "results.h5").string();
     b::append_run(results, b::testing::sample_run("schedule=1f1b,p=2,m=2"));
@@ -44,6 +46,31 @@ int main(int argc, char** argv) {
     b::h5::close_file(plain);
 
     std::ofstream(dir / "notes.txt") << "this is not an HDF5 file\n";
+
+    const std::string damaged = (dir / "damaged.h5").string();
+    for (int i = 0; i < 3; ++i) b::append_run(damaged, b::testing::sample_run("run " + std::to_string(i + 1)));
+    {
+      b::h5::Id f = b::h5::open_file(damaged, true);
+      b::h5::Id g = b::h5::open_group(f.get(), "runs/000002");
+      H5Ldelete(g.get(), "ranks", H5P_DEFAULT);
+      b::h5::create_group(g.get(), "ranks");
+      b::h5::close_file(f);
+    }
+
+    b::h5::Id notgroup = b::h5::create_file((dir / "notgroup.h5").string());
+    b::h5::write_attr(notgroup.get(), "pipebench_schema_version", b::kResultsSchemaVersion);
+    const std::int32_t one = 1;
+    b::h5::write_table(notgroup.get(), "runs", H5T_NATIVE_INT32, &one, 1);
+    b::h5::close_file(notgroup);
+
+    const std::string odd = (dir / "odd.h5").string();
+    b::append_run(odd, b::testing::sample_run("odd"));
+    {
+      b::h5::Id f = b::h5::open_file(odd, true);
+      b::h5::Id meta = b::h5::open_group(f.get(), "runs/000001/metadata");
+      b::h5::write_attr(meta.get(), "env.SLURM_BAD", std::string("a\xff" "b"));
+      b::h5::close_file(f);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "report_fixtures: %s\n", e.what());
     return 1;

@@ -1,0 +1,382 @@
+// Reading a results file that may be damaged: structure checks in layout.cpp, and the reading itself in
+// a child process (docs/results-schema.md "Reading a damaged file").
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "bench/results/layout.hpp"
+#include "bench/results/store.hpp"
+#include "bench/results/wire.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+std::string damaged_file(const std::string& path, const std::string& why) {
+  return "results file '" + path + "' is damaged: " + why;
+}
+
+// A message on one line: control bytes (from a damaged file's names, or the path) escaped as \xHH.
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      out += c;
+      continue;
+    }
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(u));
+    out += buf;
+  }
+  return out;
+}
+
+// The child's address space: what it has now, plus room for the file read many times over. Reading a
+// damaged length can make libhdf5 copy gigabytes before it notices; the limit turns that into a failed
+// allocation. Not under AddressSanitizer, which reserves terabytes of address space up front.
+#if defined(__SANITIZE_ADDRESS__)
+#define PIPEBENCH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PIPEBENCH_ASAN 1
+#endif
+#endif
+void limit_memory(const std::string& path) {
+#if !defined(PIPEBENCH_ASAN)
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  unsigned long pages = 0;
+  if (!f) return;
+  const bool ok = std::fscanf(f, "%lu", &pages) == 1;
+  std::fclose(f);
+  struct stat st {};
+  if (!ok || ::stat(path.c_str(), &st) != 0) return;
+  const double limit = static_cast<double>(pages) * static_cast<double>(sysconf(_SC_PAGESIZE)) + 1073741824.0 +
+                       16.0 * static_cast<double>(st.st_size);
+  if (limit < 1e18) {
+    const rlimit as{static_cast<rlim_t>(limit), static_cast<rlim_t>(limit)};
+    setrlimit(RLIMIT_AS, &as);
+  }
+#else
+  (void)path;
+#endif
+}
+
+// What the reading learns, in the order it learns it; the same calls whether they arrive directly or
+// through the pipe from the child.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void version(std::int64_t v) = 0;
+  virtual void start(int id) = 0;  // about to touch run `id`
+  virtual void run(int id, RunResult&& r) = 0;
+  virtual void complete(int id) = 0;  // complete, not read (ReadRequest::only)
+  virtual void incomplete(int id) = 0;
+  virtual void damaged(int id, const std::string& why) = 0;
+  virtual void failed(const std::string& usage_message) = 0;  // the whole file
+  virtual void end() = 0;
+};
+
+// Builds the listing.
+class Collector : public Sink {
+ public:
+  void version(std::int64_t v) override { listing.schema_version = v; }
+  void start(int id) override { current = id; }
+  void run(int id, RunResult&& r) override {
+    listing.runs.push_back({id, std::move(r)});
+    complete(id);
+  }
+  void complete(int id) override {
+    listing.complete.push_back(id);
+    current = 0;
+  }
+  void incomplete(int id) override {
+    listing.incomplete.push_back(id);
+    current = 0;
+  }
+  void damaged(int id, const std::string& why) override {
+    listing.damaged.push_back({id, one_line(why)});
+    current = 0;
+  }
+  void failed(const std::string& message) override { failure = one_line(message); }
+  void end() override { ended = true; }
+
+  RunListing listing;
+  int current = 0;  // the run started and not finished
+  bool ended = false;
+  std::string failure;
+};
+
+void classify_run(hid_t runs, int id, const ReadRequest& req, const RecordTypes& types, Sink& out) {
+  const std::string name = run_name(id);
+  if (h5::object_kind(runs, name) != h5::ObjectKind::group) {
+    out.damaged(id, "/runs/" + name + " is not a group");
+    return;
+  }
+  const h5::Id g = h5::open_group(runs, name);
+  if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) {
+    out.incomplete(id);
+  } else if (req.only != 0 && req.only != id) {
+    out.complete(id);
+  } else {
+    out.run(id, read_run_group(g.get(), types, req.records));
+  }
+}
+
+// The reading itself, in whichever process; skips the runs up to `after` (read before a crash).
+void read_into(const std::string& path, const ReadRequest& req, int after, Sink& out) {
+  h5::Id file, runs;
+  std::vector<int> ids;
+  try {
+    file = open_results_file(path, false);
+    const std::int64_t version = check_root(file.get(), path);
+    check_version(version, path, req.to_append);
+    out.version(version);
+    runs = h5::open_group(file.get(), "runs");
+    ids = run_ids(runs.get());
+  } catch (const UsageError& e) {
+    out.failed(e.what());
+    return;
+  } catch (const std::bad_alloc&) {
+    out.failed(damaged_file(path, "its structure claims more memory than there is"));
+    return;
+  } catch (const std::exception& e) {
+    out.failed(damaged_file(path, e.what()));
+    return;
+  }
+  const RecordTypes types;
+  for (int id : ids) {
+    if (id <= after) continue;
+    out.start(id);
+    try {
+      classify_run(runs.get(), id, req, types, out);
+    } catch (const std::bad_alloc&) {
+      out.damaged(id, "its tables claim more memory than there is");
+    } catch (const std::exception& e) {
+      out.damaged(id, e.what());
+    }
+  }
+  out.end();
+}
+
+// Messages through the pipe: a tag byte, the run id (int32), the payload's length (uint64), the payload.
+enum Tag : char { kVersion = 'V', kStart = 'S', kRun = 'R', kComplete = 'C', kIncomplete = 'I', kDamaged = 'D',
+                  kFailed = 'F', kEnd = 'E' };
+
+class PipeSink : public Sink {
+ public:
+  explicit PipeSink(int fd) : fd_(fd) {}
+  void version(std::int64_t v) override { send(kVersion, 0, std::string(reinterpret_cast<const char*>(&v), sizeof v)); }
+  void start(int id) override { send(kStart, id, ""); }
+  void run(int id, RunResult&& r) override { send(kRun, id, encode_run(r)); }
+  void complete(int id) override { send(kComplete, id, ""); }
+  void incomplete(int id) override { send(kIncomplete, id, ""); }
+  void damaged(int id, const std::string& why) override { send(kDamaged, id, why); }
+  void failed(const std::string& message) override { send(kFailed, 0, message); }
+  void end() override { send(kEnd, 0, ""); }
+
+ private:
+  void send(Tag tag, std::int32_t id, const std::string& payload) {
+    std::string frame(1, tag);
+    const std::uint64_t n = payload.size();
+    frame.append(reinterpret_cast<const char*>(&id), sizeof id);
+    frame.append(reinterpret_cast<const char*>(&n), sizeof n);
+    frame += payload;
+    for (std::size_t done = 0; done < frame.size();) {
+      const ssize_t w = ::write(fd_, frame.data() + done, frame.size() - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) _exit(3);  // the parent is gone
+      done += static_cast<std::size_t>(w);
+    }
+  }
+  int fd_;
+};
+
+constexpr std::size_t kHeader = 1 + 4 + 8;
+
+// Hands every whole message in `buf` to `out` and drops it from `buf`.
+void deliver(std::string& buf, Sink& out) {
+  std::size_t at = 0;
+  while (buf.size() - at >= kHeader) {
+    std::int32_t id = 0;
+    std::uint64_t n = 0;
+    std::memcpy(&id, buf.data() + at + 1, sizeof id);
+    std::memcpy(&n, buf.data() + at + 5, sizeof n);
+    if (buf.size() - at - kHeader < n) break;
+    const std::string_view payload(buf.data() + at + kHeader, static_cast<std::size_t>(n));
+    switch (buf[at]) {
+      case kVersion: {
+        std::int64_t v = 0;
+        std::memcpy(&v, payload.data(), std::min(payload.size(), sizeof v));
+        out.version(v);
+        break;
+      }
+      case kStart: out.start(id); break;
+      case kRun: out.run(id, decode_run(payload)); break;
+      case kComplete: out.complete(id); break;
+      case kIncomplete: out.incomplete(id); break;
+      case kDamaged: out.damaged(id, std::string(payload)); break;
+      case kFailed: out.failed(std::string(payload)); break;
+      case kEnd: out.end(); break;
+      default: throw Error("reader: unknown message from the reading process");
+    }
+    at += kHeader + static_cast<std::size_t>(n);
+  }
+  buf.erase(0, at);
+}
+
+[[noreturn]] void child_main(int fd, const std::string& path, const ReadRequest& req, int after) {
+  // A fault here must end this process quietly and at once: no handler of another library (UCX prints
+  // a backtrace), no core file, no glibc message on the terminal.
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGPIPE}) std::signal(sig, SIG_DFL);
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  setenv("LIBC_FATAL_STDERR_", "1", 1);
+  limit_memory(path);
+  const int null = ::open("/dev/null", O_WRONLY);
+  if (null >= 0) {
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+  }
+  PipeSink sink(fd);
+  try {
+    read_into(path, req, after, sink);
+  } catch (...) {
+  }
+  _exit(0);
+}
+
+std::string signal_text(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGABRT ? "SIGABRT" : sig == SIGKILL ? "SIGKILL" : nullptr;
+    return name ? name : "signal " + std::to_string(sig);
+  }
+  return "exit code " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+double default_timeout(const std::string& path) {
+  struct stat st {};
+  const double bytes = ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
+  return 30.0 + bytes / 10e6;
+}
+
+// One child: reads from `after` on, feeding `out`. Returns "" when it ended normally, else how it ended.
+std::string run_child(const std::string& path, const ReadRequest& req, int after, Collector& out, bool& forked) {
+  int fds[2];
+  forked = false;
+  if (::pipe(fds) != 0) return "";
+  const pid_t pid = fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return "";
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    child_main(fds[1], path, req, after);
+  }
+  forked = true;
+  ::close(fds[1]);
+  const double limit = req.idle_timeout > 0 ? req.idle_timeout : default_timeout(path);
+  std::string buf, how;
+  char chunk[1 << 16];
+  auto last = std::chrono::steady_clock::now();
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    const int r = ::poll(&p, 1, 100);
+    if (r < 0 && errno != EINTR) break;
+    if (r > 0) {
+      const ssize_t n = ::read(fds[0], chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      buf.append(chunk, static_cast<std::size_t>(n));
+      try {
+        deliver(buf, out);
+      } catch (...) {
+        kill(pid, SIGKILL);
+        ::close(fds[0]);
+        waitpid(pid, nullptr, 0);
+        throw;
+      }
+      last = std::chrono::steady_clock::now();
+    } else if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last).count() > limit) {
+      kill(pid, SIGKILL);
+      char text[64];
+      std::snprintf(text, sizeof text, "reading it made no progress for %.0f s", limit);
+      how = text;
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (out.ended || !how.empty()) return how;
+  return "reading it crashed the HDF5 library (" + signal_text(status) + ")";
+}
+
+}  // namespace
+
+RunListing read_results_in_process(const std::string& path, const ReadRequest& request) {
+  Collector c;
+  read_into(path, request, 0, c);
+  if (!c.failure.empty()) throw UsageError(c.failure);
+  return std::move(c.listing);
+}
+
+RunListing read_results(const std::string& path, const ReadRequest& request) {
+  Collector c;
+  int after = 0;
+  while (!c.ended && c.failure.empty()) {
+    bool forked = false;
+    const std::string how = run_child(path, request, after, c, forked);
+    if (!forked) {  // no child process to be had: read here
+      read_into(path, request, after, c);
+      break;
+    }
+    if (c.ended || !c.failure.empty()) break;
+    // The child died or hung. Inside a run: that run is damaged, the next child goes on after it.
+    if (c.current == 0) throw UsageError(damaged_file(path, how));
+    const int id = c.current;
+    c.damaged(id, how);
+    after = id;
+  }
+  if (!c.failure.empty()) throw UsageError(c.failure);
+  return std::move(c.listing);
+}
+
+RunListing list_runs(const std::string& path) { return read_results(path); }
+
+RunResult read_run(const std::string& path, int id) {
+  ReadRequest req;
+  req.records = true;
+  req.only = id;
+  RunListing l = read_results(path, req);
+  for (auto& r : l.runs)
+    if (r.id == id) return std::move(r.run);
+  for (const auto& d : l.damaged)
+    if (d.id == id) throw UsageError("run " + std::to_string(id) + " of '" + path + "' is damaged: " + d.reason);
+  throw UsageError("run " + std::to_string(id) + " is not a complete run in '" + path + "' (" +
+                   (l.complete.empty() ? std::string("it holds no complete runs") : "complete runs: " + id_ranges(l.complete)) + ")");
+}
+
+bool has_complete_run(const std::string& path, const std::string& key) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  for (const auto& r : read_results(path).runs)
+    if (r.run.key == key) return true;
+  return false;
+}
+
+}  // namespace pipebench::bench

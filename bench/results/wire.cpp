@@ -1,0 +1,141 @@
+#include "bench/results/wire.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "analysis/error.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+class Out {
+ public:
+  template <class T>
+  void put(const T& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      put(static_cast<std::uint64_t>(v.size()));
+      s_ += v;
+    } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+      s_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    } else {
+      put_other(v);
+    }
+  }
+  std::string take() { return std::move(s_); }
+
+ private:
+  template <class T>
+  void put_other(const std::optional<T>& v) {
+    put(static_cast<std::uint8_t>(v ? 1 : 0));
+    if (v) put(*v);
+  }
+  template <class T>
+  void put_other(const std::vector<T>& v) {
+    put(static_cast<std::uint64_t>(v.size()));
+    for (const auto& x : v) put(x);
+  }
+  template <class V>
+  void put_other(const std::map<std::string, V>& m) {
+    put(static_cast<std::uint64_t>(m.size()));
+    for (const auto& [k, v] : m) {
+      put(k);
+      put(v);
+    }
+  }
+  template <class Record>
+  void put_other(const Record& r) {
+    for_each_field<Record>([&](const auto& fd) { put(r.*fd.member); });
+  }
+  std::string s_;
+};
+
+class In {
+ public:
+  explicit In(std::string_view b) : b_(b) {}
+  template <class T>
+  void get(T& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      const std::size_t n = count(1);
+      v.assign(b_.substr(0, n));
+      b_.remove_prefix(n);
+    } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+      need(sizeof v);
+      std::memcpy(&v, b_.data(), sizeof v);
+      b_.remove_prefix(sizeof v);
+    } else {
+      get_other(v);
+    }
+  }
+  bool done() const { return b_.empty(); }
+
+ private:
+  void need(std::size_t n) const {
+    if (b_.size() < n) throw Error("reader: a run from the reading process is cut short");
+  }
+  // A count of elements that each take at least `min_bytes`: never more than the bytes left allow.
+  std::size_t count(std::size_t min_bytes) {
+    std::uint64_t n = 0;
+    get(n);
+    if (n > b_.size() / min_bytes) throw Error("reader: a run from the reading process has a bad length");
+    return static_cast<std::size_t>(n);
+  }
+  template <class T>
+  void get_other(std::optional<T>& v) {
+    std::uint8_t has = 0;
+    get(has);
+    if (has) get(v.emplace());
+  }
+  template <class T>
+  void get_other(std::vector<T>& v) {
+    v.resize(count(1));
+    for (auto& x : v) get(x);
+  }
+  template <class V>
+  void get_other(std::map<std::string, V>& m) {
+    const std::size_t n = count(8);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string k;
+      get(k);
+      get(m[k]);
+    }
+  }
+  template <class Record>
+  void get_other(Record& r) {
+    for_each_field<Record>([&](const auto& fd) { get(r.*fd.member); });
+  }
+  std::string_view b_;
+};
+
+}  // namespace
+
+std::string encode_run(const RunResult& run) {
+  Out o;
+  o.put(run.key);
+  o.put(run.config);
+  o.put(run.metadata);
+  o.put(run.summary);
+  o.put(run.ranks);
+  o.put(run.stages);
+  o.put(run.actions);
+  o.put(run.comms);
+  return o.take();
+}
+
+RunResult decode_run(std::string_view bytes) {
+  In in(bytes);
+  RunResult run;
+  in.get(run.key);
+  in.get(run.config);
+  in.get(run.metadata);
+  in.get(run.summary);
+  in.get(run.ranks);
+  in.get(run.stages);
+  in.get(run.actions);
+  in.get(run.comms);
+  if (!in.done()) throw Error("reader: a run from the reading process has bytes left over");
+  return run;
+}
+
+}  // namespace pipebench::bench
