@@ -67,21 +67,33 @@ void Communicator::timed_out(const Request& first_pending, std::size_t pending, 
   throw TimeoutError(what, world_rank(), name_, first_pending.info(), waited_s);
 }
 
+namespace {
+
+// The sleep before the next poll, cut to the time left before `limit` (a poll interval of minutes
+// must not stretch a wait of seconds).
+std::chrono::microseconds next_sleep(const WaitPolicy& p, std::chrono::duration<double> waited,
+                                     std::chrono::duration<double> limit) {
+  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(limit - waited);
+  return std::clamp(p.sleep_after(waited), std::chrono::microseconds(0), std::max(left, std::chrono::microseconds(0)));
+}
+
+}  // namespace
+
 // Poll, then sleep: a waiting rank costs some microseconds of CPU per poll instead of a whole core.
-void Communicator::wait(Request& r) {
+void Communicator::wait(Request& r, std::chrono::duration<double> limit) {
   if (r.poll()) return;
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   std::chrono::duration<double> waited{0};
   while (true) {
-    std::this_thread::sleep_for(policy_.sleep_after(waited));
+    std::this_thread::sleep_for(next_sleep(policy_, waited, limit));
     if (r.poll()) return;
     waited = clock::now() - start;
-    if (waited >= policy_.timeout) timed_out(r, 1, waited.count());
+    if (waited >= limit) timed_out(r, 1, waited.count());
   }
 }
 
-void Communicator::wait_all(std::vector<Request>& rs) {
+void Communicator::wait_all(std::vector<Request>& rs, std::chrono::duration<double> limit) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   while (true) {
@@ -94,8 +106,8 @@ void Communicator::wait_all(std::vector<Request>& rs) {
       }
     if (pending == 0) return;
     const std::chrono::duration<double> waited = clock::now() - start;
-    if (waited >= policy_.timeout) timed_out(*first, pending, waited.count());
-    std::this_thread::sleep_for(policy_.sleep_after(waited));
+    if (waited >= limit) timed_out(*first, pending, waited.count());
+    std::this_thread::sleep_for(next_sleep(policy_, waited, limit));
   }
 }
 

@@ -146,9 +146,12 @@ class Communicator {
 
   // Polls once; true when complete.
   bool test(Request& r) { return r.poll(); }
-  // Wait under the wait policy; TimeoutError past the timeout.
-  void wait(Request& r);
-  void wait_all(std::vector<Request>& rs);
+  // Wait under the wait policy; TimeoutError past the timeout (or past `limit`, where given). No sleep
+  // between polls outlasts the time left, whatever the poll interval.
+  void wait(Request& r) { wait(r, policy_.timeout); }
+  void wait(Request& r, std::chrono::duration<double> limit);
+  void wait_all(std::vector<Request>& rs) { wait_all(rs, policy_.timeout); }
+  void wait_all(std::vector<Request>& rs, std::chrono::duration<double> limit);
 
   // Blocking forms: post, then wait.
   void send(const void* buf, std::size_t bytes, int peer, int tag);
