@@ -1,10 +1,13 @@
 #include "comm/mpi_communicator.hpp"
 
+#include <chrono>
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <thread>
 
 namespace pipebench::comm {
 
@@ -71,8 +74,25 @@ Request post(const MpiCommunicator& comm, RequestInfo info, const char* fn, Call
 
 MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::string name, const WaitPolicy& policy)
     : Communicator(std::move(name), policy) {
+  // The non-blocking duplicate, waited for like any message: a member that never comes ends the wait
+  // after the timeout instead of holding this rank in MPI_Comm_dup forever.
   MPI_Comm dup = MPI_COMM_NULL;
-  check(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Comm_idup(comm, &dup, &req), "MPI_Comm_idup");
+  const auto start = std::chrono::steady_clock::now();
+  for (int done = 0;;) {
+    check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Comm_idup");
+    if (done) break;
+    const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
+    if (waited >= wait_policy().timeout) {
+      MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+      // MPI cannot free a pending duplicate: the caller ends the job.
+      throw Error("rank " + std::to_string(world_rank_) + ": communicator '" + this->name() + "' was not built within " +
+                  std::to_string(waited.count()) + " s (MPI_Comm_idup: a member stopped or died)");
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(wait_policy().timeout - waited);
+    std::this_thread::sleep_for(std::min(wait_policy().sleep_after(waited), left));
+  }
   comm_ = topology::MpiComm(dup);
   check(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   MPI_Comm_rank(dup, &rank_);

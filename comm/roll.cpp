@@ -1,0 +1,116 @@
+#include "comm/roll.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "comm/tags.hpp"
+
+namespace pipebench::comm {
+
+namespace {
+
+// What an arrival carries: the member's value and its host name (cut; enough to find the machine).
+struct Arrival {
+  std::int64_t value = 0;
+  char host[56] = {};
+};
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
+}  // namespace
+
+Roll::Roll(Communicator& world, std::string host) : world_(world), host_(std::move(host)) {
+  hosts_.assign(world_.rank() == 0 ? static_cast<std::size_t>(world_.size()) : 1, "unknown");
+  hosts_[0] = world_.rank() == 0 ? host_ : "unknown";
+}
+
+std::chrono::duration<double> Roll::root_limit() const {
+  return world_.wait_policy().timeout * (world_.rank() == 1 ? 2 : 3);
+}
+
+std::string Roll::within() const { return "within --timeout " + seconds_text(world_.wait_policy().timeout.count()); }
+
+std::string Roll::name_ranks(const std::vector<int>& ranks) const {
+  constexpr std::size_t kShown = 8;  // a job of 16k ranks that lost a node must still print one line
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size() && i < kShown; ++i) {
+    const auto r = static_cast<std::size_t>(ranks[i]);
+    const std::string& host = world_.rank() == 0 && r < hosts_.size() ? hosts_[r] : r == 0 ? hosts_[0] : "unknown";
+    s += (i ? ", " : "") + std::to_string(ranks[i]) + " (host " + host + ")";
+  }
+  if (ranks.size() > kShown) s += " and " + std::to_string(ranks.size() - kShown) + " more";
+  return s;
+}
+
+std::vector<std::int64_t> Roll::collect(const std::string& phase, std::int64_t value) {
+  const int n = world_.size();
+  if (world_.rank() != 0) {
+    Arrival mine;
+    mine.value = value;
+    std::memcpy(mine.host, host_.data(), std::min(host_.size(), sizeof mine.host - 1));
+    Request sent = world_.isend(&mine, sizeof mine, 0, tags::kRollArrive);
+    try {
+      world_.wait(sent, root_limit());
+    } catch (const TimeoutError&) {
+      throw Error(name_ranks({0}) + " did not take the arrival at " + phase + " " + within() +
+                  " (it collects every rank's arrival: stopped, hung or dead)");
+    }
+    return {};
+  }
+  std::vector<Arrival> got(static_cast<std::size_t>(n));
+  std::vector<Request> arrivals;
+  for (int r = 1; r < n; ++r) arrivals.push_back(world_.irecv(&got[r], sizeof(Arrival), r, tags::kRollArrive));
+  try {
+    world_.wait_all(arrivals);
+  } catch (const TimeoutError&) {
+    std::vector<int> missing;
+    for (int r = 1; r < n; ++r)
+      if (!arrivals[static_cast<std::size_t>(r - 1)].done()) missing.push_back(r);
+    const int came = n - static_cast<int>(missing.size());
+    throw Error(name_ranks(missing) + " did not reach " + phase + " " + within() + "; the other " +
+                std::to_string(came) + (came == 1 ? " rank" : " ranks") + " did (stopped, hung or dead)");
+  }
+  std::vector<std::int64_t> values(static_cast<std::size_t>(n));
+  values[0] = value;
+  for (int r = 1; r < n; ++r) {
+    const Arrival& a = got[static_cast<std::size_t>(r)];
+    values[static_cast<std::size_t>(r)] = a.value;
+    hosts_[static_cast<std::size_t>(r)].assign(a.host, strnlen(a.host, sizeof a.host));
+  }
+  return values;
+}
+
+std::int64_t Roll::release(const std::string& phase, std::int64_t value) {
+  Arrival out;
+  if (world_.rank() == 0) {
+    out.value = value;
+    std::memcpy(out.host, host_.data(), std::min(host_.size(), sizeof out.host - 1));
+    std::vector<Request> sends;
+    for (int r = 1; r < world_.size(); ++r) sends.push_back(world_.isend(&out, sizeof out, r, tags::kRollRelease));
+    // Small messages: they leave at once, whether or not the member is still there to take them.
+    world_.wait_all(sends);
+    return value;
+  }
+  Request got = world_.irecv(&out, sizeof out, 0, tags::kRollRelease);
+  try {
+    world_.wait(got, root_limit());
+  } catch (const TimeoutError&) {
+    throw Error(name_ranks({0}) + " did not release " + phase + " " + within() +
+                " (it collects every rank's arrival: stopped, hung or dead)");
+  }
+  hosts_[0].assign(out.host, strnlen(out.host, sizeof out.host));
+  return out.value;
+}
+
+std::int64_t Roll::meet(const std::string& phase, std::int64_t value) {
+  const auto values = collect(phase, value);
+  const std::int64_t top = values.empty() ? value : *std::max_element(values.begin(), values.end());
+  return release(phase, top);
+}
+
+}  // namespace pipebench::comm

@@ -1,0 +1,51 @@
+#pragma once
+// The named, timed meeting point of all ranks of a communicator, for everything outside the pipeline's
+// own messages: before a configuration starts, when records are gathered, when a step starts, when
+// the sweep ends. Every member sends its arrival to rank 0 with a non-blocking message; rank 0 waits for
+// all of them under the timeout, so when one does not come it knows exactly which (a stopped rank
+// cannot make it blame a healthy one), and names it with its host. Then rank 0 releases every member
+// with a message of its own. Only point-to-point messages travel, so no member ever sits in a blocking
+// collective that a stopped rank would hold forever (docs/run.md, "When a rank dies or hangs").
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+
+namespace pipebench::comm {
+
+class Roll {
+ public:
+  // `host`: this process's host name; it travels with every arrival, so rank 0 can say where a rank
+  // that stops arriving runs.
+  Roll(Communicator& world, std::string host);
+
+  // Every member calls it. Rank 0 waits for every member's arrival and returns their `value`s (index =
+  // rank); other members send theirs and return an empty vector. A member that does not arrive within
+  // the communicator's timeout: Error "rank R (host H) did not reach PHASE within --timeout T; the other
+  // ranks did (stopped, hung or dead)".
+  std::vector<std::int64_t> collect(const std::string& phase, std::int64_t value = 0);
+  // Rank 0 sends `value` to every member, which returns it. The other members wait longer than rank 0
+  // (root_limit()), so that rank 0's diagnosis is the one the job ends with; past it, the Error names
+  // rank 0.
+  std::int64_t release(const std::string& phase, std::int64_t value = 0);
+  // collect, then release the largest value: a named, timed barrier that also shares a verdict.
+  std::int64_t meet(const std::string& phase, std::int64_t value = 0);
+
+  // How long this member waits for rank 0: twice the timeout on rank 1, three times on the others, so
+  // that even when rank 0 itself stopped, one line (rank 1's) names it before the job ends.
+  std::chrono::duration<double> root_limit() const;
+  // "rank 2 (host h)" or "ranks 1 (host a), 3 (host b)"; hosts as last heard, "unknown" before.
+  std::string name_ranks(const std::vector<int>& ranks) const;
+  // "within --timeout 2 s"
+  std::string within() const;
+  Communicator& world() { return world_; }
+
+ private:
+  Communicator& world_;
+  std::string host_;
+  std::vector<std::string> hosts_;  // rank 0: every member's host as last heard; others: rank 0's in [0]
+};
+
+}  // namespace pipebench::comm
