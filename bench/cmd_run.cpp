@@ -117,7 +117,7 @@ PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int 
 }
 
 // Every rank plans the sweep; rank 0 alone checks memory and the files, and everyone learns its verdict.
-Sweep prepare(RunSettings& rs, int world) {
+Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
   Sweep sw;
   int bad = 0;
   std::string msg;
@@ -125,6 +125,7 @@ Sweep prepare(RunSettings& rs, int world) {
   const int local = ranks_on_node();
   try {
     sw.plans = plan_sweep(rs, world);
+    check_tags(sw.plans);
     if (world_rank() == 0) file = check_outputs(rs, sw.plans, local);
   } catch (const UsageError& e) {
     bad = 1;
@@ -133,9 +134,8 @@ Sweep prepare(RunSettings& rs, int world) {
     bad = 1;
     msg = "the sweep's plans need more memory than this node has";
   }
-  int any = 0;
-  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (any) {
+  // A named, timed meeting rather than MPI_Allreduce: a rank that never comes is named, not waited for.
+  if (roll.meet("the check of the sweep", bad)) {
     if (world_rank() == 0) {
       if (file.created) std::remove(rs.out.c_str());  // made by this sweep, which does not run
       std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
@@ -143,6 +143,7 @@ Sweep prepare(RunSettings& rs, int world) {
     MPI_Finalize();
     throw ExitCode{2};
   }
+  // Rank 0 alone knows; each configuration's start meeting tells the others (start_configuration).
   sw.done.assign(sw.plans.size(), 0);
   if (world_rank() == 0) {
     for (const auto& d : file.listing.damaged)
@@ -154,12 +155,11 @@ Sweep prepare(RunSettings& rs, int world) {
       for (std::size_t k = 0; k < sw.plans.size(); ++k) sw.done[k] = keys.count(sw.plans[k].key) ? 1 : 0;
     }
   }
-  MPI_Bcast(sw.done.data(), static_cast<int>(sw.done.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
   return sw;
 }
 
-void run_sweep(const RunSettings& rs, const Sweep& sw) {
-  auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world", comm_options(rs));
+void run_sweep(const RunSettings& rs, const Sweep& sw, comm::Communicator* world, comm::Roll& roll) {
+  SweepComms sweep(rs, sw.plans, *world, roll);
   const bool root = world->rank() == 0;
   const int n = static_cast<int>(sw.plans.size());
   const bool transformer = rs.workload == WorkloadKind::transformer;
@@ -186,8 +186,8 @@ void run_sweep(const RunSettings& rs, const Sweep& sw) {
       if (ran > 0) std::fprintf(stderr, "  elapsed %.1f s, about %.0f s left", elapsed, elapsed / ran * (n - k));
       std::fprintf(stderr, "\n");
     }
-    if (sw.done[k]) continue;
-    const auto measured = run_configuration(rs, pl, *world);
+    if (start_configuration(sweep, pl, sw.done[k] != 0)) continue;
+    const auto measured = run_configuration(rs, pl, sweep);
     ++ran;
     if (!measured) continue;
     const RunResult& run = measured->run;
@@ -207,6 +207,7 @@ void run_sweep(const RunSettings& rs, const Sweep& sw) {
       if (!rs.svg.empty()) write_svg(rs.svg, rs.force, pl, measured->pred);
     }
   }
+  finish_sweep(sweep);
   if (!root) return;
   if (rs.json) {
     std::cout << json.dump(2) << '\n';
@@ -302,14 +303,32 @@ void add_run_command(CLI::App& app) {
     int world = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     rs->command_line = command_line_text();
-    const Sweep sw = prepare(*rs, world);
+    // Every wait from here on is timed and named (comm::Roll), the flag check's verdict included.
+    std::unique_ptr<comm::Communicator> world_comm;
+    std::unique_ptr<comm::Roll> roll;
     try {
-      const auto kokkos =
-          rs->workload == WorkloadKind::transformer ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
-      run_sweep(*rs, sw);
+      world_comm = comm::make_communicator("mpi", MPI_COMM_WORLD, "world", comm_options(*rs));
+      roll = std::make_unique<comm::Roll>(*world_comm, host_name());
     } catch (const std::exception& e) {
       abort_job(e.what());
     }
+    Sweep sw;
+    try {
+      sw = prepare(*rs, world, *roll);
+    } catch (const ExitCode&) {
+      throw;
+    } catch (const std::exception& e) {
+      abort_job(e.what());
+    }
+    try {
+      const auto kokkos =
+          rs->workload == WorkloadKind::transformer ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
+      run_sweep(*rs, sw, world_comm.get(), *roll);
+    } catch (const std::exception& e) {
+      abort_job(e.what());
+    }
+    roll.reset();
+    world_comm.reset();
     MPI_Finalize();
   });
 }
