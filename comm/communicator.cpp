@@ -52,6 +52,8 @@ std::string Communicator::describe(const RequestInfo& info) const {
   if (info.peer >= 0) {
     s += info.op == Op::send ? " to rank " : " from rank ";
     s += std::to_string(info.peer) + " (global " + std::to_string(world_rank_of(info.peer)) + ")";
+  } else if (info.peer == kAnySource) {
+    s += " from any rank";
   }
   s += " of '" + name_ + "' (" + std::to_string(size()) + " ranks, " + backend() + ")";
   if (info.tag >= 0) s += ", tag " + std::to_string(info.tag);
@@ -68,6 +70,15 @@ void Communicator::timed_out(const Request& first_pending, std::size_t pending, 
 }
 
 namespace {
+
+std::function<void()>& idle_hook() {
+  static std::function<void()> hook;
+  return hook;
+}
+
+void idle() {
+  if (idle_hook()) idle_hook()();
+}
 
 // The sleep before the next poll, cut to the time left before `limit` (a poll interval of minutes
 // must not stretch a wait of seconds).
@@ -88,6 +99,7 @@ void Communicator::wait(Request& r, std::chrono::duration<double> limit) {
   while (true) {
     std::this_thread::sleep_for(next_sleep(policy_, waited, limit));
     if (r.poll()) return;
+    idle();
     waited = clock::now() - start;
     if (waited >= limit) timed_out(r, 1, waited.count());
   }
@@ -107,9 +119,12 @@ void Communicator::wait_all(std::vector<Request>& rs, std::chrono::duration<doub
     if (pending == 0) return;
     const std::chrono::duration<double> waited = clock::now() - start;
     if (waited >= limit) timed_out(*first, pending, waited.count());
+    idle();
     std::this_thread::sleep_for(next_sleep(policy_, waited, limit));
   }
 }
+
+void Communicator::set_idle_hook(std::function<void()> hook) { idle_hook() = std::move(hook); }
 
 void Communicator::send(const void* buf, std::size_t bytes, int peer, int tag) {
   Request r = isend(buf, bytes, peer, tag);

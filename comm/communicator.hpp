@@ -9,6 +9,7 @@
 // counts and a DType for reductions); the NCCL backend needs device memory: get it from allocate().
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -123,6 +124,8 @@ class Communicator {
   virtual int world_rank_of(int peer) const = 0;  // a member in MPI_COMM_WORLD
   const std::string& name() const { return name_; }
 
+  // irecv's peer for a message from any member (the MPI backend only).
+  static constexpr int kAnySource = -2;
   // Point to point. NCCL matches messages in posting order per peer and ignores the tag (it is kept
   // for the request's description); MPI matches by tag.
   virtual Request isend(const void* buf, std::size_t bytes, int peer, int tag) = 0;
@@ -158,6 +161,11 @@ class Communicator {
   void recv(void* buf, std::size_t bytes, int peer, int tag);
   void allreduce_sum(void* buf, std::size_t count, DType type);
   void barrier();
+
+  // Called between two polls of every wait of every communicator of this process, so that a rank that
+  // waits still answers a roll call (comm/roll.hpp); empty: nothing. Not thread-safe: set it before
+  // waiting.
+  static void set_idle_hook(std::function<void()> hook);
 
   const WaitPolicy& wait_policy() const { return policy_; }
   void set_wait_policy(const WaitPolicy& p);

@@ -120,6 +120,7 @@ int MpiCommunicator::world_rank_of(int peer) const {
 }
 
 void MpiCommunicator::check_peer(int peer, int tag, const char* op) const {
+  if (peer == kAnySource && std::strcmp(op, "recv") == 0) peer = 0;
   if (peer < 0 || peer >= size())
     throw Error(std::string(op) + " on '" + name() + "': peer " + std::to_string(peer) + " is outside 0.." +
                 std::to_string(size() - 1));
@@ -147,7 +148,9 @@ Request MpiCommunicator::irecv(void* buf, std::size_t bytes, int peer, int tag) 
   check_peer(peer, tag, "recv");
   const int n = checked_count(bytes, "recv");
   return post(*this, {Op::recv, peer, tag, bytes}, "MPI_Irecv",
-              [&](MPI_Request* r) { return MPI_Irecv(buf, n, MPI_BYTE, peer, tag, comm_.get(), r); });
+              [&](MPI_Request* r) {
+                return MPI_Irecv(buf, n, MPI_BYTE, peer == kAnySource ? MPI_ANY_SOURCE : peer, tag, comm_.get(), r);
+              });
 }
 
 Request MpiCommunicator::iallreduce_sum(void* buf, std::size_t count, DType type) {

@@ -22,11 +22,92 @@ std::string seconds_text(double s) {
   return buf;
 }
 
+void copy_text(char* dst, std::size_t size, const std::string& text) {
+  std::memcpy(dst, text.data(), std::min(text.size(), size - 1));
+}
+
+std::string text_of(const char* src, std::size_t size) { return std::string(src, strnlen(src, size)); }
+
 }  // namespace
 
 Roll::Roll(Communicator& world, std::string host) : world_(world), host_(std::move(host)) {
   hosts_.assign(world_.rank() == 0 ? static_cast<std::size_t>(world_.size()) : 1, "unknown");
   hosts_[0] = world_.rank() == 0 ? host_ : "unknown";
+  if (world_.size() < 2) return;
+  if (world_.rank() == 0)
+    alarm_recv_ = world_.irecv(&alarm_in_, sizeof alarm_in_, Communicator::kAnySource, tags::kRollAlarm);
+  else
+    call_recv_ = world_.irecv(&call_in_, 1, 0, tags::kRollCall);
+  Communicator::set_idle_hook([this] { idle(); });
+}
+
+Roll::~Roll() { Communicator::set_idle_hook(nullptr); }
+
+// Between two polls of any wait: rank 0 looks for an alarm, the others for a roll call, which they
+// answer at once.
+void Roll::idle() {
+  if (in_hook_) return;
+  in_hook_ = true;
+  struct Leave {
+    bool& flag;
+    ~Leave() { flag = false; }
+  } leave{in_hook_};
+  if (world_.rank() == 0) {
+    if (!alarm_recv_.done() && alarm_recv_.poll()) call_roll(alarm_in_);
+    return;
+  }
+  if (!call_recv_.done() && call_recv_.poll()) answers_.push_back(world_.isend(&answer_, 1, 0, tags::kRollAnswer));
+  for (Request& a : answers_) a.poll();
+}
+
+void Roll::call_roll(const Alarm& alarm) {
+  in_hook_ = true;  // rank 0's own waits below must not call the roll again
+  const int n = world_.size();
+  std::vector<char> answers(static_cast<std::size_t>(n));
+  std::vector<Request> calls, got;
+  for (int r = 1; r < n; ++r) {
+    calls.push_back(world_.isend(&call_in_, 1, r, tags::kRollCall));
+    got.push_back(world_.irecv(&answers[static_cast<std::size_t>(r)], 1, r, tags::kRollAnswer));
+  }
+  const std::string phase = text_of(alarm.phase, sizeof alarm.phase);
+  const std::string what = text_of(alarm.what, sizeof alarm.what);
+  const auto window = world_.wait_policy().timeout / 2;
+  try {
+    world_.wait_all(got, window);
+  } catch (const TimeoutError&) {
+    std::vector<int> silent;
+    for (int r = 1; r < n; ++r)
+      if (!got[static_cast<std::size_t>(r - 1)].done()) silent.push_back(r);
+    throw Error(name_ranks(silent) + " stopped answering during " + phase + ": no answer to rank 0's roll call within " +
+                seconds_text(window.count()) + " after a wait timed out " + within() +
+                " (stopped, hung or dead); the wait: " + what);
+  }
+  throw Error("every rank answered rank 0's roll call during " + phase + ", but a wait timed out " + within() +
+              ": " + what);
+}
+
+void Roll::alarm(const std::string& phase, const std::string& what) {
+  if (world_.rank() == 0 || world_.size() < 2) {
+    Alarm a;
+    copy_text(a.phase, sizeof a.phase, phase);
+    copy_text(a.what, sizeof a.what, what);
+    call_roll(a);
+  }
+  Alarm a;
+  a.rank = world_.rank();
+  copy_text(a.phase, sizeof a.phase, phase);
+  copy_text(a.what, sizeof a.what, what);
+  Request sent = world_.isend(&a, sizeof a, 0, tags::kRollAlarm);
+  // Rank 0 calls the roll and ends the job; meanwhile this member answers from the wait below.
+  Request never = world_.irecv(&call_in_ + 0, 0, 0, tags::kRollNever);
+  try {
+    world_.wait(never, root_limit());
+  } catch (const TimeoutError&) {
+  }
+  (void)sent;
+  throw Error(name_ranks({0}) + " did not act on the alarm of rank " + std::to_string(world_.rank()) + " " +
+              within() + " (it calls the roll: stopped, hung or dead); rank " + std::to_string(world_.rank()) +
+              " had waited during " + phase + ": " + what);
 }
 
 std::chrono::duration<double> Roll::root_limit() const {

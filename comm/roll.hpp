@@ -20,6 +20,9 @@ class Roll {
   // `host`: this process's host name; it travels with every arrival, so rank 0 can say where a rank
   // that stops arriving runs.
   Roll(Communicator& world, std::string host);
+  ~Roll();
+  Roll(const Roll&) = delete;
+  Roll& operator=(const Roll&) = delete;
 
   // Every member calls it. Rank 0 waits for every member's arrival and returns their `value`s (index =
   // rank); other members send theirs and return an empty vector. A member that does not arrive within
@@ -32,6 +35,14 @@ class Roll {
   std::int64_t release(const std::string& phase, std::int64_t value = 0);
   // collect, then release the largest value: a named, timed barrier that also shares a verdict.
   std::int64_t meet(const std::string& phase, std::int64_t value = 0);
+
+  // After a wait of this member timed out during `phase` (what: the TimeoutError's text), finds out who
+  // really stopped, so that the job's one message names that rank and not a healthy neighbour that
+  // waits for it too. Rank 0 calls the roll: every member answers from whichever wait it is in
+  // (Communicator's idle hook), and those that do not answer within half the timeout are named. Other
+  // members send the alarm to rank 0 and keep answering until rank 0 ends the job; if it does not
+  // (it is the one stopped), they end it naming rank 0. Always throws Error.
+  [[noreturn]] void alarm(const std::string& phase, const std::string& what);
 
   // How long this member waits for rank 0: twice the timeout on rank 1, three times on the others, so
   // that even when rank 0 itself stopped, one line (rank 1's) names it before the job ends.
@@ -46,6 +57,21 @@ class Roll {
   Communicator& world_;
   std::string host_;
   std::vector<std::string> hosts_;  // rank 0: every member's host as last heard; others: rank 0's in [0]
+
+  // The roll call. Rank 0 listens for alarms from any member; the others for rank 0's call.
+  struct Alarm {
+    std::int32_t rank = 0;
+    char phase[124] = {};
+    char what[384] = {};
+  };
+  void idle();
+  [[noreturn]] void call_roll(const Alarm& alarm);
+  Alarm alarm_in_;
+  Request alarm_recv_;
+  char call_in_ = 0, answer_ = 1;
+  Request call_recv_;
+  std::vector<Request> answers_;
+  bool in_hook_ = false;
 };
 
 }  // namespace pipebench::comm

@@ -14,5 +14,9 @@ inline constexpr int kClockPong = 9003;
 inline constexpr int kClockResult = 9004;
 inline constexpr int kRollArrive = 9200;  // a member reaches a named meeting point (comm/roll.cpp)
 inline constexpr int kRollRelease = 9201;  // rank 0 lets it go on
+inline constexpr int kRollAlarm = 9202;    // a member's wait timed out: rank 0 calls the roll
+inline constexpr int kRollCall = 9203;     // rank 0 asks every member to answer
+inline constexpr int kRollAnswer = 9204;
+inline constexpr int kRollNever = 9205;    // never sent: a member waits on it while it answers the roll call
 
 }  // namespace pipebench::comm::tags

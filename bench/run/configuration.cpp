@@ -223,17 +223,27 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   ec.test_stop = test_fault().mode == 'a' && test_fault().rank == world_rank() && test_fault().config == pl.index;
   exec = std::make_unique<Executor>(s, *pp, tp, dp, world, *work, ec);
 
-  mine.clock = estimate_clock_offset(world, [&mg](int r) { return mg.placement().node_of(r); });
-  mine.host = host_name();
-  for (int k = -rs.warmup; k < rs.steps; ++k) {
-    inject_failure(rs, pl.index, k);
-    if (k < 0)
-      exec->run_step(k, nullptr, nullptr);
-    else
-      mine.timing.push_back(exec->run_step(k, &mine.actions, &mine.comms));
+  // A wait that times out here may wait for a rank that itself waits for the one that stopped: the
+  // roll call finds the right one (comm::Roll::alarm) instead of blaming the neighbour.
+  std::string doing = "the clock alignment of " + where;
+  std::vector<RankRecords> all;
+  try {
+    mine.clock = estimate_clock_offset(world, [&mg](int r) { return mg.placement().node_of(r); });
+    mine.host = host_name();
+    for (int k = -rs.warmup; k < rs.steps; ++k) {
+      doing = "step " + std::to_string(k) + (k < 0 ? " (warm-up)" : "") + " of " + where;
+      inject_failure(rs, pl.index, k);
+      if (k < 0)
+        exec->run_step(k, nullptr, nullptr);
+      else
+        mine.timing.push_back(exec->run_step(k, &mine.actions, &mine.comms));
+    }
+    mine.figures = work->step_figures();
+    doing = "the gathering of the records of " + where;
+    all = gather_records(sweep.roll(), doing, mine);
+  } catch (const comm::TimeoutError& e) {
+    sweep.roll().alarm(doing, e.what());
   }
-  mine.figures = work->step_figures();
-  auto all = gather_records(sweep.roll(), "the gathering of the records of " + where, mine);
   if (world.rank() != 0) return std::nullopt;
 
   MeasureInput in;
