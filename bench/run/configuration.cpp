@@ -140,7 +140,7 @@ const TestFault& test_fault() {
     char mode[8] = {};
     if (text && std::sscanf(text, "%d:%d:%7s", &f.rank, &f.config, mode) == 3) {
       const std::string m = mode;
-      f.mode = m == "stop" ? 's' : m == "kill" ? 'k' : m == "step" ? 'a' : 0;
+      f.mode = m == "stop" ? 's' : m == "kill" ? 'k' : m == "step" ? 'a' : m == "end" ? 'e' : 0;
     }
     if (!f.mode) f.rank = -1;
     return f;
@@ -198,7 +198,10 @@ bool start_configuration(SweepComms& sweep, const Plan& pl, bool skip) {
   return sweep.roll().release(phase, skip ? 1 : 0) != 0;
 }
 
-void finish_sweep(SweepComms& sweep) { sweep.roll().meet("the end of the sweep"); }
+void finish_sweep(SweepComms& sweep) {
+  sweep.roll().meet("the end of the sweep");
+  if (test_fault().mode == 'e' && test_fault().rank == world_rank()) std::raise(SIGSTOP);
+}
 
 std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& pl, SweepComms& sweep) {
   const Mapping& mp = pl.mapping;

@@ -88,12 +88,13 @@ void check_tags(const std::vector<Plan>& plans, long long tag_ub);
 void check_tags(const std::vector<Plan>& plans);
 
 // Test-only fault hook, read from the environment (the fault tests, tests/mpi/faults.sh):
-// PIPEBENCH_TEST_FAULT=RANK:CONFIG:stop|kill|step makes global rank RANK stop itself (SIGSTOP) or die
-// (SIGKILL) as it begins configuration CONFIG (between CONFIG-1 and CONFIG), or stop inside the first
-// timed step of CONFIG after its first action. Unset, it does nothing.
+// PIPEBENCH_TEST_FAULT=RANK:CONFIG:stop|kill|step|end makes global rank RANK stop itself (SIGSTOP) or
+// die (SIGKILL) as it begins configuration CONFIG (between CONFIG-1 and CONFIG), stop inside the first
+// timed step of CONFIG after its first action, or (end, CONFIG ignored) stop after the meeting that ends
+// the sweep, before MPI_Finalize. Unset, it does nothing.
 struct TestFault {
   int rank = -1, config = 0;
-  char mode = 0;  // 's' stop, 'k' kill, 'a' stop after the first action of a step
+  char mode = 0;  // 's' stop, 'k' kill, 'a' stop after the first action of a step, 'e' stop at the end
 };
 const TestFault& test_fault();
 

@@ -6,7 +6,7 @@
 # stays readable with the run finished before, and that `--append --resume` runs exactly the missing
 # configurations. The ctest TIMEOUT catches a hang.
 # Usage: faults.sh MPIEXEC PIPEBENCH WORKDIR CASE   (CASE: stop_between, stop_root_between, stop_in_step,
-#        stop_root_in_step, kill_writer)
+#        stop_root_in_step, kill_writer, stop_after_sweep)
 set -u
 MPIEXEC=$1 B=$2 WORK=$3 CASE=$4
 T=2  # --timeout, seconds
@@ -21,6 +21,7 @@ case $CASE in
   stop_in_step)      FAULT=2:2:step; EXPECT="rank 2 \(host [^)]+\) stopped answering during step 0 of configuration 2: no answer to rank 0's roll call" ;;
   stop_root_in_step) FAULT=0:2:step; EXPECT="rank 0 \(host [^)]+\) did not act on the alarm of rank [0-9]+ within --timeout 2 s" ;;
   kill_writer)       FAULT=0:2:kill; EXPECT="" ;;
+  stop_after_sweep)  FAULT=3:0:end; EXPECT="rank 0: MPI_Finalize did not complete within --timeout 2 s, though every rank reached the end of the sweep" ;;
   *) fail "unknown case" ;;
 esac
 
@@ -44,6 +45,13 @@ if [ -n "$EXPECT" ]; then
 fi
 
 "$B" report "$OUT" >report.txt 2>&1 || fail "report exits non-zero: $(cat report.txt)"
+if [ "$CASE" = stop_after_sweep ]; then
+  grep -q "3 complete run(s)" report.txt || fail "expected all 3 runs: $(cat report.txt)"
+  "$MPIEXEC" -n 4 "$B" "${ARGS[@]}" --append --resume >out.txt 2>err.txt || fail "resume failed"
+  [ "$(grep -c 'already in .*, skipped (--resume)' err.txt)" -eq 3 ] || fail "resume did not skip all 3 configurations"
+  echo "ok: $CASE ended with exit $rc in ${elapsed} s, all runs in the file, resume ran nothing"
+  exit 0
+fi
 grep -q "1 complete run(s)" report.txt || fail "expected the one run finished before: $(cat report.txt)"
 
 "$MPIEXEC" -n 4 "$B" "${ARGS[@]}" --append --resume >out.txt 2>err.txt || fail "resume failed"
