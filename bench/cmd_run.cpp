@@ -327,8 +327,15 @@ void add_run_command(CLI::App& app) {
     } catch (const std::exception& e) {
       abort_job(e.what());
     }
+    // MPICH's MPI_Finalize waits for every rank: one stopped after the end of the sweep would hold it.
+    const auto limit = world_rank() == 0 ? world_comm->wait_policy().timeout : roll->root_limit();
+    // It names its rank itself: abort_job may not ask MPI once MPI_Finalize has begun.
+    const std::string late = "rank " + std::to_string(world_rank()) + ": MPI_Finalize did not complete " + roll->within() +
+                             ", though every rank reached the end of the sweep (a rank stopped or died after it); "
+                             "every run is in " + rs->out;
     roll.reset();
     world_comm.reset();
+    Watchdog dog(late, limit);
     MPI_Finalize();
   });
 }
