@@ -36,6 +36,13 @@ std::chrono::microseconds WaitPolicy::sleep_after(std::chrono::duration<double> 
   return std::clamp(grown, poll_interval, max_poll_interval);
 }
 
+std::chrono::microseconds WaitPolicy::sleep_within(std::chrono::duration<double> waited,
+                                                   std::chrono::duration<double> limit) const {
+  using us = std::chrono::microseconds;
+  const us cap = std::min(std::chrono::duration_cast<us>(limit - waited), std::chrono::duration_cast<us>(limit / 16));
+  return std::clamp(sleep_after(waited), us(0), std::max(cap, us(0)));
+}
+
 void Communicator::set_wait_policy(const WaitPolicy& p) {
   if (p.poll_interval.count() < 0)
     throw UsageError("poll interval " + std::to_string(p.poll_interval.count()) + " us: must be 0 or more");
@@ -80,14 +87,6 @@ void idle() {
   if (idle_hook()) idle_hook()();
 }
 
-// The sleep before the next poll, cut to the time left before `limit` (a poll interval of minutes
-// must not stretch a wait of seconds).
-std::chrono::microseconds next_sleep(const WaitPolicy& p, std::chrono::duration<double> waited,
-                                     std::chrono::duration<double> limit) {
-  const auto left = std::chrono::duration_cast<std::chrono::microseconds>(limit - waited);
-  return std::clamp(p.sleep_after(waited), std::chrono::microseconds(0), std::max(left, std::chrono::microseconds(0)));
-}
-
 }  // namespace
 
 // Poll, then sleep: a waiting rank costs some microseconds of CPU per poll instead of a whole core.
@@ -97,7 +96,7 @@ void Communicator::wait(Request& r, std::chrono::duration<double> limit) {
   const auto start = clock::now();
   std::chrono::duration<double> waited{0};
   while (true) {
-    std::this_thread::sleep_for(next_sleep(policy_, waited, limit));
+    std::this_thread::sleep_for(policy_.sleep_within(waited, limit));
     if (r.poll()) return;
     idle();
     waited = clock::now() - start;
@@ -120,7 +119,7 @@ void Communicator::wait_all(std::vector<Request>& rs, std::chrono::duration<doub
     const std::chrono::duration<double> waited = clock::now() - start;
     if (waited >= limit) timed_out(*first, pending, waited.count());
     idle();
-    std::this_thread::sleep_for(next_sleep(policy_, waited, limit));
+    std::this_thread::sleep_for(policy_.sleep_within(waited, limit));
   }
 }
 

@@ -36,6 +36,11 @@ struct WaitPolicy {
 
   // The sleep before the next poll after `waited`.
   std::chrono::microseconds sleep_after(std::chrono::duration<double> waited) const;
+  // The same, cut to the time left before `limit` and to 1/16 of `limit`: a poll interval of minutes
+  // must neither stretch a wait of seconds nor starve a protocol of several rounds (a non-blocking
+  // collective advances only while its members poll) of the polls it needs within the limit.
+  std::chrono::microseconds sleep_within(std::chrono::duration<double> waited,
+                                         std::chrono::duration<double> limit) const;
 };
 
 enum class Op { send, recv, allreduce, allgather, reduce_scatter, barrier };

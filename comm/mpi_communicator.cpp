@@ -90,8 +90,7 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::string name, const WaitPoli
       throw Error("rank " + std::to_string(world_rank_) + ": communicator '" + this->name() + "' was not built within " +
                   std::to_string(waited.count()) + " s (MPI_Comm_idup: a member stopped or died)");
     }
-    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(wait_policy().timeout - waited);
-    std::this_thread::sleep_for(std::min(wait_policy().sleep_after(waited), left));
+    std::this_thread::sleep_for(wait_policy().sleep_within(waited, wait_policy().timeout));
   }
   comm_ = topology::MpiComm(dup);
   check(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
