@@ -31,6 +31,7 @@ std::string text_of(const char* src, std::size_t size) { return std::string(src,
 }  // namespace
 
 Roll::Roll(Communicator& world, std::string host) : world_(world), host_(std::move(host)) {
+  host_.resize(std::min(host_.size(), sizeof(Arrival::host) - 1));  // as the others hear it
   hosts_.assign(world_.rank() == 0 ? static_cast<std::size_t>(world_.size()) : 1, "unknown");
   hosts_[0] = world_.rank() == 0 ? host_ : "unknown";
   if (world_.size() < 2) return;
@@ -112,6 +113,11 @@ void Roll::alarm(const std::string& phase, const std::string& what) {
 
 std::chrono::duration<double> Roll::root_limit() const {
   return world_.wait_policy().timeout * (world_.rank() == 1 ? 2 : 3);
+}
+
+int Roll::members_on_root_host() const {
+  if (world_.rank() != 0) return 0;
+  return static_cast<int>(std::count(hosts_.begin(), hosts_.end(), host_));
 }
 
 std::string Roll::within() const { return "within --timeout " + seconds_text(world_.wait_policy().timeout.count()); }

@@ -49,6 +49,8 @@ class Roll {
   std::chrono::duration<double> root_limit() const;
   // "rank 2 (host h)" or "ranks 1 (host a), 3 (host b)"; hosts as last heard, "unknown" before.
   std::string name_ranks(const std::vector<int>& ranks) const;
+  // Rank 0: how many members run on its host, as last heard (after a collect); others: 0.
+  int members_on_root_host() const;
   // "within --timeout 2 s"
   std::string within() const;
   Communicator& world() { return world_; }
