@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -77,16 +78,6 @@ void write_svg(const std::string& path, bool force, const Plan& pl, const Predic
   write_output(path, "--svg", [&](std::ostream& out) { out << render_svg(s, pred.first_step, opt); }, force);
 }
 
-// Ranks sharing this node (they share its memory).
-int ranks_on_node() {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int n = 1;
-  MPI_Comm_size(node, &n);
-  MPI_Comm_free(&node);
-  return n;
-}
-
 // What every rank knows before the first configuration starts: the plans, and (--resume) which of
 // them the results file already holds.
 struct Sweep {
@@ -122,7 +113,10 @@ Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
   int bad = 0;
   std::string msg;
   PreparedFile file;
-  const int local = ranks_on_node();
+  // Ranks sharing rank 0's node share its memory: the first meeting tells rank 0 every rank's host
+  // (a timed, named meeting instead of a blocking MPI_Comm_split_type).
+  roll.meet("the start of the checks");
+  const int local = std::max(roll.members_on_root_host(), 1);
   try {
     sw.plans = plan_sweep(rs, world);
     check_tags(sw.plans);
