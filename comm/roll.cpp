@@ -61,28 +61,36 @@ void Roll::idle() {
   for (Request& a : answers_) a.poll();
 }
 
-void Roll::call_roll(const Alarm& alarm) {
-  in_hook_ = true;  // rank 0's own waits below must not call the roll again
-  const int n = world_.size();
-  std::vector<char> answers(static_cast<std::size_t>(n));
+std::vector<int> Roll::silent_among(const std::vector<int>& ranks) {
+  in_hook_ = true;  // rank 0's own waits below must not call the roll again; the job ends after it
+  std::vector<char> answers(ranks.size());
   std::vector<Request> calls, got;
-  for (int r = 1; r < n; ++r) {
-    calls.push_back(world_.isend(&call_in_, 1, r, tags::kRollCall));
-    got.push_back(world_.irecv(&answers[static_cast<std::size_t>(r)], 1, r, tags::kRollAnswer));
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    calls.push_back(world_.isend(&call_in_, 1, ranks[i], tags::kRollCall));
+    got.push_back(world_.irecv(&answers[i], 1, ranks[i], tags::kRollAnswer));
   }
+  std::vector<int> silent;
+  try {
+    world_.wait_all(got, roll_window());
+  } catch (const TimeoutError&) {
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+      if (!got[i].done()) silent.push_back(ranks[i]);
+  }
+  return silent;
+}
+
+std::chrono::duration<double> Roll::roll_window() const { return world_.wait_policy().timeout / 2; }
+
+void Roll::call_roll(const Alarm& alarm) {
+  std::vector<int> all;
+  for (int r = 1; r < world_.size(); ++r) all.push_back(r);
+  const std::vector<int> silent = silent_among(all);
   const std::string phase = text_of(alarm.phase, sizeof alarm.phase);
   const std::string what = text_of(alarm.what, sizeof alarm.what);
-  const auto window = world_.wait_policy().timeout / 2;
-  try {
-    world_.wait_all(got, window);
-  } catch (const TimeoutError&) {
-    std::vector<int> silent;
-    for (int r = 1; r < n; ++r)
-      if (!got[static_cast<std::size_t>(r - 1)].done()) silent.push_back(r);
+  if (!silent.empty())
     throw Error(name_ranks(silent) + " stopped answering during " + phase + ": no answer to rank 0's roll call within " +
-                seconds_text(window.count()) + " after a wait timed out " + within() +
+                seconds_text(roll_window().count()) + " after a wait timed out " + within() +
                 " (stopped, hung or dead); the wait: " + what);
-  }
   throw Error("every rank answered rank 0's roll call during " + phase + ", but a wait timed out " + within() +
               ": " + what);
 }
@@ -158,9 +166,16 @@ std::vector<std::int64_t> Roll::collect(const std::string& phase, std::int64_t v
     std::vector<int> missing;
     for (int r = 1; r < n; ++r)
       if (!arrivals[static_cast<std::size_t>(r - 1)].done()) missing.push_back(r);
+    // A missing rank may be alive, waiting for one that stopped: name only those that do not answer.
+    const std::vector<int> silent = silent_among(missing);
     const int came = n - static_cast<int>(missing.size());
-    throw Error(name_ranks(missing) + " did not reach " + phase + " " + within() + "; the other " +
-                std::to_string(came) + (came == 1 ? " rank" : " ranks") + " did (stopped, hung or dead)");
+    const std::string others = "; the other " + std::to_string(came) + (came == 1 ? " rank" : " ranks") + " did";
+    if (!silent.empty())
+      throw Error(name_ranks(silent) + " did not reach " + phase + " " + within() + others +
+                  (silent.size() < missing.size() ? " or still wait" : "") + " (stopped, hung or dead)");
+    throw Error(name_ranks(missing) + " did not reach " + phase + " " + within() + others +
+                ", and " + (missing.size() == 1 ? "it answers" : "they answer") +
+                " rank 0's roll call (alive, waiting for something that does not come)");
   }
   std::vector<std::int64_t> values(static_cast<std::size_t>(n));
   values[0] = value;

@@ -25,9 +25,10 @@ class Roll {
   Roll& operator=(const Roll&) = delete;
 
   // Every member calls it. Rank 0 waits for every member's arrival and returns their `value`s (index =
-  // rank); other members send theirs and return an empty vector. A member that does not arrive within
-  // the communicator's timeout: Error "rank R (host H) did not reach PHASE within --timeout T; the other
-  // ranks did (stopped, hung or dead)".
+  // rank); other members send theirs and return an empty vector. Members that do not arrive within the
+  // communicator's timeout get a roll call (half the timeout), and the Error names those that do not
+  // answer either: "rank R (host H) did not reach PHASE within --timeout T; the other ranks did
+  // (stopped, hung or dead)"; a member that answers is alive, waiting for one that does not.
   std::vector<std::int64_t> collect(const std::string& phase, std::int64_t value = 0);
   // Rank 0 sends `value` to every member, which returns it. The other members wait longer than rank 0
   // (root_limit()), so that rank 0's diagnosis is the one the job ends with; past it, the Error names
@@ -67,6 +68,9 @@ class Roll {
     char what[384] = {};
   };
   void idle();
+  // Rank 0: calls the roll among `ranks`; those that do not answer within roll_window().
+  std::vector<int> silent_among(const std::vector<int>& ranks);
+  std::chrono::duration<double> roll_window() const;
   [[noreturn]] void call_roll(const Alarm& alarm);
   Alarm alarm_in_;
   Request alarm_recv_;
