@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -77,16 +78,6 @@ void write_svg(const std::string& path, bool force, const Plan& pl, const Predic
   write_output(path, "--svg", [&](std::ostream& out) { out << render_svg(s, pred.first_step, opt); }, force);
 }
 
-// Ranks sharing this node (they share its memory).
-int ranks_on_node() {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int n = 1;
-  MPI_Comm_size(node, &n);
-  MPI_Comm_free(&node);
-  return n;
-}
-
 // What every rank knows before the first configuration starts: the plans, and (--resume) which of
 // them the results file already holds.
 struct Sweep {
@@ -117,14 +108,18 @@ PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int 
 }
 
 // Every rank plans the sweep; rank 0 alone checks memory and the files, and everyone learns its verdict.
-Sweep prepare(RunSettings& rs, int world) {
+Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
   Sweep sw;
   int bad = 0;
   std::string msg;
   PreparedFile file;
-  const int local = ranks_on_node();
+  // Ranks sharing rank 0's node share its memory: the first meeting tells rank 0 every rank's host
+  // (a timed, named meeting instead of a blocking MPI_Comm_split_type).
+  roll.meet("the start of the checks");
+  const int local = std::max(roll.members_on_root_host(), 1);
   try {
     sw.plans = plan_sweep(rs, world);
+    check_tags(sw.plans);
     if (world_rank() == 0) file = check_outputs(rs, sw.plans, local);
   } catch (const UsageError& e) {
     bad = 1;
@@ -133,9 +128,8 @@ Sweep prepare(RunSettings& rs, int world) {
     bad = 1;
     msg = "the sweep's plans need more memory than this node has";
   }
-  int any = 0;
-  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (any) {
+  // A named, timed meeting rather than MPI_Allreduce: a rank that never comes is named, not waited for.
+  if (roll.meet("the check of the sweep", bad)) {
     if (world_rank() == 0) {
       if (file.created) std::remove(rs.out.c_str());  // made by this sweep, which does not run
       std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
@@ -143,6 +137,7 @@ Sweep prepare(RunSettings& rs, int world) {
     MPI_Finalize();
     throw ExitCode{2};
   }
+  // Rank 0 alone knows; each configuration's start meeting tells the others (start_configuration).
   sw.done.assign(sw.plans.size(), 0);
   if (world_rank() == 0) {
     for (const auto& d : file.listing.damaged)
@@ -154,12 +149,11 @@ Sweep prepare(RunSettings& rs, int world) {
       for (std::size_t k = 0; k < sw.plans.size(); ++k) sw.done[k] = keys.count(sw.plans[k].key) ? 1 : 0;
     }
   }
-  MPI_Bcast(sw.done.data(), static_cast<int>(sw.done.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
   return sw;
 }
 
-void run_sweep(const RunSettings& rs, const Sweep& sw) {
-  auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world", comm_options(rs));
+void run_sweep(const RunSettings& rs, const Sweep& sw, comm::Communicator* world, comm::Roll& roll) {
+  SweepComms sweep(rs, sw.plans, *world, roll);
   const bool root = world->rank() == 0;
   const int n = static_cast<int>(sw.plans.size());
   const bool transformer = rs.workload == WorkloadKind::transformer;
@@ -186,8 +180,8 @@ void run_sweep(const RunSettings& rs, const Sweep& sw) {
       if (ran > 0) std::fprintf(stderr, "  elapsed %.1f s, about %.0f s left", elapsed, elapsed / ran * (n - k));
       std::fprintf(stderr, "\n");
     }
-    if (sw.done[k]) continue;
-    const auto measured = run_configuration(rs, pl, *world);
+    if (start_configuration(sweep, pl, sw.done[k] != 0)) continue;
+    const auto measured = run_configuration(rs, pl, sweep);
     ++ran;
     if (!measured) continue;
     const RunResult& run = measured->run;
@@ -207,6 +201,7 @@ void run_sweep(const RunSettings& rs, const Sweep& sw) {
       if (!rs.svg.empty()) write_svg(rs.svg, rs.force, pl, measured->pred);
     }
   }
+  finish_sweep(sweep);
   if (!root) return;
   if (rs.json) {
     std::cout << json.dump(2) << '\n';
@@ -302,14 +297,39 @@ void add_run_command(CLI::App& app) {
     int world = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     rs->command_line = command_line_text();
-    const Sweep sw = prepare(*rs, world);
+    // Every wait from here on is timed and named (comm::Roll), the flag check's verdict included.
+    std::unique_ptr<comm::Communicator> world_comm;
+    std::unique_ptr<comm::Roll> roll;
     try {
-      const auto kokkos =
-          rs->workload == WorkloadKind::transformer ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
-      run_sweep(*rs, sw);
+      world_comm = comm::make_communicator("mpi", MPI_COMM_WORLD, "world", comm_options(*rs));
+      roll = std::make_unique<comm::Roll>(*world_comm, host_name());
     } catch (const std::exception& e) {
       abort_job(e.what());
     }
+    Sweep sw;
+    try {
+      sw = prepare(*rs, world, *roll);
+    } catch (const ExitCode&) {
+      throw;
+    } catch (const std::exception& e) {
+      abort_job(e.what());
+    }
+    try {
+      const auto kokkos =
+          rs->workload == WorkloadKind::transformer ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
+      run_sweep(*rs, sw, world_comm.get(), *roll);
+    } catch (const std::exception& e) {
+      abort_job(e.what());
+    }
+    // MPICH's MPI_Finalize waits for every rank: one stopped after the end of the sweep would hold it.
+    const auto limit = world_rank() == 0 ? world_comm->wait_policy().timeout : roll->root_limit();
+    // It names its rank itself: abort_job may not ask MPI once MPI_Finalize has begun.
+    const std::string late = "rank " + std::to_string(world_rank()) + ": MPI_Finalize did not complete " + roll->within() +
+                             ", though every rank reached the end of the sweep (a rank stopped or died after it); "
+                             "every run is in " + rs->out;
+    roll.reset();
+    world_comm.reset();
+    Watchdog dog(late, limit);
     MPI_Finalize();
   });
 }

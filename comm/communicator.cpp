@@ -36,6 +36,13 @@ std::chrono::microseconds WaitPolicy::sleep_after(std::chrono::duration<double> 
   return std::clamp(grown, poll_interval, max_poll_interval);
 }
 
+std::chrono::microseconds WaitPolicy::sleep_within(std::chrono::duration<double> waited,
+                                                   std::chrono::duration<double> limit) const {
+  using us = std::chrono::microseconds;
+  const us cap = std::min(std::chrono::duration_cast<us>(limit - waited), std::chrono::duration_cast<us>(limit / 16));
+  return std::clamp(sleep_after(waited), us(0), std::max(cap, us(0)));
+}
+
 void Communicator::set_wait_policy(const WaitPolicy& p) {
   if (p.poll_interval.count() < 0)
     throw UsageError("poll interval " + std::to_string(p.poll_interval.count()) + " us: must be 0 or more");
@@ -52,6 +59,8 @@ std::string Communicator::describe(const RequestInfo& info) const {
   if (info.peer >= 0) {
     s += info.op == Op::send ? " to rank " : " from rank ";
     s += std::to_string(info.peer) + " (global " + std::to_string(world_rank_of(info.peer)) + ")";
+  } else if (info.peer == kAnySource) {
+    s += " from any rank";
   }
   s += " of '" + name_ + "' (" + std::to_string(size()) + " ranks, " + backend() + ")";
   if (info.tag >= 0) s += ", tag " + std::to_string(info.tag);
@@ -67,21 +76,35 @@ void Communicator::timed_out(const Request& first_pending, std::size_t pending, 
   throw TimeoutError(what, world_rank(), name_, first_pending.info(), waited_s);
 }
 
+namespace {
+
+std::function<void()>& idle_hook() {
+  static std::function<void()> hook;
+  return hook;
+}
+
+void idle() {
+  if (idle_hook()) idle_hook()();
+}
+
+}  // namespace
+
 // Poll, then sleep: a waiting rank costs some microseconds of CPU per poll instead of a whole core.
-void Communicator::wait(Request& r) {
+void Communicator::wait(Request& r, std::chrono::duration<double> limit) {
   if (r.poll()) return;
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   std::chrono::duration<double> waited{0};
   while (true) {
-    std::this_thread::sleep_for(policy_.sleep_after(waited));
+    std::this_thread::sleep_for(policy_.sleep_within(waited, limit));
     if (r.poll()) return;
+    idle();
     waited = clock::now() - start;
-    if (waited >= policy_.timeout) timed_out(r, 1, waited.count());
+    if (waited >= limit) timed_out(r, 1, waited.count());
   }
 }
 
-void Communicator::wait_all(std::vector<Request>& rs) {
+void Communicator::wait_all(std::vector<Request>& rs, std::chrono::duration<double> limit) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   while (true) {
@@ -94,10 +117,13 @@ void Communicator::wait_all(std::vector<Request>& rs) {
       }
     if (pending == 0) return;
     const std::chrono::duration<double> waited = clock::now() - start;
-    if (waited >= policy_.timeout) timed_out(*first, pending, waited.count());
-    std::this_thread::sleep_for(policy_.sleep_after(waited));
+    if (waited >= limit) timed_out(*first, pending, waited.count());
+    idle();
+    std::this_thread::sleep_for(policy_.sleep_within(waited, limit));
   }
 }
+
+void Communicator::set_idle_hook(std::function<void()> hook) { idle_hook() = std::move(hook); }
 
 void Communicator::send(const void* buf, std::size_t bytes, int peer, int tag) {
   Request r = isend(buf, bytes, peer, tag);

@@ -9,6 +9,7 @@
 // counts and a DType for reductions); the NCCL backend needs device memory: get it from allocate().
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -35,6 +36,11 @@ struct WaitPolicy {
 
   // The sleep before the next poll after `waited`.
   std::chrono::microseconds sleep_after(std::chrono::duration<double> waited) const;
+  // The same, cut to the time left before `limit` and to 1/16 of `limit`: a poll interval of minutes
+  // must neither stretch a wait of seconds nor starve a protocol of several rounds (a non-blocking
+  // collective advances only while its members poll) of the polls it needs within the limit.
+  std::chrono::microseconds sleep_within(std::chrono::duration<double> waited,
+                                         std::chrono::duration<double> limit) const;
 };
 
 enum class Op { send, recv, allreduce, allgather, reduce_scatter, barrier };
@@ -123,6 +129,8 @@ class Communicator {
   virtual int world_rank_of(int peer) const = 0;  // a member in MPI_COMM_WORLD
   const std::string& name() const { return name_; }
 
+  // irecv's peer for a message from any member (the MPI backend only).
+  static constexpr int kAnySource = -2;
   // Point to point. NCCL matches messages in posting order per peer and ignores the tag (it is kept
   // for the request's description); MPI matches by tag.
   virtual Request isend(const void* buf, std::size_t bytes, int peer, int tag) = 0;
@@ -146,15 +154,23 @@ class Communicator {
 
   // Polls once; true when complete.
   bool test(Request& r) { return r.poll(); }
-  // Wait under the wait policy; TimeoutError past the timeout.
-  void wait(Request& r);
-  void wait_all(std::vector<Request>& rs);
+  // Wait under the wait policy; TimeoutError past the timeout (or past `limit`, where given). No sleep
+  // between polls outlasts the time left, whatever the poll interval.
+  void wait(Request& r) { wait(r, policy_.timeout); }
+  void wait(Request& r, std::chrono::duration<double> limit);
+  void wait_all(std::vector<Request>& rs) { wait_all(rs, policy_.timeout); }
+  void wait_all(std::vector<Request>& rs, std::chrono::duration<double> limit);
 
   // Blocking forms: post, then wait.
   void send(const void* buf, std::size_t bytes, int peer, int tag);
   void recv(void* buf, std::size_t bytes, int peer, int tag);
   void allreduce_sum(void* buf, std::size_t count, DType type);
   void barrier();
+
+  // Called between two polls of every wait of every communicator of this process, so that a rank that
+  // waits still answers a roll call (comm/roll.hpp); empty: nothing. Not thread-safe: set it before
+  // waiting.
+  static void set_idle_hook(std::function<void()> hook);
 
   const WaitPolicy& wait_policy() const { return policy_; }
   void set_wait_policy(const WaitPolicy& p);

@@ -1,10 +1,13 @@
 #include "comm/mpi_communicator.hpp"
 
+#include <chrono>
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <thread>
 
 namespace pipebench::comm {
 
@@ -71,8 +74,24 @@ Request post(const MpiCommunicator& comm, RequestInfo info, const char* fn, Call
 
 MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::string name, const WaitPolicy& policy)
     : Communicator(std::move(name), policy) {
+  // The non-blocking duplicate, waited for like any message: a member that never comes ends the wait
+  // after the timeout instead of holding this rank in MPI_Comm_dup forever.
   MPI_Comm dup = MPI_COMM_NULL;
-  check(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  MPI_Request req = MPI_REQUEST_NULL;
+  check(MPI_Comm_idup(comm, &dup, &req), "MPI_Comm_idup");
+  const auto start = std::chrono::steady_clock::now();
+  for (int done = 0;;) {
+    check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Comm_idup");
+    if (done) break;
+    const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
+    if (waited >= wait_policy().timeout) {
+      MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+      // MPI cannot free a pending duplicate: the caller ends the job.
+      throw Error("rank " + std::to_string(world_rank_) + ": communicator '" + this->name() + "' was not built within " +
+                  std::to_string(waited.count()) + " s (MPI_Comm_idup: a member stopped or died)");
+    }
+    std::this_thread::sleep_for(wait_policy().sleep_within(waited, wait_policy().timeout));
+  }
   comm_ = topology::MpiComm(dup);
   check(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   MPI_Comm_rank(dup, &rank_);
@@ -100,6 +119,7 @@ int MpiCommunicator::world_rank_of(int peer) const {
 }
 
 void MpiCommunicator::check_peer(int peer, int tag, const char* op) const {
+  if (peer == kAnySource && std::strcmp(op, "recv") == 0) peer = 0;
   if (peer < 0 || peer >= size())
     throw Error(std::string(op) + " on '" + name() + "': peer " + std::to_string(peer) + " is outside 0.." +
                 std::to_string(size() - 1));
@@ -127,7 +147,9 @@ Request MpiCommunicator::irecv(void* buf, std::size_t bytes, int peer, int tag) 
   check_peer(peer, tag, "recv");
   const int n = checked_count(bytes, "recv");
   return post(*this, {Op::recv, peer, tag, bytes}, "MPI_Irecv",
-              [&](MPI_Request* r) { return MPI_Irecv(buf, n, MPI_BYTE, peer, tag, comm_.get(), r); });
+              [&](MPI_Request* r) {
+                return MPI_Irecv(buf, n, MPI_BYTE, peer == kAnySource ? MPI_ANY_SOURCE : peer, tag, comm_.get(), r);
+              });
 }
 
 Request MpiCommunicator::iallreduce_sum(void* buf, std::size_t count, DType type) {

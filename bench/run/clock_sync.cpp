@@ -2,11 +2,7 @@
 
 #include <mpi.h>
 
-#include <cstdint>
-#include <functional>
 #include <limits>
-#include <string>
-#include <vector>
 
 #include "comm/tags.hpp"
 
@@ -36,29 +32,17 @@ class BusyPolling {
   comm::WaitPolicy saved_;
 };
 
-// A hash of this process's host name, to tell which ranks share rank 0's clock.
-std::uint64_t host_hash() {
-  char name[MPI_MAX_PROCESSOR_NAME];
-  int len = 0;
-  MPI_Get_processor_name(name, &len);
-  return std::hash<std::string>{}(std::string(name, static_cast<std::size_t>(len)));
-}
-
 }  // namespace
 
-ClockOffset estimate_clock_offset(comm::Communicator& world, int rounds, bool same_host_shortcut) {
+ClockOffset estimate_clock_offset(comm::Communicator& world, const std::function<int(int)>& node_of, int rounds) {
   const int me = world.rank(), n = world.size();
-  // Without the shortcut every rank counts as another host.
-  const std::uint64_t mine = same_host_shortcut ? host_hash() : static_cast<std::uint64_t>(me);
-  std::vector<std::uint64_t> hosts(n);
-  comm::Request req = world.iallgather(&mine, hosts.data(), sizeof mine);
-  world.wait(req);
+  const auto shares_clock = [&](int r) { return node_of && node_of(r) == node_of(0); };
   ClockOffset result;
-  if (me != 0 && hosts[me] == hosts[0]) return result;  // rank 0's host: the same clock
+  if (me != 0 && shares_clock(me)) return result;  // rank 0's node: the same clock
   char token = 0;
   if (me == 0) {
     for (int r = 1; r < n; ++r) {
-      if (hosts[r] == hosts[0]) continue;
+      if (shares_clock(r)) continue;
       world.send(&token, 1, r, kClockTurn);
       BusyPolling busy(world);
       double best_rtt = std::numeric_limits<double>::infinity(), best_offset = 0;

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <map>
 #include <tuple>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -36,14 +38,14 @@ int world_rank() {
   std::_Exit(1);
 }
 
-namespace {
-
 std::string host_name() {
   char name[MPI_MAX_PROCESSOR_NAME];
   int len = 0;
   MPI_Get_processor_name(name, &len);
   return std::string(name, static_cast<std::size_t>(len));
 }
+
+namespace {
 
 void inject_failure(const RunSettings& rs, int config, int step) {
   if (world_rank() != rs.fail_rank || config != rs.fail_config || step != rs.fail_step) return;
@@ -113,15 +115,104 @@ comm::CommOptions comm_options(const RunSettings& rs) {
   return o;
 }
 
-std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& pl, comm::Communicator& world) {
+void check_tags(const std::vector<Plan>& plans, long long tag_ub) {
+  for (const Plan& pl : plans) {
+    const long long top = largest_tag(pl.schedule);
+    if (top > tag_ub)
+      throw UsageError("configuration " + pl.label + ": its pipeline messages need MPI tags up to " + std::to_string(top) +
+                       " (2 * m * stages - 1 = 2 * " + std::to_string(pl.schedule.m) + " * " +
+                       std::to_string(pl.schedule.num_stages()) + " - 1), above this MPI's MPI_TAG_UB " +
+                       std::to_string(tag_ub) + ": use fewer micro-batches or stages");
+  }
+}
+
+void check_tags(const std::vector<Plan>& plans) {
+  int* ub = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
+  check_tags(plans, found && ub ? *ub : 32767);
+}
+
+const TestFault& test_fault() {
+  static const TestFault fault = [] {
+    TestFault f;
+    const char* text = std::getenv("PIPEBENCH_TEST_FAULT");
+    char mode[8] = {};
+    if (text && std::sscanf(text, "%d:%d:%7s", &f.rank, &f.config, mode) == 3) {
+      const std::string m = mode;
+      f.mode = m == "stop" ? 's' : m == "kill" ? 'k' : m == "step" ? 'a' : m == "end" ? 'e' : 0;
+    }
+    if (!f.mode) f.rank = -1;
+    return f;
+  }();
+  return fault;
+}
+
+Watchdog::Watchdog(std::string what, std::chrono::duration<double> limit) {
+  thread_ = std::thread([this, what = std::move(what), limit] {
+    std::unique_lock<std::mutex> lock(m_);
+    if (!cv_.wait_for(lock, limit, [this] { return done_; })) abort_job(what);
+  });
+}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+SweepComms::SweepComms(const RunSettings& rs, const std::vector<Plan>& plans, comm::Communicator& world,
+                       comm::Roll& roll)
+    : roll_(roll) {
+  roll_.meet("the start of the sweep");
+  // Every rank arrived and was released; one that stops inside the calls below holds the others in
+  // them, and only the watchdog can end that. Rank 0 speaks first, the others a timeout later.
+  const auto limit = world.rank() == 0 ? world.wait_policy().timeout : roll_.root_limit();
+  Watchdog dog("rank " + std::to_string(world.rank()) + ": the communicators of the sweep were not built " +
+                   roll_.within() + ", though every rank had arrived (a rank stopped or died inside MPI_Comm_split)",
+               limit);
+  const auto opts = comm_options(rs);
+  for (const Plan& pl : plans) {
+    const Mapping& mp = pl.mapping;
+    auto [it, fresh] = groups_.try_emplace(to_string(mp));
+    if (!fresh) continue;
+    Groups& g = it->second;
+    g.grid = std::make_unique<topology::MpiGrid>(topology::Grid(mp.t, mp.p, mp.d, 1, rs.order), MPI_COMM_WORLD);
+    g.pp = comm::make_communicator(rs.backend, g.grid->comm(topology::GroupKind::pp).get(), "pp", opts);
+    if (mp.t > 1) g.tp = comm::make_communicator(rs.backend, g.grid->comm(topology::GroupKind::tp).get(), "tp", opts);
+    if (mp.d > 1) g.dp = comm::make_communicator(rs.backend, g.grid->comm(topology::GroupKind::dp).get(), "dp", opts);
+  }
+}
+
+const SweepComms::Groups& SweepComms::groups(const Mapping& m) const { return groups_.at(to_string(m)); }
+
+bool start_configuration(SweepComms& sweep, const Plan& pl, bool skip) {
+  const TestFault& f = test_fault();
+  if (f.rank == world_rank() && f.config == pl.index && (f.mode == 's' || f.mode == 'k'))
+    std::raise(f.mode == 's' ? SIGSTOP : SIGKILL);
+  const std::string phase = "the start of configuration " + std::to_string(pl.index);
+  sweep.roll().collect(phase);
+  return sweep.roll().release(phase, skip ? 1 : 0) != 0;
+}
+
+void finish_sweep(SweepComms& sweep) {
+  sweep.roll().meet("the end of the sweep");
+  if (test_fault().mode == 'e' && test_fault().rank == world_rank()) std::raise(SIGSTOP);
+}
+
+std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& pl, SweepComms& sweep) {
   const Mapping& mp = pl.mapping;
   const topology::Grid grid(mp.t, mp.p, mp.d, 1, rs.order);
-  const topology::MpiGrid mg(grid, MPI_COMM_WORLD);
-  const auto opts = comm_options(rs);
-  auto pp = comm::make_communicator(rs.backend, mg.comm(topology::GroupKind::pp).get(), "pp", opts);
-  std::unique_ptr<comm::Communicator> tp, dp;
-  if (mp.t > 1) tp = comm::make_communicator(rs.backend, mg.comm(topology::GroupKind::tp).get(), "tp", opts);
-  if (mp.d > 1) dp = comm::make_communicator(rs.backend, mg.comm(topology::GroupKind::dp).get(), "dp", opts);
+  const SweepComms::Groups& groups = sweep.groups(mp);
+  const topology::MpiGrid& mg = *groups.grid;
+  comm::Communicator& world = sweep.world();
+  comm::Communicator* const pp = groups.pp.get();
+  comm::Communicator* const tp = groups.tp.get();
+  comm::Communicator* const dp = groups.dp.get();
+  const std::string where = "configuration " + std::to_string(pl.index);
 
   const analysis::Schedule& s = pl.schedule;
   std::unique_ptr<Executor> exec;
@@ -130,19 +221,32 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, mine.blas_rate);
   ExecutorConfig ec;
   ec.dp_buckets = rs.dp_buckets;
-  exec = std::make_unique<Executor>(s, *pp, tp.get(), dp.get(), world, *work, ec);
+  ec.roll = &sweep.roll();
+  ec.where = where;
+  ec.test_stop = test_fault().mode == 'a' && test_fault().rank == world_rank() && test_fault().config == pl.index;
+  exec = std::make_unique<Executor>(s, *pp, tp, dp, world, *work, ec);
 
-  mine.clock = estimate_clock_offset(world);
-  mine.host = host_name();
-  for (int k = -rs.warmup; k < rs.steps; ++k) {
-    inject_failure(rs, pl.index, k);
-    if (k < 0)
-      exec->run_step(k, nullptr, nullptr);
-    else
-      mine.timing.push_back(exec->run_step(k, &mine.actions, &mine.comms));
+  // A wait that times out here may wait for a rank that itself waits for the one that stopped: the
+  // roll call finds the right one (comm::Roll::alarm) instead of blaming the neighbour.
+  std::string doing = "the clock alignment of " + where;
+  std::vector<RankRecords> all;
+  try {
+    mine.clock = estimate_clock_offset(world, [&mg](int r) { return mg.placement().node_of(r); });
+    mine.host = host_name();
+    for (int k = -rs.warmup; k < rs.steps; ++k) {
+      doing = "step " + std::to_string(k) + (k < 0 ? " (warm-up)" : "") + " of " + where;
+      inject_failure(rs, pl.index, k);
+      if (k < 0)
+        exec->run_step(k, nullptr, nullptr);
+      else
+        mine.timing.push_back(exec->run_step(k, &mine.actions, &mine.comms));
+    }
+    mine.figures = work->step_figures();
+    doing = "the gathering of the records of " + where;
+    all = gather_records(sweep.roll(), doing, mine);
+  } catch (const comm::TimeoutError& e) {
+    sweep.roll().alarm(doing, e.what());
   }
-  mine.figures = work->step_figures();
-  auto all = gather_records(world, mine);
   if (world.rank() != 0) return std::nullopt;
 
   MeasureInput in;

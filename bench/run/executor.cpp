@@ -1,10 +1,9 @@
 #include "bench/run/executor.hpp"
 
-#include "comm/tags.hpp"
-
 #include <mpi.h>
 
 #include <algorithm>
+#include <csignal>
 
 #include "analysis/error.hpp"
 
@@ -60,6 +59,13 @@ Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, c
     }
   }
   recvs_.resize(static_cast<std::size_t>(2) * S * s_.m);
+  if (!cfg_.roll) {
+    char host[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    MPI_Get_processor_name(host, &len);
+    own_roll_ = std::make_unique<comm::Roll>(world_, std::string(host, static_cast<std::size_t>(len)));
+    cfg_.roll = own_roll_.get();
+  }
   local_.resize(recvs_.size());
   w_.set_progress([this] { progress(); }, cfg_.progress_interval);
 }
@@ -220,38 +226,25 @@ void Executor::tp_allreduce(void* data, std::size_t bytes, int element_bytes) {
   note(rec);
 }
 
-// The step starts together on every rank. Arrivals are gathered at rank 0 first, so that a rank that
-// never arrives (hung, or dead without taking the job down) is named; the others wait twice the
-// timeout for the release, so rank 0's diagnosis is the one the job ends with.
+// The step starts together on every rank. Arrivals are announced to rank 0 first (comm::Roll), so that
+// a rank that never arrives (stopped, hung, or dead without taking the job down) is named; then a
+// non-blocking barrier releases everyone at once. A rank that stops after it arrived holds the barrier:
+// nobody can name it then, and the message says so.
 void Executor::start_barrier(int step) {
-  using comm::tags::kStepArrive;
-  const int n = world_.size();
-  if (world_.rank() == 0) {
-    std::vector<char> tokens(n);
-    std::vector<comm::Request> arrivals;
-    for (int r = 1; r < n; ++r) arrivals.push_back(world_.irecv(&tokens[r], 1, r, kStepArrive));
-    try {
-      world_.wait_all(arrivals);
-    } catch (const comm::TimeoutError& e) {
-      std::string missing;
-      for (int r = 1; r < n; ++r)
-        if (!arrivals[r - 1].done()) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-      throw Error("rank(s) " + missing + " of " + std::to_string(n) + " did not reach the start of step " +
-                  std::to_string(step) + " within " + std::to_string(static_cast<int>(e.waited_s())) +
-                  " s (hung or dead); the other ranks did");
-    }
-  } else {
-    const char token = 1;
-    comm::Request arrived = world_.isend(&token, 1, 0, kStepArrive);
-    world_.wait(arrived);
-  }
+  const std::string phase = "the start of step " + std::to_string(step) + (cfg_.where.empty() ? "" : " of " + cfg_.where);
+  cfg_.roll->collect(phase);
   comm::Request release = world_.ibarrier();
   try {
-    world_.wait(release);
+    world_.wait(release, world_.rank() == 0 ? world_.wait_policy().timeout : cfg_.roll->root_limit());
   } catch (const comm::TimeoutError&) {
-    if (world_.rank() == 0) throw;
-    world_.wait(release);
+    throw Error("rank " + std::to_string(world_.rank()) + ": every rank reached " + phase +
+                ", but the barrier that starts it did not complete " + cfg_.roll->within() +
+                " (a rank stopped or died after it arrived)");
   }
+}
+
+long long largest_tag(const analysis::Schedule& s) {
+  return 2LL * s.m * s.num_stages() - 1;
 }
 
 StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std::vector<CommRecord>* comms) {
@@ -319,6 +312,7 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
       r.activation_bytes = w_.take_peak_activation_bytes();
       actions->push_back(r);
     }
+    if (cfg_.test_stop && step >= 0 && i == 0) std::raise(SIGSTOP);
     for (auto& h : hold)
       if (h.data()) pool_.push_back(std::move(h));
     if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0) launch_dp(last_backward_[i]);

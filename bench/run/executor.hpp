@@ -4,11 +4,14 @@
 // step. Every action and every communication is recorded with this rank's clock (MPI_Wtime); the
 // caller aligns clocks and turns records into metrics (bench/run/measure.hpp).
 #include <cstddef>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "analysis/schedule.hpp"
 #include "bench/results/records.hpp"
 #include "comm/communicator.hpp"
+#include "comm/roll.hpp"
 #include "kernels/workload.hpp"
 
 namespace pipebench::bench {
@@ -21,7 +24,17 @@ struct ExecutorConfig {
   int dp_buckets = 0;
   // How often the workload lets pending communication progress while it computes (0: never).
   double progress_interval = 250e-6;
+  // Where the step's start is announced, so that a rank that does not come is named with its host (null:
+  // the executor keeps its own), and what the messages call the run: "configuration 3".
+  comm::Roll* roll = nullptr;
+  std::string where;
+  // Test-only (PIPEBENCH_TEST_FAULT ...:step, bench/run/configuration.hpp): stop this process (SIGSTOP)
+  // after the first action of the first timed step.
+  bool test_stop = false;
 };
+
+// The largest tag the executor uses for a schedule: 2 * m * stages - 1 (comm/tags.hpp).
+long long largest_tag(const analysis::Schedule& s);
 
 struct StepTiming {
   double begin = 0;         // local clock right after the step's barrier
@@ -110,6 +123,7 @@ class Executor {
     CommRecord rec;
   };
   std::vector<PendingDp> dp_pending_;
+  std::unique_ptr<comm::Roll> own_roll_;
   std::vector<comm::Buffer> pool_;
   double waited_ = 0;
 };

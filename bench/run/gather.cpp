@@ -66,27 +66,26 @@ RankRecords unpack(const std::vector<char>& in) {
 
 }  // namespace
 
-std::vector<RankRecords> gather_records(comm::Communicator& world, const RankRecords& mine) {
+std::vector<RankRecords> gather_records(comm::Roll& roll, const std::string& phase, const RankRecords& mine) {
+  comm::Communicator& world = roll.world();
   const std::vector<char> blob = pack(mine);
   const int n = world.size(), me = world.rank();
-  const std::uint64_t size = blob.size();
-  std::vector<std::uint64_t> sizes(n);
-  auto req = world.iallgather(&size, sizes.data(), sizeof size);
-  world.wait(req);
+  const auto sizes = roll.collect(phase, static_cast<std::int64_t>(blob.size()));
   if (me != 0) {
     std::vector<comm::Request> sends;
     for (std::size_t off = 0, k = 0; off < blob.size(); off += kPiece, ++k)
       sends.push_back(world.isend(blob.data() + off, std::min(kPiece, blob.size() - off), 0, comm::tags::kGatherBase + static_cast<int>(k)));
-    world.wait_all(sends);
+    world.wait_all(sends, roll.root_limit());
     return {};
   }
   std::vector<std::vector<char>> blobs(n);
   std::vector<comm::Request> recvs;
   blobs[0] = blob;
   for (int r = 1; r < n; ++r) {
-    blobs[r].resize(sizes[r]);
-    for (std::size_t off = 0, k = 0; off < sizes[r]; off += kPiece, ++k)
-      recvs.push_back(world.irecv(blobs[r].data() + off, std::min<std::size_t>(kPiece, sizes[r] - off), r, comm::tags::kGatherBase + static_cast<int>(k)));
+    const auto size = static_cast<std::size_t>(sizes[static_cast<std::size_t>(r)]);
+    blobs[r].resize(size);
+    for (std::size_t off = 0, k = 0; off < size; off += kPiece, ++k)
+      recvs.push_back(world.irecv(blobs[r].data() + off, std::min<std::size_t>(kPiece, size - off), r, comm::tags::kGatherBase + static_cast<int>(k)));
   }
   world.wait_all(recvs);
   std::vector<RankRecords> out;

@@ -7,6 +7,7 @@
 #include "bench/run/executor.hpp"
 #include "bench/results/records.hpp"
 #include "comm/communicator.hpp"
+#include "comm/roll.hpp"
 #include "kernels/workload.hpp"
 
 namespace pipebench::bench {
@@ -22,8 +23,9 @@ struct RankRecords {
   double blas_rate = 0;                            // FLOP/s of the reference matrix product, 0: not measured
 };
 
-// Collective over `world`: rank 0 gets every rank's records (index = rank); other ranks get an empty
-// vector. Every wait is the communicator's (polling, with its timeout).
-std::vector<RankRecords> gather_records(comm::Communicator& world, const RankRecords& mine);
+// Collective over the roll's world: rank 0 gets every rank's records (index = rank); other ranks get an
+// empty vector. The sizes arrive as the roll's named meeting `phase` (a rank that does not come is
+// named); then the records travel point to point, the senders waiting on rank 0 as long as the roll says.
+std::vector<RankRecords> gather_records(comm::Roll& roll, const std::string& phase, const RankRecords& mine);
 
 }  // namespace pipebench::bench

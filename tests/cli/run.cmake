@@ -26,7 +26,7 @@ pipebench_mpirun_test(run_rank_exits NP 4 RC nonzero MATCH "injected failure \\(
   ARGS --schedule 1f1b -m 4,8 ${_quick} -o died.h5 --inject-failure 2:2:0:exit
   THEN report died.h5 THEN_MATCH "1 complete run\\(s\\)\n.*\n.*\n.*\n +1  1f1b +1 +4 +1 +1 +4 ")
 pipebench_mpirun_test(run_rank_hangs NP 4 RC nonzero ONCE "did not reach"
-  MATCH "rank 0: rank\\(s\\) 1 of 4 did not reach the start of step 0 within 2 s"
+  MATCH "rank 1 \\(host [^)]+\\) did not reach the start of step 0 of configuration 2 within --timeout 2 s. the other 3 ranks did"
   ARGS --schedule 1f1b -m 4,8 ${_quick} -o hung.h5 --inject-failure 1:2:0:hang --timeout 2s
   THEN report hung.h5 THEN_MATCH "1 complete run\\(s\\)")
 

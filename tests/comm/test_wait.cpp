@@ -147,6 +147,22 @@ TEST(Wait, WaitAllCompletesAllAndNamesFirstPendingOnTimeout) {
   EXPECT_TRUE(rs[0].done());
 }
 
+// A poll interval longer than the timeout must not stretch the wait (issue 8, item 2: `--timeout 3s
+// --poll-us 100000000` never ended): every sleep is cut to the time left. Before the fix each of these
+// waits slept an hour, and ctest's TIMEOUT failed the test.
+TEST(Wait, SleepNeverOutlastsTheTimeLeft) {
+  WaitPolicy p = policy(0, 0.05);
+  p.poll_interval = p.max_poll_interval = std::chrono::hours(1);
+  FakeComm c(p);
+  Request r = c.later({Op::recv, 2, 99, 8}, std::chrono::hours(2));
+  EXPECT_THROW(c.wait(r), TimeoutError);
+  std::vector<Request> rs;
+  rs.push_back(c.later({Op::recv, 2, 98, 8}, std::chrono::hours(2)));
+  EXPECT_THROW(c.wait_all(rs), TimeoutError);
+  // An explicit limit (the waits on rank 0 use twice the timeout) is cut the same way.
+  EXPECT_THROW(c.wait(r, std::chrono::duration<double>(0.05)), TimeoutError);
+}
+
 // A 0.3 s wait under the default policy costs a small fraction of a core, and the interval grows: a
 // fixed 50 us interval would poll some 2,000-5,000 times in 0.3 s, the growing one about 500 times.
 TEST(Wait, SleepsInsteadOfSpinning) {

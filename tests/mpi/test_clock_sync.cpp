@@ -7,12 +7,13 @@
 
 #include "bench/run/clock_sync.hpp"
 #include "comm/factory.hpp"
+#include "topology/mpi_grid.hpp"
 
 using namespace pipebench;
 
 TEST(ClockSync, PingPongEstimateBracketsTheTrueOffset) {
   auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world");
-  const bench::ClockOffset o = bench::estimate_clock_offset(*world, 10, false);
+  const bench::ClockOffset o = bench::estimate_clock_offset(*world, nullptr, 10);
   if (world->rank() == 0) {
     EXPECT_EQ(o.offset, 0.0);
     EXPECT_EQ(o.uncertainty, 0.0);
@@ -24,7 +25,9 @@ TEST(ClockSync, PingPongEstimateBracketsTheTrueOffset) {
 
 TEST(ClockSync, RanksOnRankZerosHostShareItsClock) {
   auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world");
-  const bench::ClockOffset o = bench::estimate_clock_offset(*world);
+  const topology::MpiGrid mg(topology::Grid(1, world->size(), 1));
+  const bench::ClockOffset o =
+      bench::estimate_clock_offset(*world, [&mg](int r) { return mg.placement().node_of(r); });
   EXPECT_EQ(o.offset, 0.0);
   EXPECT_EQ(o.uncertainty, 0.0);
 }

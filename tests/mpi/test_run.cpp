@@ -54,6 +54,14 @@ std::string temp_file(const char* tag) {
   return "/tmp/pipebench_test_run_" + std::string(tag) + "_" + std::to_string(pid) + ".h5";
 }
 
+// One configuration as `run` executes it: the sweep's communicators, the start meeting, the run.
+std::optional<Measurement> run_one(const RunSettings& c, const Plan& pl, comm::Communicator& world) {
+  comm::Roll roll(world, host_name());
+  SweepComms sweep(c, {pl}, world, roll);
+  start_configuration(sweep, pl, false);
+  return run_configuration(c, pl, sweep);
+}
+
 }  // namespace
 
 TEST(Run, EveryScheduleRecordsItsOwnActionsAndPeaks) {
@@ -65,7 +73,7 @@ TEST(Run, EveryScheduleRecordsItsOwnActionsAndPeaks) {
     if (info.name == "dualpipe" && p % 2) continue;
     RunSettings c = small_config();
     const Plan pl = plan_of(c, info.name, {1, p, 1}, m);
-    const auto o = run_configuration(c, pl, *world);
+    const auto o = run_one(c, pl, *world);
     if (world->rank() != 0) continue;
     ASSERT_TRUE(o);
     const analysis::Schedule& s = pl.schedule;
@@ -106,7 +114,7 @@ TEST(Run, ThreeDMappingHasItsGroupsAndCollectives) {
   c.synthetic.tp_allreduce_bytes = 4096;
   c.synthetic.dp_grad_bytes = 1 << 16;
   c.dp_buckets = 2;
-  const auto o = run_configuration(c, plan_of(c, "1f1b", {2, 2, 2}, 4), *world);
+  const auto o = run_one(c, plan_of(c, "1f1b", {2, 2, 2}, 4), *world);
   if (world->rank() != 0) return;
   ASSERT_TRUE(o);
   const topology::Grid grid(2, 2, 2, 1, "tp-pp-dp");
@@ -164,7 +172,7 @@ TEST(Run, TransformerMemoryMatchesItsFormulaAndLossIsScheduleIndependent) {
   for (const char* name : {"1f1b", "interleaved", "zb-h1", "zbv", "dualpipev"}) {
     for (auto recompute : {kernels::Recompute::none, kernels::Recompute::full}) {
       c.model.recompute = recompute;
-      const auto o = run_configuration(c, plan_of(c, name, {1, p, 1}, 2 * p), *world);
+      const auto o = run_one(c, plan_of(c, name, {1, p, 1}, 2 * p), *world);
       if (world->rank() != 0) continue;
       ASSERT_TRUE(o);
       SCOPED_TRACE(std::string(name) + " recompute " + kernels::to_string(recompute));
