@@ -22,8 +22,8 @@ int launcher_rank() {
   return 0;
 }
 
-// A message made safe for one line: control bytes escaped (messages quote values with quoted(), this
-// catches what a library echoed raw), and cut at a length a terminal shows.
+// A CLI11 message made safe for one line: it echoes values raw, so control bytes are escaped, and it
+// is cut at a length a terminal shows.
 std::string one_line(const std::string& msg) {
   const std::string q = pipebench::quoted(msg, 600);
   std::string out;
@@ -91,8 +91,9 @@ int main(int argc, char** argv) {
     if (first_rank) std::fprintf(stderr, "pipebench: error: %s\n", parse_error_text(app, e).c_str());
     return 2;
   } catch (const pipebench::UsageError& e) {
-    // Flags are parsed straight into their fields, so a bad value lands here, on every rank.
-    if (first_rank) std::fprintf(stderr, "pipebench: error: %s\n", one_line(e.what()).c_str());
+    // Flags are parsed straight into their fields, so a bad value lands here, on every rank. Our
+    // messages quote values already; the few with more lines (a schedule's grid) mean them.
+    if (first_rank) std::fprintf(stderr, "pipebench: error: %s\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {
     // A last resort: sizes are bounded before anything is allocated, but a machine may still have less.
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
                  sub.empty() ? "" : (" " + sub).c_str());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "pipebench: error: %s\n", one_line(e.what()).c_str());
+    std::fprintf(stderr, "pipebench: error: %s\n", e.what());
     return 1;
   }
   return 0;
