@@ -308,7 +308,7 @@ void add_run_command(CLI::App& app) {
   add_parsed(*cmd, {"--inject-failure", "Testing: RANK:CONFIG:STEP:exit|hang"},
              [&r](const std::string& t) { parse_failure(t, r); }, "")
       ->group("");
-  // --config FILE is read by the top-level app (CLI11 reads config files there); `run` lets it through.
+  // --config FILE is read by the top-level app (bench/config_file.hpp), before or after `run`: `run` lets it through.
   cmd->fallthrough();
   cmd->callback([rs] {
     int initialized = 0;
