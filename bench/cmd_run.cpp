@@ -11,12 +11,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <set>
 
 #include "analysis/error.hpp"
-#include "bench/commands.hpp"
 #include "analysis/text.hpp"
+#include "bench/commands.hpp"
 #include "bench/flags.hpp"
 #include "bench/render/output.hpp"
 #include "bench/render/report.hpp"
@@ -118,7 +119,14 @@ Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
   roll.meet("the start of the checks");
   const int local = std::max(roll.members_on_root_host(), 1);
   try {
-    sw.plans = plan_sweep(rs, world);
+    std::vector<std::string> duplicates;
+    sw.plans = plan_sweep(rs, world, &duplicates);
+    if (world_rank() == 0 && !duplicates.empty()) {
+      std::string list;
+      for (const auto& d : duplicates) list += (list.empty() ? "" : ", ") + d;
+      std::fprintf(stderr, "# %zu configuration(s) equal to an earlier one in the sweep, dropped: %s\n", duplicates.size(),
+                   list.c_str());
+    }
     check_tags(sw.plans);
     if (world_rank() == 0) file = check_outputs(rs, sw.plans, local);
   } catch (const UsageError& e) {
@@ -214,11 +222,20 @@ void run_sweep(const RunSettings& rs, const Sweep& sw, comm::Communicator* world
 
 // --inject-failure RANK:CONFIG:STEP:exit|hang
 void parse_failure(const std::string& text, RunSettings& rs) {
-  char mode[8] = {0};
-  if (std::sscanf(text.c_str(), "%d:%d:%d:%7s", &rs.fail_rank, &rs.fail_config, &rs.fail_step, mode) != 4 ||
-      (std::string(mode) != "exit" && std::string(mode) != "hang"))
-    throw UsageError("--inject-failure '" + text + "': expected RANK:CONFIG:STEP:exit|hang");
-  rs.fail_hang = std::string(mode) == "hang";
+  const char* const allowed = "expected RANK:CONFIG:STEP:exit|hang (decimal integers)";
+  std::vector<std::string> part;
+  for (std::size_t from = 0;;) {
+    const std::size_t colon = text.find(':', from);
+    part.push_back(text.substr(from, colon == std::string::npos ? colon : colon - from));
+    if (colon == std::string::npos || part.size() > 4) break;
+    from = colon + 1;
+  }
+  if (part.size() != 4 || (part[3] != "exit" && part[3] != "hang"))
+    throw UsageError("--inject-failure " + quoted(text) + " is not allowed: " + allowed);
+  rs.fail_rank = parse_int(part[0], "--inject-failure", 0);
+  rs.fail_config = parse_int(part[1], "--inject-failure", 0);
+  rs.fail_step = parse_int(part[2], "--inject-failure", 0);
+  rs.fail_hang = part[3] == "hang";
 }
 
 }  // namespace
@@ -269,14 +286,17 @@ void add_run_command(CLI::App& app) {
   // The seed is a count, not a byte size: parsed as an integer >= 0.
   add_parsed(
       *cmd, {"--seed", "Seed of weights and data", 0},
-      [&md](const std::string& t) { md.seed = static_cast<std::uint64_t>(parse_int(t, "--seed", 0)); },
+      [&md](const std::string& t) {
+        md.seed = static_cast<std::uint64_t>(parse_int(t, "--seed", 0, std::numeric_limits<int>::max()));
+      },
       std::to_string(md.seed), "INT")
       ->group(model);
   add(*cmd, {"--blas-threads", "Threads of the host BLAS per rank"}, r.blas_threads)->group(model);
   add(*cmd, {"--warmup", "Warm-up steps (not recorded)", 0}, r.warmup);
   add(*cmd, {"--steps", "Timed steps"}, r.steps);
   add(*cmd, {"--timeout", "Longest wait for any message before the job is aborted (with a unit)"}, r.timeout);
-  add(*cmd, {"--poll-us", "First sleep between polls of a pending message, microseconds", 0}, r.poll_us);
+  add(*cmd, {"--poll-us", "First sleep between polls of a pending message, microseconds (1 to --timeout / 10)"},
+      r.poll_us);
   add(*cmd, flag::out, r.out)->description("Results file, never replaced (default results/pipebench-<UTC time>.h5)");
   add(*cmd, {"--append", "Add runs to an existing results file"}, r.append);
   add(*cmd, {"--resume", "With --append: skip configurations already complete in the file"}, r.resume);
@@ -288,7 +308,7 @@ void add_run_command(CLI::App& app) {
   add_parsed(*cmd, {"--inject-failure", "Testing: RANK:CONFIG:STEP:exit|hang"},
              [&r](const std::string& t) { parse_failure(t, r); }, "")
       ->group("");
-  // --config FILE is read by the top-level app (CLI11 reads config files there); `run` lets it through.
+  // --config FILE is read by the top-level app (bench/config_file.hpp), before or after `run`: `run` lets it through.
   cmd->fallthrough();
   cmd->callback([rs] {
     int initialized = 0;

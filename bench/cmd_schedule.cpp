@@ -125,7 +125,7 @@ void add_schedule_command(CLI::App& app) {
   add(*cmd, {"--format", "Output: grid (text), csv (torch.distributed.pipelining), json, svg"}, f->format,
       {{"grid", "grid"}, {"csv", "csv"}, {"json", "json"}, {"svg", "svg"}});
   add(*cmd, flag::out, f->out)->description("Write to this file instead of stdout");
-  cmd->add_option("--import-csv", f->import_csv, "Read a schedule CSV (one row per rank), validate and simulate it");
+  add(*cmd, {"--import-csv", "Read a schedule CSV (one row per rank), validate and simulate it"}, f->import_csv);
   add_time_flags(*cmd, f->times, true);
   cmd->callback([f, generating] {
     for (const auto* o : generating) f->generated = f->generated || o->count() > 0;

@@ -186,12 +186,9 @@ void add_topology_command(CLI::App& app) {
   add(*cmd, flag::data, o->d);
   add(*cmd, flag::chunks, o->v)->description("Chunks per pipeline rank v (interleaved schedules)");
   add(*cmd, flag::order, o->order);
-  auto* rpn = cmd->add_option("--ranks-per-node", o->ranks_per_node,
-                              "Ranks per node, numbered node by node (default " +
-                                  std::to_string(kDefaultRanksPerNode) + ")");
-  cmd->add_option("--hostfile", o->hostfile, "Machine file: one `host` or `host:n` per line, ranks in order")
-      ->excludes(rpn);
-  cmd->add_option("--rank", o->ranks, "Print this rank's row (repeatable)");
+  auto* rpn = add(*cmd, {"--ranks-per-node", "Ranks per node, numbered node by node"}, o->ranks_per_node);
+  add(*cmd, {"--hostfile", "Machine file: one `host` or `host:n` per line, ranks in order"}, o->hostfile)->excludes(rpn);
+  add_each(*cmd, {"--rank", "Print this rank's row (repeatable, or a comma list)", 0}, o->ranks);
   add(*cmd, flag::json, o->json)->description("Print one JSON object (keys in docs/topology.md)");
   cmd->callback([o, rpn] {
     o->ranks_per_node_given = rpn->count() > 0;

@@ -14,7 +14,37 @@ std::string joined(const std::vector<T>& xs) {
   return os.str();
 }
 
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
 }  // namespace
+
+std::string did_you_mean(const CLI::App& cmd, const std::string& name, const std::string& prefix) {
+  if (name.empty() || name.size() > 64) return "";
+  std::string best;
+  std::size_t best_distance = 3;  // at most two edits away
+  for (const CLI::Option* o : cmd.get_options())
+    for (const std::string& long_name : o->get_lnames()) {
+      const std::size_t d = edit_distance(name, long_name);
+      if (d < best_distance && long_name != "help") {
+        best_distance = d;
+        best = long_name;
+      }
+    }
+  return best.empty() ? "" : " (did you mean " + quoted(prefix + best) + "?)";
+}
 
 std::string flag_name(const Flag& f) {
   const std::string names = f.names;
@@ -33,7 +63,12 @@ CLI::Option* add_parsed(CLI::App& cmd, const Flag& f, std::function<void(const s
 CLI::Option* add(CLI::App& cmd, const Flag& f, bool& field) { return cmd.add_flag(f.names, field, f.help); }
 
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::string& field) {
-  return add_parsed(cmd, f, [&field](const std::string& text) { field = text; }, field);
+  const std::string name = flag_name(f);
+  return add_parsed(cmd, f, [&field, name](const std::string& text) {
+    // An empty value would read as "not given" and fall back to the default.
+    if (trim(text).empty()) throw UsageError(name + " " + quoted(text) + " is not allowed: expected a non-empty value");
+    field = text;
+  }, field);
 }
 
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<std::string>& field) {
@@ -44,17 +79,30 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<std::string>& field) 
 
 CLI::Option* add(CLI::App& cmd, const Flag& f, int& field) {
   const std::string name = flag_name(f);
-  const int min = f.min;
-  return add_parsed(cmd, f, [&field, name, min](const std::string& text) { field = parse_int(text, name, min); },
+  const int min = f.min, max = f.max;
+  return add_parsed(cmd, f, [&field, name, min, max](const std::string& text) { field = parse_int(text, name, min, max); },
                     field >= min ? std::to_string(field) : "", "INT");
 }
 
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<int>& field) {
   const std::string name = flag_name(f);
-  const int min = f.min;
-  return add_parsed(cmd, f, [&field, name, min](const std::string& text) { field = parse_int_list(text, name, min); },
-                    std::all_of(field.begin(), field.end(), [min](int x) { return x >= min; }) ? joined(field) : "",
-                    "LIST");
+  const int min = f.min, max = f.max;
+  return add_parsed(cmd, f, [&field, name, min, max](const std::string& text) {
+    field = parse_int_list(text, name, min, max);
+  }, std::all_of(field.begin(), field.end(), [min](int x) { return x >= min; }) ? joined(field) : "", "LIST");
+}
+
+CLI::Option* add_each(CLI::App& cmd, const Flag& f, std::vector<int>& field) {
+  const std::string name = flag_name(f);
+  const int min = f.min, max = f.max;
+  CLI::Option* o = cmd.add_option_function<std::vector<std::string>>(f.names, [&field, name, min, max](
+                                                                                 const std::vector<std::string>& texts) {
+    for (const auto& text : texts)
+      for (int x : parse_int_list(text, name, min, max)) field.push_back(x);
+  }, f.help);
+  o->type_name("LIST");
+  o->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  return o;
 }
 
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::uint64_t& field) {

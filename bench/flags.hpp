@@ -5,7 +5,8 @@
 // one subcommand is defined where that subcommand binds it, with the same add(). add() parses the text straight into
 // the typed field with the parser of the field's type (bench/parse.hpp), so a bad value is one
 // UsageError naming the flag (exit code 2) before any work starts; a flag's range is part of its
-// definition. Flags given twice (say in --config and on the command line) take the last value.
+// definition. A flag given twice on the command line takes the last value; the command line wins over
+// --config (bench/config_file.hpp).
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -15,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 #include "bench/parse.hpp"
 
 namespace pipebench::bench {
@@ -23,6 +25,7 @@ struct Flag {
   const char* names;  // CLI11 form: "-m,--microbatches"
   const char* help;
   int min = 1;        // integers: the smallest allowed value; numbers and times: 0 allows zero
+  int max = kMaxInteger;  // integers: the largest allowed value (numbers and times: kMaxNumber)
 };
 
 namespace flag {
@@ -72,10 +75,12 @@ inline constexpr Flag precision{"--precision", "Floating-point precision: fp32 o
 // One add() per field type; each parses with the one parser of that type and shows the field's current
 // value as the default in --help.
 CLI::Option* add(CLI::App& cmd, const Flag& f, bool& field);                      // a switch
-CLI::Option* add(CLI::App& cmd, const Flag& f, std::string& field);               // text as given
+CLI::Option* add(CLI::App& cmd, const Flag& f, std::string& field);               // text as given, not empty
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<std::string>& field);  // comma list
-CLI::Option* add(CLI::App& cmd, const Flag& f, int& field);                       // integer >= f.min
+CLI::Option* add(CLI::App& cmd, const Flag& f, int& field);                       // integer in [f.min, f.max]
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<int>& field);          // comma list of those
+// Repeatable: every occurrence (each a comma list of integers in [f.min, f.max]) adds to the field.
+CLI::Option* add_each(CLI::App& cmd, const Flag& f, std::vector<int>& field);
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::uint64_t& field);  // bytes (64KiB); 0 allowed when f.min == 0
 CLI::Option* add(CLI::App& cmd, const Flag& f, double& field);         // number > 0 (>= 0 when f.min == 0)
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<double>& field);  // comma list of numbers > 0
@@ -84,6 +89,10 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<Mapping>& field);  //
 
 // The name messages use: the long name ("--microbatches").
 std::string flag_name(const Flag& f);
+
+// " (did you mean 'microbatches'?)" when `name` (without dashes) is at most two edits from a long flag
+// name of `cmd`, else ""; `prefix` goes before the name shown ("--" for the command line).
+std::string did_you_mean(const CLI::App& cmd, const std::string& name, const std::string& prefix = "");
 
 // The stage-time flags (--tf --tb --tw --t-overlap --stage-cost, and --p2p-time where the command
 // simulates the link): `schedule`, `simulate` and `run` take the same ones.
@@ -110,7 +119,7 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, E& field, const std::vector<std::
         field = value;
         return;
       }
-    throw UsageError(flag + " '" + text + "' is not allowed: " + allowed);
+    throw UsageError(flag + " " + quoted(text) + " is not allowed: expected one of " + allowed);
   }, shown, type_name);
 }
 

@@ -1,10 +1,16 @@
-// pipebench: the single executable. Exit codes: 0 success, 1 runtime failure, 2 usage error.
+// pipebench: the single executable. Exit codes: 0 success, 1 runtime failure, 2 usage error. Every
+// error is one line on stderr, `pipebench: error: ...` (docs/design.md "Conventions").
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <new>
+#include <string>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 #include "bench/commands.hpp"
+#include "bench/config_file.hpp"
+#include "bench/flags.hpp"
 #include "bench/version.hpp"
 
 namespace {
@@ -16,23 +22,61 @@ int launcher_rank() {
   return 0;
 }
 
+// A CLI11 message made safe for one line: it echoes values raw, so control bytes are escaped, and it
+// is cut at a length a terminal shows.
+std::string one_line(const std::string& msg) {
+  const std::string q = pipebench::quoted(msg, 600);
+  std::string out;
+  // quoted() also escapes quotes and backslashes, which messages use as text: undo only those.
+  for (std::size_t i = 1; i + 1 < q.size(); ++i) {
+    if (q[i] == '\\' && (q[i + 1] == '\'' || q[i + 1] == '\\')) ++i;
+    out += q[i];
+  }
+  return out;
+}
+
+// The subcommand the command line chose ("run"), or "" before one was recognised.
+std::string chosen(const CLI::App& app) {
+  const auto subs = app.get_subcommands();
+  return subs.empty() ? "" : subs.front()->get_name();
+}
+
+// A CLI11 parse error as one line that says what to do. Unknown arguments are named (escaped), with
+// the nearest flag of the subcommand when one is close.
+std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
+  const std::string sub = chosen(app);
+  const std::string help = " (`pipebench " + (sub.empty() ? "" : sub + " ") + "--help` lists the allowed flags)";
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return one_line(e.what()) + help;
+  const auto extras = app.remaining(true);
+  if (extras.empty()) return one_line(e.what()) + help;
+  const std::string& first = extras.front();
+  std::string text = "unexpected argument " + pipebench::quoted(first);
+  if (first.rfind("--", 0) == 0 && !sub.empty()) {
+    const std::string name = first.substr(2, first.find('=') == std::string::npos ? std::string::npos : first.find('=') - 2);
+    text = "unknown flag " + pipebench::quoted(first) +
+           pipebench::bench::did_you_mean(*app.get_subcommand(sub), name, "--");
+  }
+  for (std::size_t i = 1; i < extras.size() && i < 4; ++i) text += ", then " + pipebench::quoted(extras[i]);
+  if (extras.size() > 4) text += " and " + std::to_string(extras.size() - 4) + " more";
+  return text + help;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  pipebench::bench::set_command_line(argc, argv);
   CLI::App app{"pipebench: pipeline- and 3D-parallelism benchmark suite", "pipebench"};
-  app.set_version_flag("--version", std::string(pipebench::bench::version()) + " (" + pipebench::bench::commit() + ")");
-  app.require_subcommand(1);
-  app.set_config("--config", "",
-                 "Read flags from a TOML file: a [run] section with the long flag names as keys (docs/run.md); "
-                 "flags on the command line win");
-  pipebench::bench::add_info_command(app);
-  pipebench::bench::add_schedule_command(app);
-  pipebench::bench::add_simulate_command(app);
-  pipebench::bench::add_topology_command(app);
-  pipebench::bench::add_run_command(app);
-  pipebench::bench::add_report_command(app);
+  const bool first_rank = launcher_rank() == 0;
   try {
+    pipebench::bench::set_command_line(argc, argv);
+    app.set_version_flag("--version", std::string(pipebench::bench::version()) + " (" + pipebench::bench::commit() + ")");
+    app.require_subcommand(1);
+    pipebench::bench::add_info_command(app);
+    pipebench::bench::add_schedule_command(app);
+    pipebench::bench::add_simulate_command(app);
+    pipebench::bench::add_topology_command(app);
+    pipebench::bench::add_run_command(app);
+    pipebench::bench::add_report_command(app);
+    pipebench::bench::add_config_option(app);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
@@ -44,12 +88,20 @@ int main(int argc, char** argv) {
     return e.code;
   } catch (const CLI::ParseError& e) {
     // Under mpiexec or srun every rank parses the same flags: one of them says what is wrong.
-    if (launcher_rank() == 0) std::fprintf(stderr, "pipebench: error: %s\nRun with --help for the allowed flags.\n", e.what());
+    if (first_rank) std::fprintf(stderr, "pipebench: error: %s\n", parse_error_text(app, e).c_str());
     return 2;
   } catch (const pipebench::UsageError& e) {
-    // Flags are parsed straight into their fields, so a bad value lands here, on every rank.
-    if (launcher_rank() == 0) std::fprintf(stderr, "pipebench: error: %s\n", e.what());
+    // Flags are parsed straight into their fields, so a bad value lands here, on every rank. Our
+    // messages quote values already; the few with more lines (a schedule's grid) mean them.
+    if (first_rank) std::fprintf(stderr, "pipebench: error: %s\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    // A last resort: sizes are bounded before anything is allocated, but a machine may still have less.
+    const std::string sub = chosen(app);
+    std::fprintf(stderr, "pipebench: error: out of memory while running `pipebench%s`: ask for less (smaller sizes, "
+                         "fewer configurations) or run where more memory is free\n",
+                 sub.empty() ? "" : (" " + sub).c_str());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: error: %s\n", e.what());
     return 1;

@@ -14,7 +14,31 @@ namespace pipebench::bench {
 namespace {
 
 [[noreturn]] void bad(const std::string& flag, const std::string& text, const std::string& allowed) {
-  throw UsageError(flag + " '" + text + "' is not allowed: " + allowed);
+  throw UsageError(flag + " " + quoted(text) + " is not allowed: " + allowed);
+}
+
+std::string int_range(int min_value, int max_value) {
+  return "expected a decimal integer from " + std::to_string(min_value) + " to " + std::to_string(max_value);
+}
+
+// "1e+09": how messages print kMaxNumber.
+std::string max_number_text() {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", kMaxNumber);
+  return buf;
+}
+
+// The decimal digits of `t` as a value, or -1 when `t` is not all digits or exceeds `limit`: no sign,
+// base prefix or exponent, and no overflow however many digits are given.
+long long decimal(const std::string& t, long long limit) {
+  if (t.empty()) return -1;
+  long long v = 0;
+  for (char c : t) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+    if (v > limit) return -1;
+  }
+  return v;
 }
 
 // Length of the longest prefix of `s` that is a plain decimal number: [sign] digits [. digits]
@@ -74,25 +98,22 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
   return items;
 }
 
-int parse_int(const std::string& text, const std::string& flag, int min_value) {
-  const std::string t = trim(text);
-  const std::string allowed = "expected an integer >= " + std::to_string(min_value);
-  if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789-+") != std::string::npos) bad(flag, text, allowed);
-  char* end = nullptr;
-  const long v = std::strtol(t.c_str(), &end, 10);
-  if (*end != '\0' || v < min_value) bad(flag, text, allowed);
+int parse_int(const std::string& text, const std::string& flag, int min_value, int max_value) {
+  const long long v = decimal(trim(text), max_value);
+  if (v < min_value) bad(flag, text, int_range(min_value, max_value));
   return static_cast<int>(v);
 }
 
-std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min_value) {
-  return each<int>(text, flag, [&](const std::string& s) { return parse_int(s, flag, min_value); });
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min_value, int max_value) {
+  return each<int>(text, flag, [&](const std::string& s) { return parse_int(s, flag, min_value, max_value); });
 }
 
 double parse_number(const std::string& text, const std::string& flag, bool zero_ok) {
   double v = 0;
   std::string suffix;
-  const std::string allowed = std::string("expected a number ") + (zero_ok ? ">= 0" : "> 0");
-  if (!split_number(trim(text), v, suffix) || !suffix.empty() || v < 0 || (v == 0 && !zero_ok))
+  const std::string allowed =
+      std::string("expected a decimal number ") + (zero_ok ? ">= 0" : "> 0") + " and <= " + max_number_text();
+  if (!split_number(trim(text), v, suffix) || !suffix.empty() || v < 0 || (v == 0 && !zero_ok) || v > kMaxNumber)
     bad(flag, text, allowed);
   return v;
 }
@@ -104,10 +125,14 @@ std::vector<double> parse_number_list(const std::string& text, const std::string
 Duration parse_duration(const std::string& text, const std::string& flag, bool zero_ok) {
   double v = 0;
   std::string unit;
-  const std::string allowed = std::string("expected a time ") + (zero_ok ? ">= 0" : "> 0") +
+  const std::string allowed = std::string("expected a time ") + (zero_ok ? ">= 0" : "> 0") + " and <= " +
+                              max_number_text() +
                               ": a number of time units, or one with a unit ns, us, ms or s (e.g. 2ms, 1.5s)";
   if (!split_number(trim(text), v, unit) || v < 0 || (v == 0 && !zero_ok)) bad(flag, text, allowed);
-  if (unit.empty()) return {v, false, text};
+  if (unit.empty()) {
+    if (v > kMaxNumber) bad(flag, text, allowed);
+    return {v, false, text};
+  }
   double scale = 0;
   if (unit == "s") {
     scale = 1;
@@ -120,6 +145,7 @@ Duration parse_duration(const std::string& text, const std::string& flag, bool z
   } else {
     bad(flag, text, allowed);
   }
+  if (v * scale > kMaxNumber) bad(flag, text, allowed);
   return {v * scale, true, text};
 }
 
@@ -185,12 +211,18 @@ std::string list_text(const std::vector<double>& xs) {
 }
 
 Mapping parse_mapping(const std::string& text, const std::string& flag) {
-  Mapping m;
-  char x1 = 0, x2 = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c%d%c", &m.t, &x1, &m.p, &x2, &m.d, &extra) != 5 || x1 != 'x' || x2 != 'x' ||
-      m.t < 1 || m.p < 1 || m.d < 1)
-    bad(flag, text, "expected TxPxD with positive integers, e.g. 2x2x1");
-  return m;
+  const std::string t = trim(text);
+  const std::size_t x1 = t.find('x');
+  const std::size_t x2 = x1 == std::string::npos ? x1 : t.find('x', x1 + 1);
+  long long size[3] = {-1, -1, -1};
+  if (x2 != std::string::npos) {
+    size[0] = decimal(t.substr(0, x1), kMaxInteger);
+    size[1] = decimal(t.substr(x1 + 1, x2 - x1 - 1), kMaxInteger);
+    size[2] = decimal(t.substr(x2 + 1), kMaxInteger);
+  }
+  if (size[0] < 1 || size[1] < 1 || size[2] < 1)
+    bad(flag, text, "expected TxPxD, three decimal integers from 1 to " + std::to_string(kMaxInteger) + ", e.g. 2x2x1");
+  return {static_cast<int>(size[0]), static_cast<int>(size[1]), static_cast<int>(size[2])};
 }
 
 std::vector<Mapping> parse_mapping_list(const std::string& text, const std::string& flag) {
@@ -222,13 +254,13 @@ Times parse_times(const TimeFlags& f) {
   for (const auto& a : given)
     for (const auto& b : given)
       if (a.d.has_unit && !b.d.has_unit)
-        throw UsageError(std::string(b.flag) + " '" + to_text(b.d) + "' has no unit but " + a.flag + " '" + to_text(a.d) +
-                         "' has one: give every time with a unit (ns, us, ms, s) or none (time units); --tf, --tb, "
+        throw UsageError(std::string(b.flag) + " " + quoted(to_text(b.d)) + " has no unit but " + a.flag + " " +
+                         quoted(to_text(a.d)) + " has one: give every time with a unit (ns, us, ms, s) or none (time units); --tf, --tb, "
                          "--tw default to 1, 2, 1 time units");
   t.seconds = given[0].d.has_unit;
   if (!(t.tw < t.tb))
-    throw UsageError("--tw '" + to_text(f.tw) + "' is not allowed: the weight part of the backward must be < --tb '" +
-                     to_text(f.tb) + "'");
+    throw UsageError("--tw " + quoted(to_text(f.tw)) + " is not allowed: the weight part of the backward must be < --tb " +
+                     quoted(to_text(f.tb)));
   return t;
 }
 

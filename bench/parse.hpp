@@ -1,21 +1,31 @@
 #pragma once
 // Flag values shared by the subcommands: comma lists of integers, numbers, durations and byte sizes.
 // Every parser throws pipebench::UsageError (exit code 2) with one line that names the flag, the bad
-// value and what is allowed.
+// value (escaped, analysis/text.hpp quoted()) and what is allowed. Empty values are refused everywhere:
+// an empty string is never "not given".
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace pipebench::bench {
 
+// The bounds of flag values (docs/run.md "Bounds"), one definition each:
+// the largest integer any flag takes (sizes, counts, ranks, steps): 2^24, the largest world topology
+// plans, so products of two such values still fit in 64 bits;
+inline constexpr int kMaxInteger = 1 << 24;
+// the largest number or time (in time units, or in seconds), so sums over any schedule stay finite.
+inline constexpr double kMaxNumber = 1e9;
+
 // A comma list: "2,4,8". Spaces around items are ignored; empty items are an error.
 std::vector<std::string> split_list(const std::string& text, const std::string& flag);
 
-// Integers >= min_value: "4", "2,4,8".
-int parse_int(const std::string& text, const std::string& flag, int min_value = 1);
-std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min_value = 1);
+// Decimal integers in [min_value, max_value]: "4", "2,4,8". Digits only (no sign, hex or exponent);
+// leading zeros are decimal ("010" is 10) wherever an integer is read.
+int parse_int(const std::string& text, const std::string& flag, int min_value = 1, int max_value = kMaxInteger);
+std::vector<int> parse_int_list(const std::string& text, const std::string& flag, int min_value = 1,
+                                int max_value = kMaxInteger);
 
-// Finite decimal numbers ("1", "0.5", "2e-3") that are > 0, or >= 0 when zero_ok.
+// Finite decimal numbers ("1", "0.5", "2e-3") that are > 0 (>= 0 when zero_ok) and <= kMaxNumber.
 double parse_number(const std::string& text, const std::string& flag, bool zero_ok = false);
 std::vector<double> parse_number_list(const std::string& text, const std::string& flag, bool zero_ok = false);
 
@@ -29,6 +39,7 @@ struct Duration {
 inline Duration seconds(double s) { return {s, true, ""}; }
 // "2ms", "500us", "1.5s" (the unit that reads best) or a plain number of time units.
 std::string to_text(const Duration& d);
+// > 0 (>= 0 when zero_ok) and at most kMaxNumber time units or seconds.
 Duration parse_duration(const std::string& text, const std::string& flag, bool zero_ok = false);
 std::vector<Duration> parse_duration_list(const std::string& text, const std::string& flag, bool zero_ok = false);
 
@@ -40,7 +51,7 @@ std::vector<std::uint64_t> parse_bytes_list(const std::string& text, const std::
 // "1,1,1,2": numbers as a comma list, each as %g prints it.
 std::string list_text(const std::vector<double>& xs);
 
-// A t x p x d rank mapping: "2x2x1" (TxPxD, positive integers).
+// A t x p x d rank mapping: "2x2x1" (TxPxD, decimal integers in [1, kMaxInteger]).
 struct Mapping {
   int t = 1, p = 1, d = 1;
 };

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 #include "analysis/generators.hpp"
 #include "analysis/validate.hpp"
 #include "topology/grid.hpp"
@@ -80,7 +82,8 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
       {"d", std::to_string(pl.mapping.d)},
       {"v", std::to_string(s.v())},
       {"m", std::to_string(s.m)},
-      {"group", std::to_string(pl.group)},
+      // 0 is the default, p: `--group p` is the same configuration.
+      {"group", std::to_string(pl.group == s.p ? 0 : pl.group)},
       {"order", rs.order},
       {"backend", rs.backend},
       {"workload", workload_name(rs.workload)},
@@ -139,6 +142,17 @@ Times check_settings(const RunSettings& rs, int world_size) {
   // One message is one MPI call, whose count is an int (comm/mpi_communicator.cpp).
   if (y.p2p_bytes > 2147483647ull)
     throw UsageError("--p2p-bytes " + std::to_string(y.p2p_bytes) + " is not allowed: at most 2147483647 bytes (2 GiB - 1), MPI's message size limit");
+  // A timeout shorter than a poll can resolve blames a healthy rank; a poll longer than the timeout
+  // defeats it (docs/run.md "Bounds").
+  const double timeout = rs.timeout.value;
+  if (timeout < kMinTimeout || timeout > kMaxTimeout)
+    throw UsageError("--timeout " + quoted(to_text(rs.timeout)) + " is not allowed: expected a time from " +
+                     to_text(seconds(kMinTimeout)) + " to " + to_text(seconds(kMaxTimeout)) + " (7 days)");
+  const long long max_poll_us = static_cast<long long>(timeout * 1e6 / kPollsPerTimeout);
+  if (rs.poll_us < 1 || rs.poll_us > max_poll_us)
+    throw UsageError("--poll-us " + quoted(std::to_string(rs.poll_us)) + " is not allowed with --timeout " +
+                     quoted(to_text(rs.timeout)) + ": expected microseconds from 1 to " + std::to_string(max_poll_us) +
+                     " (the timeout / " + std::to_string(kPollsPerTimeout) + ")");
   if (y.tp_allreduce_bytes % 4 || y.dp_grad_bytes % 4)
     throw UsageError("--tp-allreduce-bytes and --dp-grad-bytes must be multiples of 4 (they are float32 sums)");
   if (rs.resume && !rs.append) throw UsageError("--resume needs --append: it adds to an existing results file");
@@ -165,6 +179,8 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
   if (!cost.empty() && static_cast<int>(cost.size()) != s.stages_per_pipe())
     throw UsageError("--stage-cost has " + std::to_string(cost.size()) + " entries; it has " +
                      std::to_string(s.stages_per_pipe()) + " stages (p*v)");
+  // All ones is what no list means: the same configuration, the same key.
+  if (std::all_of(cost.begin(), cost.end(), [](double k) { return k == 1.0; })) pl.times.stage_cost.clear();
   pl.model = rs.model;
   pl.model.tp_size = pl.mapping.t;
   if (rs.workload == WorkloadKind::transformer) kernels::validate_model(pl.model, s.stages_per_pipe());
@@ -175,27 +191,58 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
 
 }  // namespace
 
-std::vector<Plan> plan_sweep(const RunSettings& rs, int world_size) {
+std::vector<Plan> plan_sweep(const RunSettings& rs, int world_size, std::vector<std::string>* duplicates) {
   if (rs.schedules.empty()) throw UsageError("--schedule: give at least one schedule");
   if (rs.microbatches.empty()) throw UsageError("--microbatches: give at least one micro-batch count");
   const Times times = check_settings(rs, world_size);
   std::vector<Mapping> maps = rs.mappings;
   if (maps.empty()) maps.push_back({1, world_size, 1});
+  // Each list holds at most as many items as its flag has characters, but their product can be huge.
+  long double configurations = 1;
+  for (std::size_t n : {rs.schedules.size(), maps.size(), rs.vs.size(), rs.microbatches.size()}) configurations *= n;
+  if (configurations > kMaxConfigurations)
+    throw UsageError("the sweep has " + std::to_string(static_cast<unsigned long long>(configurations)) +
+                     " configurations (--schedule x --mapping x --chunks x --microbatches): at most " +
+                     std::to_string(kMaxConfigurations));
   std::vector<Plan> plans;
+  std::set<std::string> keys;
+  long long pairs = 0;  // p*m*v over the configurations kept so far
   for (const auto& name : rs.schedules)
     for (const auto& mp : maps)
       for (int v : rs.vs)
         for (int m : rs.microbatches) {
           Plan pl;
-          pl.index = static_cast<int>(plans.size()) + 1;
           pl.mapping = mp;
           pl.times = times;
           pl.label = name + " " + to_string(mp) + " m=" + std::to_string(m) + (v ? " v=" + std::to_string(v) : "");
+          long long mine = 0;
           try {
+            // Bounded before the schedule is generated: every rank holds every plan until the sweep ends.
+            // Each factor is at most kMaxInteger (2^24), so the product needs more than 64 bits.
+            const long double asked =
+                static_cast<long double>(mp.p) * m * (v ? v : analysis::schedule_info(name).default_v);
+            if (pairs + asked > kMaxSweepPairs)
+              throw UsageError("the sweep would plan " + std::to_string(static_cast<unsigned long long>(
+                                                             std::min<long double>(pairs + asked, 1e19L))) +
+                               " (chunk, micro-batch) pairs (p*m*v summed over its configurations): at most " +
+                               std::to_string(kMaxSweepPairs));
+            const long double recorded = asked * mp.t * mp.d * rs.steps;
+            if (recorded > kMaxRecordedPairs)
+              throw UsageError("p*m*v x t*d x --steps = " + std::to_string(static_cast<unsigned long long>(
+                                                                   std::min<long double>(recorded, 1e19L))) +
+                               " (chunk, micro-batch) pairs to record on rank 0: at most " +
+                               std::to_string(kMaxRecordedPairs) + " (fewer --steps or micro-batches)");
+            mine = static_cast<long long>(asked);
             plan_one(rs, pl, name, m, v);
           } catch (const UsageError& e) {
             throw UsageError("configuration " + pl.label + ": " + e.what());
           }
+          if (!keys.insert(pl.key).second) {
+            if (duplicates) duplicates->push_back(pl.label);
+            continue;
+          }
+          pairs += mine;
+          pl.index = static_cast<int>(plans.size()) + 1;
           plans.push_back(std::move(pl));
         }
   if (rs.pick < 1 || rs.pick > static_cast<int>(plans.size()))

@@ -83,15 +83,30 @@ struct Plan {
   std::vector<double> memory_need;
   kernels::TransformerWorkloadConfig model;  // the transformer of this configuration (tp_size set)
   Times times;                               // the synthetic workload's times, seconds (checked)
-  std::map<std::string, std::string> config;  // every setting as text: RunResult::config
-  std::string key;                            // the canonical key of `config` (--resume)
+  // Every setting as text: RunResult::config. Normalised, so that equal configurations have equal keys:
+  // the interleaved group equal to p is 0 (the default), stage costs all 1 are "uniform".
+  std::map<std::string, std::string> config;
+  std::string key;  // the canonical key of `config` (--resume)
   std::string label;                          // "1f1b 1x4x1 m=8", for messages
 };
 
+// The bounds of a sweep (docs/run.md "Bounds"), so that every allowed sweep fits in memory: what
+// every rank plans, what rank 0 gathers, and how long a wait may be.
+inline constexpr long long kMaxConfigurations = 100000;  // schedules x mappings x v x m, before duplicates go
+// (chunk, micro-batch) pairs: a pair is 2 or 3 actions (F, B or I and W) of 20 bytes in a plan, and as
+// many action records (72 bytes) and their messages on rank 0 per timed step and pipeline.
+inline constexpr long long kMaxSweepPairs = 1LL << 22;     // p*m*v summed over the sweep: what every rank plans
+inline constexpr long long kMaxRecordedPairs = 1LL << 21;  // p*m*v x t*d x timed steps: what rank 0 gathers
+inline constexpr double kMinTimeout = 1e-3;              // --timeout, seconds: one poll must resolve it
+inline constexpr double kMaxTimeout = 7 * 86400.0;       // a week
+inline constexpr int kPollsPerTimeout = 10;              // --poll-us at most --timeout / 10
+
 // Every configuration of the sweep (schedules x mappings x v x m, in that nesting order), checked:
 // mappings multiply to the world size, each schedule accepts its p, m, v and group, the model divides,
-// times and sizes are sane. UsageError (naming the configuration) otherwise.
-std::vector<Plan> plan_sweep(const RunSettings& s, int world_size);
+// times and sizes are sane and within the bounds above. UsageError (naming the configuration) otherwise.
+// Configurations equal to an earlier one (the same key: `-m 8,8`, `-v 2` beside the default of
+// interleaved) are dropped, their labels added to `duplicates` when it is given; indices count the rest.
+std::vector<Plan> plan_sweep(const RunSettings& s, int world_size, std::vector<std::string>* duplicates = nullptr);
 
 // Refuses (UsageError) a sweep in which some configuration needs more memory on a rank than
 // `per_rank_bytes` (this node's available memory shared by its ranks); 0 skips the check.

@@ -25,9 +25,54 @@ TEST(Parse, IntegerLists) {
   EXPECT_EQ(parse_int_list("16", "-m"), (std::vector<int>{16}));
   EXPECT_EQ(parse_int("0", "--x", 0), 0);
   const std::string e = error_of([] { parse_int_list("4,0", "-p"); });
-  EXPECT_EQ(e, "-p '0' is not allowed: expected an integer >= 1");
+  EXPECT_EQ(e, "-p '0' is not allowed: expected a decimal integer from 1 to 16777216");
   for (const char* bad : {"", "2,,4", "4,", "x", "2.5", "-1", "1e3", "99999999999"})
     EXPECT_NE(error_of([&] { parse_int_list(bad, "-m"); }), "") << bad;
+}
+
+// Issue 8 item 13: integers are decimal everywhere, without overflow, within one documented bound.
+TEST(Parse, IntegersAreDecimalAndBounded) {
+  EXPECT_EQ(parse_int("010", "-t"), 10);  // leading zeros: decimal, as everywhere
+  EXPECT_EQ(parse_int("16777216", "-m"), kMaxInteger);
+  EXPECT_EQ(parse_int("0007", "-m", 1, 7), 7);
+  for (const char* bad : {"0x10", "0X1", "+4", "-0", "16777217", "4294967297", "18446744073709551617",
+                          "99999999999999999999999999999", "1 2", "\n", "", " "})
+    EXPECT_NE(error_of([&] { parse_int(bad, "-m"); }), "") << bad;
+  EXPECT_EQ(error_of([] { parse_int("4294967297", "-m"); }),
+            "-m '4294967297' is not allowed: expected a decimal integer from 1 to 16777216");
+  EXPECT_EQ(error_of([] { parse_int("8", "--x", 0, 7); }), "--x '8' is not allowed: expected a decimal integer from 0 to 7");
+}
+
+TEST(Parse, MappingsWithoutWrapAround) {
+  const Mapping m = parse_mapping("2x010x3", "--mapping");
+  EXPECT_EQ(to_string(m), "2x10x3");
+  for (const char* bad : {"4294967297x1x1", "1x4294967297x1", "1x1x4294967297", "16777217x1x1", "0x1x1", "1x1",
+                          "1x1x1x1", "1x1x", "x1x1", "-1x1x1", "1 x1x1", "2x2x1a", "0x10x1x1", ""})
+    EXPECT_NE(error_of([&] { parse_mapping(bad, "--mapping"); }), "") << bad;
+  EXPECT_EQ(error_of([] { parse_mapping("4294967297x1x1", "--mapping"); }),
+            "--mapping '4294967297x1x1' is not allowed: expected TxPxD, three decimal integers from 1 to 16777216, "
+            "e.g. 2x2x1");
+}
+
+// Numbers and times have an upper bound, so sums over a schedule never overflow to inf (and -nan).
+TEST(Parse, NumbersAndTimesAreBounded) {
+  EXPECT_DOUBLE_EQ(parse_number("1e9", "--stage-cost"), kMaxNumber);
+  EXPECT_DOUBLE_EQ(parse_duration("1e9", "--tf").value, kMaxNumber);
+  EXPECT_DOUBLE_EQ(parse_duration("1e17ns", "--tf").value, 1e8);
+  for (const char* bad : {"1.0000001e9", "1e308", "1e309"})
+    EXPECT_NE(error_of([&] { parse_number(bad, "--stage-cost"); }), "") << bad;
+  for (const char* bad : {"1e308", "2e9", "1e10s", "1e13ms", "1e308ns"})
+    EXPECT_NE(error_of([&] { parse_duration(bad, "--tf"); }), "") << bad;
+  EXPECT_EQ(error_of([] { parse_duration("1e308", "--tf"); }),
+            "--tf '1e308' is not allowed: expected a time > 0 and <= 1e+09: a number of time units, or one with a unit "
+            "ns, us, ms or s (e.g. 2ms, 1.5s)");
+}
+
+// Issue 8 item 14: a value is echoed escaped, so the message stays one line.
+TEST(Parse, ValuesAreEscapedInMessages) {
+  EXPECT_EQ(error_of([] { parse_int("1\n2", "--steps"); }), "--steps '1\\n2' is not allowed: expected a decimal integer from 1 to 16777216");
+  EXPECT_EQ(error_of([] { parse_duration("\x1b[31m", "--tf"); }).find('\x1b'), std::string::npos);
+  EXPECT_EQ(error_of([] { parse_number_list("1,\t", "--stage-cost"); }).find('\t'), std::string::npos);
   EXPECT_NE(error_of([] { parse_int_list("2,,4", "-m"); }).find("without empty items"), std::string::npos);
 }
 

@@ -40,7 +40,7 @@ report_case(report_other_schema RC 2
   MATCH "pipebench: error: '.*schema99.h5' holds pipebench results of schema version 99. this pipebench writes version 2 and reads versions 1-2: read it with the pipebench that wrote it\n$"
   ARGS report ${_rf}/schema99.h5)
 # Issue 8 item 14: one line naming the value and what is allowed (CLI11's range printed DBL_MAX in full).
-report_case(report_bad_run_id RC 2 MATCH "^pipebench: error: --run '0' is not allowed: expected an integer >= 1\n$"
+report_case(report_bad_run_id RC 2 MATCH "^pipebench: error: --run '0' is not allowed: expected a decimal integer from 1 to 16777216\n$"
   ARGS report ${_rf}/results.h5 --run 0)
 
 # h5dump, the HDF5 tool users have, reads the file without pipebench: the layout and a string value.

@@ -23,15 +23,15 @@ pipebench_cli_test(schedule_import_csv_figures RC 0 MATCH "^0F0,0F1,0B0,0B1\n1F0
 
 pipebench_cli_test(schedule_unknown RC 2 MATCH "^pipebench: error: unknown schedule 'nope'. allowed: gpipe, 1f1b[^\n]*\n$"
   ARGS schedule --schedule nope -p 2 -m 2)
-pipebench_cli_test(schedule_zero_p RC 2 MATCH "^pipebench: error: --pipeline '0' is not allowed: expected an integer >= 1\n$"
+pipebench_cli_test(schedule_zero_p RC 2 MATCH "^pipebench: error: --pipeline '0' is not allowed: expected a decimal integer from 1 to 16777216\n$"
   ARGS schedule --schedule 1f1b -p 0 -m 2)
-pipebench_cli_test(schedule_negative_m RC 2 MATCH "^pipebench: error: --microbatches '-3' is not allowed: expected an integer >= 1\n$"
+pipebench_cli_test(schedule_negative_m RC 2 MATCH "^pipebench: error: --microbatches '-3' is not allowed: expected a decimal integer from 1 to 16777216\n$"
   ARGS schedule --schedule 1f1b -p 2 -m -3)
 pipebench_cli_test(schedule_zero_v RC 2 MATCH "^pipebench: error: --chunks '0' is not allowed"
   ARGS schedule --schedule 1f1b -p 2 -m 2 -v 0)
 pipebench_cli_test(schedule_fixed_v RC 2 MATCH "^pipebench: error: schedule '1f1b' has v = 1 chunks per rank. got v = 2\n$"
   ARGS schedule --schedule 1f1b -p 2 -m 2 -v 2)
-pipebench_cli_test(schedule_bad_format RC 2 MATCH "^pipebench: error: --format 'png' is not allowed: grid, csv, json, svg\n$"
+pipebench_cli_test(schedule_bad_format RC 2 MATCH "^pipebench: error: --format 'png' is not allowed: expected one of grid, csv, json, svg\n$"
   ARGS schedule --schedule 1f1b -p 2 -m 2 --format png)
 pipebench_cli_test(schedule_unwritable_out RC 2
   MATCH "^pipebench: error: cannot write --out '/nonexistent-dir/x.csv': No such file or directory[^\n]*\n$"

@@ -27,7 +27,7 @@ pipebench_cli_test(simulate_svg_one RC 0 MATCH "# wrote one.svg\n" ARGS simulate
 
 pipebench_cli_test(simulate_single_rejected RC 2 MATCH "^pipebench: error: schedule '1f1b' has v = 1 chunks per rank. got v = 2\n$"
   ARGS simulate --schedule 1f1b -p 4 -m 4 -v 2)
-pipebench_cli_test(simulate_zero_p RC 2 MATCH "^pipebench: error: --pipeline '0' is not allowed: expected an integer >= 1\n$"
+pipebench_cli_test(simulate_zero_p RC 2 MATCH "^pipebench: error: --pipeline '0' is not allowed: expected a decimal integer from 1 to 16777216\n$"
   ARGS simulate --schedule 1f1b -p 4,0 -m 4)
 pipebench_cli_test(simulate_negative_m RC 2 MATCH "^pipebench: error: --microbatches '-4' is not allowed"
   ARGS simulate --schedule 1f1b -p 4 -m -4)

@@ -25,11 +25,11 @@ pipebench_cli_test(topology_bad_order RC 2
   ARGS topology -t 2 -p 2 -d 2 --order tp-xp-pp)
 pipebench_cli_test(topology_repeated_axis RC 2 MATCH "^pipebench: error: order 'tp-dp-dp': axis 'dp' appears twice"
   ARGS topology --order tp-dp-dp)
-pipebench_cli_test(topology_zero_size RC 2 MATCH "^pipebench: error: --pipeline '0' is not allowed: expected an integer >= 1\n$"
+pipebench_cli_test(topology_zero_size RC 2 MATCH "^pipebench: error: --pipeline '0' is not allowed: expected a decimal integer from 1 to 16777216\n$"
   ARGS topology -p 0)
 pipebench_cli_test(topology_rank_outside RC 2 MATCH "^pipebench: error: rank 8 is outside the grid: allowed 0..7\n$"
   ARGS topology -t 2 -p 2 -d 2 --rank 8)
-pipebench_cli_test(topology_bad_ranks_per_node RC 2 MATCH "^pipebench: error: ranks per node = 0: must be at least 1"
+pipebench_cli_test(topology_bad_ranks_per_node RC 2 MATCH "^pipebench: error: --ranks-per-node '0' is not allowed: expected a decimal integer from 1 to 16777216\n$"
   ARGS topology -t 2 --ranks-per-node 0)
 pipebench_cli_test(topology_hostfile_count RC 2
   MATCH "^pipebench: error: hostfile '.*topology_hosts.txt' lists 8 ranks but t\\*p\\*d = 4"
