@@ -10,7 +10,7 @@ pipebench_cli_test(schedule_json RC 0
   MATCH "\"stage_rank\": ..*\"actions\": ..*\"0F0\".*\"simulated\": {.*\"analytic_bubble_fraction\": 0.333"
   ARGS schedule --schedule gpipe -p 2 -m 2 --format json)
 pipebench_cli_test(schedule_svg_out RC 0 MATCH "^# wrote sched.svg \\(svg\\)\n"
-  ARGS schedule --schedule gpipe -p 2 -m 4 --format svg --out sched.svg)
+  ARGS schedule --schedule gpipe -p 2 -m 4 --format svg --out sched.svg --force)
 pipebench_cli_test(schedule_svg_stdout RC 0 MATCH "^<\\?xml version=.*<svg .*</svg>\n$"
   ARGS schedule --schedule gpipe -p 2 -m 2 --format svg)
 pipebench_cli_test(schedule_import RC 0

@@ -22,8 +22,8 @@ pipebench_cli_test(simulate_skips_rejected RC 0
 pipebench_cli_test(simulate_footnotes RC 0 MATCH "n/a.1..*# .1. 1f1b: p2p time = 0.5 > 0"
   ARGS simulate --schedule 1f1b -p 4 -m 4 --p2p-time 0.5)
 pipebench_cli_test(simulate_svg RC 0 MATCH "# wrote t_1f1b_p2_m2_v1.svg\n# wrote t_1f1b_p2_m3_v1.svg\n"
-  ARGS simulate --schedule 1f1b -p 2 -m 2,3 --svg t.svg)
-pipebench_cli_test(simulate_svg_one RC 0 MATCH "# wrote one.svg\n" ARGS simulate --schedule zbv -p 2 -m 4 --svg one.svg)
+  ARGS simulate --schedule 1f1b -p 2 -m 2,3 --svg t.svg --force)
+pipebench_cli_test(simulate_svg_one RC 0 MATCH "# wrote one.svg\n" ARGS simulate --schedule zbv -p 2 -m 4 --svg one.svg --force)
 
 pipebench_cli_test(simulate_single_rejected RC 2 MATCH "^pipebench: error: schedule '1f1b' has v = 1 chunks per rank. got v = 2\n$"
   ARGS simulate --schedule 1f1b -p 4 -m 4 -v 2)
