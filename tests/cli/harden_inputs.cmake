@@ -78,3 +78,15 @@ harden_inputs_test(harden_simulate_svg_exists RC 2
   MATCH "^none written\npipebench: error: --svg 't_1f1b_p2_m4_v1.svg' already exists. remove it, give another name or add --force\n$"
   SCRIPT "printf keep > t_1f1b_p2_m4_v1.svg && \"$0\" \"$@\"\nrc=$?\ntest -e t_1f1b_p2_m2_v1.svg || echo none written\nexit $rc"
   ARGS simulate --schedule 1f1b -p 2 -m 2,4 --svg t.svg)
+
+# Item 13 (fixed with the flag parsers): topology's and schedule's own flags are decimal integers and
+# non-empty names, like every other flag.
+harden_inputs_test(harden_topology_rank_decimal RC 2 MATCH "^pipebench: error: rank 10 is outside the grid: allowed 0..7\n$"
+  ARGS topology -t 2 -p 2 -d 2 --rank 010)
+harden_inputs_test(harden_topology_rank_hex RC 2 MATCH "^pipebench: error: --rank '0x3' is not allowed: expected a decimal integer from 0 to 16777216\n$"
+  ARGS topology -t 2 -p 2 -d 2 --rank 0x3)
+# (An empty argument does not survive a CMake list: the script appends it.)
+harden_inputs_test(harden_topology_empty_hostfile RC 2 MATCH "^pipebench: error: --hostfile '' is not allowed: expected a non-empty value\n$"
+  SCRIPT "exec \"$0\" \"$@\" \"\"" ARGS topology -t 2 -p 2 --hostfile)
+harden_inputs_test(harden_schedule_empty_import RC 2 MATCH "^pipebench: error: --import-csv '' is not allowed: expected a non-empty value\n$"
+  SCRIPT "exec \"$0\" \"$@\" \"\"" ARGS schedule --import-csv)
