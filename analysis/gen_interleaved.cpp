@@ -31,11 +31,15 @@ std::vector<Slot> group_table(int m, int v, int g) {
   return t;
 }
 
+// The first few, so that a message stays one short line for any m.
 std::string valid_groups(int p, int m) {
   std::string s;
+  int shown = 0;
   for (int g = p; g <= m; ++g) {
     const int rest = m % g;
-    if (rest == 0 || rest >= p) s += (s.empty() ? "" : ", ") + std::to_string(g);
+    if (rest != 0 && rest < p) continue;
+    if (shown++ == 8) return s + ", ...";
+    s += (s.empty() ? "" : ", ") + std::to_string(g);
   }
   return s;
 }

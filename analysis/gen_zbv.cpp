@@ -11,8 +11,13 @@
 // Like torch, the order is built for n = max(2p-1, m) micro-batches and the actions of micro-batches
 // >= m are dropped (torch turns them into idle slots), so any m >= 1 works. torch also starts rank r
 // with r idle slots; here the replay waits for the inputs instead, which gives the same times.
+//
+// Building the dropped micro-batches one by one would cost O(p^2) for m < 2p-1 (days for p = 8e6 and
+// m = 1): each repetition of a pattern runs only while one of its actions can still be kept, and the
+// rest only advances the counters, so the work is O(p + actions).
 #include <algorithm>
-#include <deque>
+#include <cstdint>
+#include <initializer_list>
 
 #include "analysis/generators_impl.hpp"
 
@@ -20,55 +25,60 @@ namespace pipebench::analysis::detail {
 
 namespace {
 
+enum Op : int { F0, F1, I0, I1, W0, W1 };
+
+// One rank's counters. Every I of a chunk is followed, in I order, by its W (the oldest I still
+// without its W), so the pending W of chunk c are the micro-batches [w(c), i(c)) and a W takes w(c).
 class ZbvRank {
  public:
   ZbvRank(std::vector<Action>& out, int m, int stage0, int stage1) : out_(out), m_(m), stage_{stage0, stage1} {}
 
-  void f(int c) { emit(Kind::F, c, next_f_[c]++); }
-  void i(int c) {
-    emit(Kind::I, c, next_i_[c]);
-    pending_w_[c].push_back(next_i_[c]++);
+  // Runs the pattern `times` times in a row.
+  void repeat(std::int64_t times, std::initializer_list<Op> ops) {
+    if (times <= 0) return;
+    for (; times > 0 && live(ops); --times)
+      for (Op op : ops) run(op);
+    for (Op op : ops) count_[op] += times;  // nothing of the rest is kept: micro-batches >= m
   }
-  void w(int c) {  // the oldest I of chunk c still without its W
-    emit(Kind::W, c, pending_w_[c].front());
-    pending_w_[c].pop_front();
-  }
-  int forwards(int c) const { return next_f_[c]; }
-  bool w_pending(int c) const { return !pending_w_[c].empty(); }
+  std::int64_t count(Op op) const { return count_[op]; }
 
  private:
-  void emit(Kind k, int c, int mb) {
-    if (mb < m_) out_.push_back(Action::make(k, stage_[c], mb));
+  static constexpr Kind kKind[6] = {Kind::F, Kind::F, Kind::I, Kind::I, Kind::W, Kind::W};
+  bool live(std::initializer_list<Op> ops) const {
+    for (Op op : ops)
+      if (count_[op] < m_) return true;
+    return false;
+  }
+  void run(Op op) {
+    const std::int64_t mb = count_[op]++;
+    if (mb < m_) out_.push_back(Action::make(kKind[op], stage_[op % 2], static_cast<int>(mb)));
   }
 
   std::vector<Action>& out_;
-  int m_;
+  std::int64_t m_;
   int stage_[2];
-  int next_f_[2] = {0, 0};
-  int next_i_[2] = {0, 0};
-  std::deque<int> pending_w_[2];
+  std::int64_t count_[6] = {0, 0, 0, 0, 0, 0};
 };
 
 }  // namespace
 
 Schedule zbv(const ScheduleParams& q) {
-  const int p = q.p;
-  const int n = std::max(2 * p - 1, q.m);
-  Schedule s = v_layout("zbv", p, q.m);
-  for (int r = 0; r < p; ++r) {
+  const std::int64_t p = q.p;
+  const std::int64_t n = std::max<std::int64_t>(2 * p - 1, q.m);
+  Schedule s = v_layout("zbv", q.p, q.m);
+  for (int r = 0; r < q.p; ++r) {
     s.actions[r].reserve(static_cast<std::size_t>(6) * q.m);  // F, I and W of m micro-batches on two stages
-    ZbvRank k(s.actions[r], q.m, r, 2 * p - 1 - r);
-    for (int j = 0; j < 2 * (p - r) - 1; ++j) k.f(0);
-    for (int j = 0; j < r; ++j) k.f(1), k.f(0);
-    for (int j = 0; j < p - r; ++j) k.f(1), k.i(1), k.w(1);
-    while (k.forwards(1) < k.forwards(0) || k.forwards(0) < n) {
-      if (k.forwards(0) < n) k.f(0);
-      k.i(0), k.w(0), k.f(1), k.i(1), k.w(1);
-    }
-    for (int j = 0; j < r; ++j) k.i(0), k.i(1);
-    for (int j = 0; j < p - r; ++j) k.i(0), k.w(0);
-    while (k.w_pending(1)) k.w(1);
-    while (k.w_pending(0)) k.w(0);
+    ZbvRank k(s.actions[r], q.m, r, static_cast<int>(2 * p - 1 - r));
+    k.repeat(2 * (p - r) - 1, {F0});
+    k.repeat(r, {F1, F0});
+    k.repeat(p - r, {F1, I1, W1});
+    // Steady state: (F0 while forwards remain) I0 W0 F1 I1 W1, until both chunks did every forward.
+    k.repeat(n - k.count(F0), {F0, I0, W0, F1, I1, W1});
+    k.repeat(n - k.count(F1), {I0, W0, F1, I1, W1});
+    k.repeat(r, {I0, I1});  // their W deferred
+    k.repeat(p - r, {I0, W0});
+    k.repeat(k.count(I1) - k.count(W1), {W1});
+    k.repeat(k.count(I0) - k.count(W0), {W0});
   }
   return s;
 }

@@ -4,6 +4,7 @@
 
 #include "analysis/error.hpp"
 #include "analysis/generators_impl.hpp"
+#include "analysis/limits.hpp"
 
 namespace pipebench::analysis {
 
@@ -74,6 +75,11 @@ Schedule make_schedule(const ScheduleParams& params) {
   if (e.info.fixed_v && q.v != e.info.default_v)
     throw UsageError("schedule '" + q.name + "' has v = " + std::to_string(e.info.default_v) + " chunks per rank; got v = " +
                      std::to_string(q.v));
+  // Every generator's work and memory are linear in p*v*m (zbv's dropped micro-batches included, see
+  // gen_zbv.cpp), so this one check bounds them all before anything is built.
+  check_pipeline_ranks(q.p, "p");
+  check_schedule_pairs(static_cast<std::int64_t>(q.p) * q.v * q.m,
+                       "p*v*m = " + std::to_string(q.p) + "*" + std::to_string(q.v) + "*" + std::to_string(q.m));
   return e.make(q);
 }
 

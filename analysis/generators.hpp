@@ -27,8 +27,9 @@ struct ScheduleInfo {
 const std::vector<ScheduleInfo>& schedule_catalog();
 const ScheduleInfo& schedule_info(const std::string& name);  // throws UsageError listing the names
 
-// Generates the schedule; throws UsageError naming the bad parameter and the allowed range. The result
-// is valid by construction (the tests validate every generator over a grid of p, m, v).
+// Generates the schedule; throws UsageError naming the bad parameter and the allowed range, and for
+// p*v*m over kMaxSchedulePairs (analysis/limits.hpp) before building anything. The result is valid by
+// construction (the tests validate every generator over a grid of p, m, v).
 Schedule make_schedule(const ScheduleParams& params);
 
 }  // namespace pipebench::analysis

@@ -114,13 +114,17 @@ std::size_t Schedule::num_actions() const {
   return n;
 }
 
-std::string to_grid(const Schedule& s) {
-  std::ostringstream os;
+void write_grid(std::ostream& os, const Schedule& s) {
   for (int r = 0; r < static_cast<int>(s.actions.size()); ++r) {
     os << "rank " << r << ":";
     for (const auto& a : s.actions[r]) os << ' ' << to_string(a);
     os << '\n';
   }
+}
+
+std::string to_grid(const Schedule& s) {
+  std::ostringstream os;
+  write_grid(os, s);
   return os.str();
 }
 

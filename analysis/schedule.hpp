@@ -6,6 +6,7 @@
 // torch.distributed.pipelining: `{stage}{kind}{mb}` such as `3F0`, `7I2`, `0W5`, and the overlapped
 // forward/backward pair of DualPipe as `(0F7;7B3)`.
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,5 +72,6 @@ struct Schedule {
 
 // The grid text form: one line per rank, actions separated by spaces (`rank 0: 0F0 0F1 ...`).
 std::string to_grid(const Schedule& s);
+void write_grid(std::ostream& os, const Schedule& s);  // the same text, written as it goes
 
 }  // namespace pipebench::analysis

@@ -2,7 +2,6 @@
 // written as a grid, CSV (torch.distributed.pipelining), JSON or an SVG timeline (docs/simulate.md).
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <utility>
 
 #include "analysis/csv.hpp"
@@ -13,6 +12,7 @@
 #include "bench/parse.hpp"
 #include "bench/sim_support.hpp"
 #include "bench/render/json.hpp"
+#include "bench/render/output.hpp"
 
 namespace pipebench::bench {
 
@@ -22,6 +22,7 @@ struct Flags {
   std::string schedule, format = "grid", out, import_csv;
   int p = 0, m = 0, v = 0, group = 0;
   bool generated = false;  // any of --schedule, -p, -m, -v, --group given
+  bool force = false;
   TimeFlags times;
 };
 
@@ -45,19 +46,22 @@ std::string figures_line(const SimRun& r, const Times& t) {
   return s;
 }
 
-std::string render(const Flags& f, const SimRun& r, const Times& t) {
+// Writes the output as it goes: a grid, CSV or SVG needs no second copy in memory (the JSON tree is
+// bounded by check_listed_actions() before the simulation), and the caller checks the stream.
+void render(std::ostream& os, const Flags& f, const SimRun& r, const Times& t) {
   const auto& s = r.schedule;
-  if (f.format == "csv") return analysis::to_csv(s);
-  if (f.format == "svg") return svg_of(r, t);
+  if (f.format == "csv") return analysis::write_csv(os, s);
+  if (f.format == "svg") return write_svg_of(os, r, t);
   if (f.format == "json") {
     auto j = schedule_json(s);
     j["simulated"] = summary_json(s, r.sim.metrics, r.analytic ? &*r.analytic : nullptr);
-    return j.dump(2) + "\n";
+    os << j.dump(2) << "\n";
+    return;
   }
-  std::ostringstream os;
   os << "# " << s.name << ": p=" << s.p << " m=" << s.m << " v=" << s.v() << (s.pipes > 1 ? " pipes=2" : "")
-     << ", " << s.num_actions() << " actions, valid\n"
-     << analysis::to_grid(s) << "# times: tf=" << to_text(f.times.tf) << " tb=" << to_text(f.times.tb)
+     << ", " << s.num_actions() << " actions, valid\n";
+  analysis::write_grid(os, s);
+  os << "# times: tf=" << to_text(f.times.tf) << " tb=" << to_text(f.times.tb)
      << " tw=" << to_text(f.times.tw) << (t.t_overlap < 0 ? "" : " t_overlap=" + to_text(f.times.t_overlap))
      << (t.p2p > 0 ? " p2p=" + to_text(f.times.p2p) : "")
      << (t.stage_cost.empty() ? "" : " stages=" + list_text(t.stage_cost)) << '\n'
@@ -68,7 +72,6 @@ std::string render(const Flags& f, const SimRun& r, const Times& t) {
        << " = " << idle.formula << ", holds when " << idle.condition << '\n';
   }
   print_rank_table(os, r, t);
-  return os.str();
 }
 
 void run(const Flags& f) {
@@ -80,29 +83,34 @@ void run(const Flags& f) {
     throw UsageError("no schedule given: pass --schedule NAME -p P -m M, or --import-csv FILE");
   const Times t = parse_times(f.times);
 
+  if (!f.out.empty()) check_output_path(f.out, "--out", f.force);  // before any work
+
   const bool with_timeline = f.format == "svg";  // only the picture shows each action
-  SimRun r;
+  analysis::Schedule s;
   if (generated) {
     if (f.schedule.empty() || f.p == 0 || f.m == 0)
       throw UsageError("--schedule, -p and -m are all required to generate a schedule");
-    r = run_config(make_checked_schedule({f.schedule, f.p, f.m, f.v, f.group}), f.group, t, true, with_timeline);
+    const analysis::ScheduleParams q{f.schedule, f.p, f.m, f.v, f.group};
+    if (f.format == "json" || f.format == "svg") check_listed_actions(q, "--format " + f.format);
+    s = analysis::make_schedule(q);
   } else {
     analysis::CsvImportNotes notes;
-    analysis::Schedule s = analysis::read_csv_file(f.import_csv, &notes);
+    s = analysis::read_csv_file(f.import_csv, &notes);
     if (notes.b_read_as_i > 0) {  // before validation, which may then fail on what was read
       const bool one = notes.b_read_as_i == 1;
       std::cerr << "pipebench: warning: " << f.import_csv << ": " << notes.b_read_as_i
                 << (one ? " B action" : " B actions") << " followed by a W of the same stage and micro-batch "
                 << (one ? "was" : "were") << " read as I (torch's older zero-bubble CSVs)\n";
     }
-    r = run_config(std::move(s), 0, t, false, with_timeline);
   }
+  if (f.format == "json" || f.format == "svg") check_listed_actions(s, "--format " + f.format);
+  const SimRun r = run_config(std::move(s), generated ? f.group : 0, t, generated, with_timeline);
 
-  const std::string text = render(f, r, t);
   if (f.out.empty()) {
-    std::cout << text;
+    render(std::cout, f, r, t);
+    if (!std::cout.flush()) throw Error("cannot write the output to stdout");
   } else {
-    write_text_file(f.out, text, "--out");
+    write_output(f.out, "--out", [&](std::ostream& os) { render(os, f, r, t); }, f.force);
     std::cout << "# wrote " << f.out << " (" << f.format << ")\n";
   }
   // An imported schedule's figures are part of the answer, but CSV and SVG cannot carry them: they go
@@ -126,6 +134,7 @@ void add_schedule_command(CLI::App& app) {
       {{"grid", "grid"}, {"csv", "csv"}, {"json", "json"}, {"svg", "svg"}});
   add(*cmd, flag::out, f->out)->description("Write to this file instead of stdout");
   add(*cmd, {"--import-csv", "Read a schedule CSV (one row per rank), validate and simulate it"}, f->import_csv);
+  add(*cmd, flag::force, f->force);
   add_time_flags(*cmd, f->times, true);
   cmd->callback([f, generating] {
     for (const auto* o : generating) f->generated = f->generated || o->count() > 0;

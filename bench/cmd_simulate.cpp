@@ -2,7 +2,7 @@
 // its analytic figures; a fixed-width table (docs/simulate.md) or the JSON contract (docs/json.md).
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
+#include <cstdint>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -10,6 +10,7 @@
 
 #include "analysis/error.hpp"
 #include "analysis/generators.hpp"
+#include "analysis/limits.hpp"
 #include "analysis/replay.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
@@ -17,6 +18,7 @@
 #include "bench/sim_support.hpp"
 #include "bench/render/table.hpp"
 #include "bench/render/json.hpp"
+#include "bench/render/output.hpp"
 
 namespace pipebench::bench {
 
@@ -30,6 +32,7 @@ struct Flags {
   TimeFlags times;
   bool json = false;
   bool timeline = false;
+  bool force = false;
 };
 
 std::string config_name(const SimRun& r) {
@@ -226,6 +229,10 @@ void run(const Flags& f) {
   const std::size_t total = names.size() * ps.size() * ms.size() * vs.size();
   // Only --timeline and --svg show each action; the table and the JSON summary need the metrics alone.
   const bool with_timeline = f.timeline || !f.svg.empty();
+  if (!f.svg.empty() && total == 1) check_output_path(f.svg, "--svg", f.force);  // before any work
+  // Only what lists every action keeps the actions past the simulation, within one budget for the sweep.
+  const std::string listing = f.timeline ? "--timeline" : "--svg";
+  std::int64_t listed = 0;
   std::vector<SimRun> runs;
   Skipped skipped;
   for (const auto& name : names)
@@ -233,7 +240,18 @@ void run(const Flags& f) {
       for (int m : ms)
         for (int v : vs) {
           try {
-            runs.push_back(run_config(make_checked_schedule({name, p, m, v, group}), group, t, true, with_timeline));
+            const analysis::ScheduleParams q{name, p, m, v, group};
+            if (with_timeline) check_listed_actions(q, listing);
+            analysis::Schedule s = analysis::make_schedule(q);
+            if (with_timeline) {
+              check_listed_actions(s, listing);
+              analysis::check_listed_items(listed + static_cast<std::int64_t>(s.num_actions()),
+                                           listing + " of the whole sweep", "list fewer configurations");
+              listed += static_cast<std::int64_t>(s.num_actions());
+            }
+            SimRun r = run_config(std::move(s), group, t, true, with_timeline);
+            if (!with_timeline) r.schedule.actions = {};  // the table and JSON need its sizes only
+            runs.push_back(std::move(r));
           } catch (const analysis::ScheduleError&) {
             throw;  // a generated schedule that fails validation is a bug to show, not a combination to skip
           } catch (const UsageError& e) {
@@ -249,23 +267,28 @@ void run(const Flags& f) {
     throw UsageError("no combination of --schedule, -p, -m, -v can be simulated, e.g. " + skipped.first());
 
   // --svg FILE: one configuration's picture is FILE; a sweep's are FILE with each name before ".svg".
+  // Every path is checked before the first file is written, so a refused one leaves none behind.
   std::vector<std::string> written;
+  std::vector<std::string> paths;
   if (!f.svg.empty())
-    for (const auto& r : runs) {
-      const std::string path = runs.size() == 1 ? f.svg : svg_file_name(f.svg, r);
-      write_text_file(path, svg_of(r, t), "--svg");
-      written.push_back("# wrote " + path);
-    }
+    for (const auto& r : runs) paths.push_back(runs.size() == 1 ? f.svg : svg_file_name(f.svg, r));
+  for (const auto& path : paths) check_output_path(path, "--svg", f.force);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    write_output(paths[i], "--svg", [&](std::ostream& os) { write_svg_of(os, runs[i], t); }, f.force);
+    written.push_back("# wrote " + paths[i]);
+  }
 
   if (f.json) {
     print_json(std::cout, f, t, runs);
     for (const auto& n : notes) std::cerr << n << '\n';  // stdout stays pure JSON
     for (const auto& w : written) std::cerr << w << '\n';
+    if (!std::cout.flush()) throw Error("cannot write the output to stdout");
     return;
   }
   print_table_output(std::cout, f, t, runs, notes);
   if (f.timeline) print_timelines(std::cout, t, runs);
   for (const auto& w : written) std::cout << w << '\n';
+  if (!std::cout.flush()) throw Error("cannot write the output to stdout");
 }
 
 }  // namespace
@@ -283,6 +306,7 @@ void add_simulate_command(CLI::App& app) {
   add(*cmd, flag::json, f->json)->description("Print the JSON contract (docs/json.md) instead of the table");
   cmd->add_flag("--timeline", f->timeline, "Also print every action's start and end");
   add(*cmd, flag::svg, f->svg);
+  add(*cmd, flag::force, f->force);
   cmd->callback([f] { run(*f); });
 }
 

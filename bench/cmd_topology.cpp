@@ -1,8 +1,8 @@
 // `pipebench topology`: the t x p x d mapping and its placement on nodes, for any cluster size, without
 // MPI (docs/topology.md).
 #include <algorithm>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/error.hpp"
+#include "analysis/limits.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
 #include "bench/render/table.hpp"
@@ -53,9 +54,8 @@ std::string members_text(const Grid& g, GroupKind k, int index) {
 
 Placement make_placement(const Options& o, const Grid& g) {
   if (o.hostfile.empty()) return Placement::block(g.world_size(), o.ranks_per_node);
-  std::ifstream in(o.hostfile);
-  if (!in) throw UsageError("cannot read hostfile '" + o.hostfile + "'");
-  const auto hosts = topology::parse_hostfile(in, o.hostfile);
+  std::istringstream in(analysis::read_input_file(o.hostfile, "hostfile"));
+  const auto hosts = topology::parse_hostfile(in, o.hostfile, g.world_size());
   if (static_cast<int>(hosts.size()) != g.world_size())
     throw UsageError("hostfile '" + o.hostfile + "' lists " + std::to_string(hosts.size()) + " ranks but t*p*d = " +
                      std::to_string(g.world_size()));
@@ -123,6 +123,13 @@ void print_text(const Options& o, const Grid& g, const Placement& pl, const topo
               << " ranks; pass --rank R (repeatable) for a rank's row, or --json for the whole mapping\n";
 }
 
+// A string as JSON; bytes that are not UTF-8 (a host name from a hostfile) become U+FFFD, not an error.
+std::string json_string(const std::string& text) {
+  return nlohmann::ordered_json(text).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+// What j.dump(1) prints, with the O(world) lists (ranks, groups) written as they go instead of held
+// as a tree (about 1.5 kB a rank).
 void print_json(const Options& o, const Grid& g, const Placement& pl, const topology::PlacementSummary& s,
                 const std::vector<int>& rows) {
   nlohmann::ordered_json j;
@@ -149,19 +156,42 @@ void print_json(const Options& o, const Grid& g, const Placement& pl, const topo
   j["pp_wrap_links"] = s.pp_wrap_links;
   j["pp_wrap_links_cross_node"] = s.pp_wrap_cross;
   j["warnings"] = s.warnings;
-  auto& ranks = j["ranks"] = nlohmann::ordered_json::array();
-  for (int r : rows) {
+  std::string head = j.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  head.resize(head.size() - 2);  // reopen the object: drop "\n}"
+  std::ostream& os = std::cout;
+  os << head << ",\n \"ranks\": [";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const int r = rows[i];
     const auto c = g.coords(r);
-    ranks.push_back({{"rank", r}, {"node", pl.node_of(r)}, {"host", pl.node_name(pl.node_of(r))}, {"tp", c.tp},
-                     {"pp", c.pp}, {"dp", c.dp}, {"tp_group", g.group_index(GroupKind::tp, r)},
-                     {"pp_group", g.group_index(GroupKind::pp, r)}, {"dp_group", g.group_index(GroupKind::dp, r)}});
+    const int node = pl.node_of(r);
+    os << (i ? "," : "") << "\n  {\n   \"rank\": " << r << ",\n   \"node\": " << node
+       << ",\n   \"host\": " << json_string(pl.node_name(node)) << ",\n   \"tp\": " << c.tp
+       << ",\n   \"pp\": " << c.pp << ",\n   \"dp\": " << c.dp
+       << ",\n   \"tp_group\": " << g.group_index(GroupKind::tp, r)
+       << ",\n   \"pp_group\": " << g.group_index(GroupKind::pp, r)
+       << ",\n   \"dp_group\": " << g.group_index(GroupKind::dp, r) << "\n  }";
   }
-  for (GroupKind k : kGroupKinds) j["groups"][topology::group_kind_name(k)] = g.groups(k);
-  std::cout << j.dump(1) << '\n';
+  os << (rows.empty() ? "]" : "\n ]") << ",\n \"groups\": {";
+  bool first_kind = true;
+  for (GroupKind k : kGroupKinds) {
+    os << (first_kind ? "" : ",") << "\n  \"" << topology::group_kind_name(k) << "\": [";
+    first_kind = false;
+    for (int gi = 0; gi < g.num_groups(k); ++gi) {
+      os << (gi ? "," : "") << "\n   [";
+      const int first = g.group_first(k, gi);
+      for (int i = 0; i < g.size(k); ++i) os << (i ? "," : "") << "\n    " << first + i * g.stride(k);
+      os << "\n   ]";
+    }
+    os << "\n  ]";
+  }
+  os << "\n }\n}\n";
 }
 
 void run(const Options& o) {
   const Grid g(o.t, o.p, o.d, o.v, o.order);
+  if (o.json)  // it lists every rank (and every group member) whatever --rank says
+    analysis::check_listed_items(g.world_size(), "--json of t*p*d = " + std::to_string(g.world_size()) + " ranks",
+                                 "use the text output, with --rank R for a rank's row");
   const Placement pl = make_placement(o, g);
   const auto summary = topology::summarize(g, pl);
   std::vector<int> rows = o.ranks;
@@ -174,6 +204,7 @@ void run(const Options& o) {
     print_json(o, g, pl, summary, rows);
   else
     print_text(o, g, pl, summary, rows);
+  if (!std::cout.flush()) throw Error("cannot write the output to stdout");
 }
 
 }  // namespace

@@ -2,14 +2,11 @@
 #include "bench/render/table.hpp"
 
 #include <algorithm>
-#include <cerrno>
+#include <cstdint>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 
 #include "analysis/error.hpp"
+#include "analysis/limits.hpp"
 #include "bench/render/svg.hpp"
 #include "analysis/validate.hpp"
 
@@ -50,34 +47,26 @@ SimRun run_config(analysis::Schedule s, int group, const Times& t, bool with_for
   return r;
 }
 
-analysis::Schedule make_checked_schedule(const analysis::ScheduleParams& q) {
-  constexpr double kMaxPairs = 16777216;  // 2^24 (chunk, micro-batch) pairs over all ranks
-  const int v = q.v > 0 ? q.v : analysis::schedule_info(q.name).default_v;
-  const double pairs = static_cast<double>(q.p) * q.m * v;
-  if (pairs > kMaxPairs)
-    throw UsageError("p*m*v = " + fmt("%.0f", pairs) + " (p=" + std::to_string(q.p) + ", m=" + std::to_string(q.m) +
-                     ", v=" + std::to_string(v) + ") is not allowed: at most 16777216 can be simulated in memory");
-  return analysis::make_schedule(q);
-}
-
 TimeDisplay time_display(const Times& t) { return t.seconds ? TimeDisplay{1e3, "ms"} : TimeDisplay{}; }
 
-std::string svg_of(const SimRun& r, const Times& t) {
+void write_svg_of(std::ostream& os, const SimRun& r, const Times& t) {
   SvgOptions opt;
   opt.time_unit = t.seconds ? "s" : "units";
-  return render_svg(r.schedule, r.sim.timeline, opt);
+  write_svg(os, r.schedule, r.sim.timeline, opt);
 }
 
-void write_text_file(const std::string& path, const std::string& text, const std::string& flag) {
-  std::error_code ec;
-  const bool existed = std::filesystem::is_regular_file(path, ec);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out << text;
-  if (out) out.close();
-  if (!out)
-    throw UsageError("cannot write " + flag + " '" + path + "': " + std::strerror(errno) +
-                     "; give a file in an existing, writable directory");
-  if (existed) std::cerr << "pipebench: note: replaced the existing file '" << path << "'\n";
+void check_listed_actions(const analysis::Schedule& s, const std::string& output) {
+  analysis::check_listed_items(static_cast<std::int64_t>(s.num_actions()),
+                               output + " of " + s.name + " p=" + std::to_string(s.p) + " m=" + std::to_string(s.m),
+                               "the table, grid and CSV have no such limit");
+}
+
+void check_listed_actions(const analysis::ScheduleParams& q, const std::string& output) {
+  const int v = q.v > 0 ? q.v : analysis::schedule_info(q.name).default_v;
+  analysis::check_listed_items(static_cast<std::int64_t>(q.p) * v * q.m,
+                               output + " of " + q.name + " p=" + std::to_string(q.p) + " m=" + std::to_string(q.m) +
+                                   " (at least p*v*m actions)",
+                               "the table, grid and CSV have no such limit");
 }
 
 std::string fmt(const char* format, double x) {

@@ -24,10 +24,6 @@ struct SimRun {
 };
 SimRun run_config(analysis::Schedule s, int group, const Times& t, bool with_formula, bool with_timeline = true);
 
-// make_schedule(), refusing sizes whose timeline would not fit in memory (p*m*v > 2^24, about 50M
-// actions) with a UsageError instead of an allocation failure minutes later.
-analysis::Schedule make_checked_schedule(const analysis::ScheduleParams& q);
-
 // How the tables show times: seconds as milliseconds, time units as they are.
 struct TimeDisplay {
   double factor = 1;
@@ -35,11 +31,15 @@ struct TimeDisplay {
 };
 TimeDisplay time_display(const Times& t);
 
-std::string svg_of(const SimRun& r, const Times& t);
+// The timeline picture of `r`, written to `os` as it goes.
+void write_svg_of(std::ostream& os, const SimRun& r, const Times& t);
 
-// Writes `text` to `path` (a note on stderr when it replaces a file); UsageError naming `flag` and
-// the system's reason when the file cannot be written.
-void write_text_file(const std::string& path, const std::string& text, const std::string& flag);
+// UsageError unless an output that lists every action of `s` (a timeline, a picture, the JSON action
+// lists) stays within kMaxListedItems (analysis/limits.hpp); `output` names it ("--format json").
+void check_listed_actions(const analysis::Schedule& s, const std::string& output);
+// The same before generating: a schedule has at least one action per (stage, micro-batch) pair, so
+// p*v*m over the limit is refused without building anything.
+void check_listed_actions(const analysis::ScheduleParams& q, const std::string& output);
 
 // printf-style formatting of one number.
 std::string fmt(const char* format, double x);

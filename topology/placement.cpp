@@ -51,7 +51,7 @@ std::string Placement::node_name(int node) const {
   return "node" + std::to_string(node);
 }
 
-std::vector<std::string> parse_hostfile(std::istream& in, const std::string& source) {
+std::vector<std::string> parse_hostfile(std::istream& in, const std::string& source, long long max_ranks) {
   std::vector<std::string> hosts;
   std::string line;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
@@ -70,8 +70,9 @@ std::vector<std::string> parse_hostfile(std::istream& in, const std::string& sou
                          " (lines are `host` or `host:n`)");
     }
     if (host.empty()) throw UsageError(source + ":" + std::to_string(lineno) + ": missing host name before ':'");
-    if (static_cast<long long>(hosts.size()) + n > Grid::kMaxWorldSize)
-      throw UsageError(source + ": more than " + std::to_string(Grid::kMaxWorldSize) + " ranks");
+    if (static_cast<long long>(hosts.size()) + n > std::min(max_ranks, Grid::kMaxWorldSize))
+      throw UsageError(source + " lists more than " + std::to_string(std::min(max_ranks, Grid::kMaxWorldSize)) +
+                       " ranks" + (max_ranks < Grid::kMaxWorldSize ? " (t*p*d)" : ""));
     hosts.insert(hosts.end(), static_cast<std::size_t>(n), host);
   }
   if (hosts.empty()) throw UsageError(source + ": no hosts listed (lines are `host` or `host:n`)");

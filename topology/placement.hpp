@@ -37,8 +37,10 @@ class Placement {
 
 // Reads an MPICH-style machine file: one `host` or `host:n` per line (n ranks on that host, filled in
 // order), `#` starts a comment. Returns the host of each rank. UsageError naming `source` and the line
-// for a bad count or an empty file.
-std::vector<std::string> parse_hostfile(std::istream& in, const std::string& source);
+// for a bad count or an empty file, and as soon as it lists more than `max_ranks` ranks (before holding
+// them).
+std::vector<std::string> parse_hostfile(std::istream& in, const std::string& source,
+                                        long long max_ranks = Grid::kMaxWorldSize);
 
 struct GroupPlacement {
   GroupKind kind = GroupKind::tp;

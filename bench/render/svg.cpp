@@ -1,5 +1,7 @@
 #include "bench/render/svg.hpp"
 
+#include "analysis/error.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -155,7 +157,7 @@ double svg_plot_width(const Schedule& s, const SvgOptions& opt) {
   return std::clamp(22.0 * max_actions_per_rank(s), 720.0, 4000.0);
 }
 
-std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOptions& opt) {
+void write_svg(std::ostream& o, const Schedule& s, const Timeline& timeline, const SvgOptions& opt) {
   const Metrics metrics = compute_metrics(s, timeline);
   const double makespan = metrics.makespan > 0 ? metrics.makespan : 1;
   const double plot_w = svg_plot_width(s, opt);
@@ -184,7 +186,6 @@ std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOpt
   const double height = rows_bottom + kAxisHeight + legend_lines * kLegendLine + 12;
   const Display disp = display_unit(opt.time_unit, makespan);
 
-  std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << px(width) << "\" height=\""
     << px(height) << "\" viewBox=\"0 0 " << px(width) << ' ' << px(height) << "\" font-family=\"sans-serif\">\n"
@@ -288,6 +289,14 @@ std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOpt
       << px(y + 11) << "\">" << escape(it.text) << "</text>\n";
   }
   o << "</g>\n</svg>\n";
+}
+
+std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOptions& opt) {
+  std::ostringstream o;
+  write_svg(o, s, timeline, opt);
+  // A stream that failed to grow (no memory) stops writing without an exception: never return the
+  // picture cut off.
+  if (!o) throw Error("cannot render the SVG timeline of '" + s.name + "': out of memory");
   return o.str();
 }
 

@@ -4,6 +4,7 @@
 // in the box (and the stage where a rank holds several), idle time as a hatched background, a time
 // axis with ticks and unit, a legend, and a title with the schedule, p, m, v and the bubble fraction.
 // Works for simulated and measured timelines alike.
+#include <ostream>
 #include <string>
 
 #include "analysis/schedule.hpp"
@@ -33,5 +34,8 @@ inline constexpr double kSvgRowPitch = 30;
 double svg_plot_width(const analysis::Schedule& s, const SvgOptions& opt);
 
 std::string render_svg(const analysis::Schedule& s, const analysis::Timeline& timeline, const SvgOptions& opt = {});
+// The same picture written as it goes (a file stream: no copy of the whole text in memory).
+void write_svg(std::ostream& os, const analysis::Schedule& s, const analysis::Timeline& timeline,
+               const SvgOptions& opt = {});
 
 }  // namespace pipebench::bench

@@ -22,8 +22,8 @@ pipebench_cli_test(simulate_skips_rejected RC 0
 pipebench_cli_test(simulate_footnotes RC 0 MATCH "n/a.1..*# .1. 1f1b: p2p time = 0.5 > 0"
   ARGS simulate --schedule 1f1b -p 4 -m 4 --p2p-time 0.5)
 pipebench_cli_test(simulate_svg RC 0 MATCH "# wrote t_1f1b_p2_m2_v1.svg\n# wrote t_1f1b_p2_m3_v1.svg\n"
-  ARGS simulate --schedule 1f1b -p 2 -m 2,3 --svg t.svg)
-pipebench_cli_test(simulate_svg_one RC 0 MATCH "# wrote one.svg\n" ARGS simulate --schedule zbv -p 2 -m 4 --svg one.svg)
+  ARGS simulate --schedule 1f1b -p 2 -m 2,3 --svg t.svg --force)
+pipebench_cli_test(simulate_svg_one RC 0 MATCH "# wrote one.svg\n" ARGS simulate --schedule zbv -p 2 -m 4 --svg one.svg --force)
 
 pipebench_cli_test(simulate_single_rejected RC 2 MATCH "^pipebench: error: schedule '1f1b' has v = 1 chunks per rank. got v = 2\n$"
   ARGS simulate --schedule 1f1b -p 4 -m 4 -v 2)
@@ -51,11 +51,11 @@ pipebench_cli_test(simulate_stage_cost_count RC 2 MATCH "^pipebench: error: stag
   ARGS simulate --schedule 1f1b -p 4 -m 4 --stage-cost 1,2)
 pipebench_cli_test(simulate_bad_stage_cost RC 2 MATCH "^pipebench: error: --stage-cost '0' is not allowed"
   ARGS simulate --schedule 1f1b -p 2 -m 4 --stage-cost 1,0)
-pipebench_cli_test(simulate_unwritable_svg RC 2 MATCH "^pipebench: error: cannot write --svg '/proc/pipebench-svg/t.svg': No such file or directory"
+pipebench_cli_test(simulate_unwritable_svg RC 2 MATCH "^pipebench: error: --svg '/proc/pipebench-svg/t.svg': directory '/proc/pipebench-svg' does not exist\n$"
   ARGS simulate --schedule 1f1b -p 2 -m 2 --svg /proc/pipebench-svg/t.svg)
 pipebench_cli_test(simulate_missing_flag RC 2 MATCH "pipebench: error: --microbatches is required" ARGS simulate --schedule 1f1b -p 4)
 pipebench_cli_test(simulate_all_rejected RC 2
   MATCH "^pipebench: error: no combination of --schedule, -p, -m, -v can be simulated, e.g. 1f1b p=4 m=4 v=2: schedule '1f1b' has v = 1"
   ARGS simulate --schedule 1f1b -p 4 -m 4 -v 2,3)
-pipebench_cli_test(simulate_too_large RC 2 MATCH "^pipebench: error: p\\*m\\*v = 100000000 \\(p=100000, m=1000, v=1\\) is not allowed"
+pipebench_cli_test(simulate_too_large RC 2 MATCH "^pipebench: error: p\\*v\\*m = 100000\\*1\\*1000 = 100000000 \\(stage, micro-batch\\) pairs is not allowed: at most 16777216 fit in memory"
   ARGS simulate --schedule 1f1b -p 100000 -m 1000)

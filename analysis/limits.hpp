@@ -1,0 +1,42 @@
+#pragma once
+// The sizes pipebench builds in memory, lists in an output or reads from a file, one definition each
+// (docs/simulate.md "Limits"). Every input is checked against them before anything is allocated, so
+// a size beyond them is a UsageError (exit code 2) naming the value and the limit, never an allocation
+// failure or a process the kernel kills.
+#include <cstdint>
+#include <string>
+
+namespace pipebench::analysis {
+
+// (stage, micro-batch) pairs that run in one schedule: p*v*m for a generated one, stages*m/pipes for
+// an imported one. A pair has at most three actions (F, I, W), so 2^24 pairs are at most about 50 M
+// actions: about 1 GB of actions plus the simulator's few bytes per pair.
+inline constexpr std::int64_t kMaxSchedulePairs = std::int64_t{1} << 24;
+
+// Pipeline ranks p of one schedule: a rank costs about 200 bytes beyond its actions (its list, its
+// metrics, the simulator's state), so 2^20 ranks stay near 200 MB.
+inline constexpr std::int64_t kMaxPipelineRanks = std::int64_t{1} << 20;
+
+// Items of an output that lists every action with its times or as a picture (simulate --timeline,
+// --svg, schedule --format json or svg), or every rank (topology --json): 2^20. Above it the output
+// is hundreds of megabytes that no viewer opens.
+inline constexpr std::int64_t kMaxListedItems = std::int64_t{1} << 20;
+
+// Bytes of an input file (a schedule CSV, a hostfile): 64 MiB, read from a regular file only.
+inline constexpr std::int64_t kMaxInputBytes = std::int64_t{64} << 20;
+
+// UsageError unless pairs <= kMaxSchedulePairs: "<what> = N ... is not allowed: ...".
+void check_schedule_pairs(std::int64_t pairs, const std::string& what);
+// UsageError unless p <= kMaxPipelineRanks; `what` names where p comes from.
+void check_pipeline_ranks(std::int64_t p, const std::string& what);
+
+// UsageError unless items <= kMaxListedItems; `what` names the output and its size, `instead` says
+// what to do instead.
+void check_listed_items(std::int64_t items, const std::string& what, const std::string& instead);
+
+// The whole text of a regular file of at most kMaxInputBytes; UsageError naming `what` (e.g.
+// "schedule CSV"), the path (quoted) and the reason otherwise: missing or unreadable, not a regular
+// file (a directory, /dev/zero, a pipe), or too large.
+std::string read_input_file(const std::string& path, const std::string& what);
+
+}  // namespace pipebench::analysis
