@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 #include "analysis/generators_impl.hpp"
 #include "analysis/limits.hpp"
 
@@ -45,7 +46,7 @@ std::string names() {
 const Entry& find(const std::string& name) {
   for (const auto& e : registry())
     if (e.info.name == name) return e;
-  throw UsageError("unknown schedule '" + name + "'; allowed: " + names());
+  throw UsageError("unknown schedule " + quoted(name) + "; allowed: " + names());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 
 namespace pipebench::topology {
 
@@ -47,7 +48,7 @@ Grid::Grid(int t, int p, int d, int v, std::string_view order) : size_{t, p, d},
 
   std::string lower(order);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  const std::string quoted = "order '" + std::string(order) + "'";
+  const std::string what = "order " + pipebench::quoted(std::string(order));
   std::array<bool, 3> seen{};
   bool seen_cp = false, seen_ep = false;
   int n = 0;
@@ -57,22 +58,22 @@ Grid::Grid(int t, int p, int d, int v, std::string_view order) : size_{t, p, d},
     const std::string axis = lower.substr(pos, dash == std::string::npos ? std::string::npos : dash - pos);
     if (axis == "cp" || axis == "ep") {
       bool& s = axis == "cp" ? seen_cp : seen_ep;
-      if (s) throw UsageError(quoted + ": axis '" + axis + "' appears twice; " + kAllowedAxes);
+      if (s) throw UsageError(what + ": axis '" + axis + "' appears twice; " + kAllowedAxes);
       s = true;
     } else if (axis == "tp" || axis == "pp" || axis == "dp") {
       const GroupKind k = axis == "tp" ? GroupKind::tp : axis == "pp" ? GroupKind::pp : GroupKind::dp;
-      if (seen[idx(k)]) throw UsageError(quoted + ": axis '" + axis + "' appears twice; " + kAllowedAxes);
+      if (seen[idx(k)]) throw UsageError(what + ": axis '" + axis + "' appears twice; " + kAllowedAxes);
       seen[idx(k)] = true;
       fastest_first_[n++] = k;
     } else {
-      throw UsageError(quoted + ": unknown axis '" + axis + "'; " + kAllowedAxes);
+      throw UsageError(what + ": unknown axis " + pipebench::quoted(axis) + "; " + kAllowedAxes);
     }
     if (dash == std::string::npos) break;
     pos = dash + 1;
   }
   for (GroupKind k : kGroupKinds)
     if (!seen[idx(k)])
-      throw UsageError(quoted + ": axis '" + group_kind_name(k) + "' is missing; " + kAllowedAxes);
+      throw UsageError(what + ": axis '" + group_kind_name(k) + "' is missing; " + kAllowedAxes);
   order_ = lower;
 
   int stride = 1;

@@ -65,8 +65,8 @@ std::vector<std::string> parse_hostfile(std::istream& in, const std::string& sou
       char* end = nullptr;
       n = std::strtol(count.c_str(), &end, 10);
       if (count.empty() || *end != '\0' || n < 1 || n > Grid::kMaxWorldSize)
-        throw UsageError(source + ":" + std::to_string(lineno) + ": rank count '" + count +
-                         "' is not a whole number from 1 to " + std::to_string(Grid::kMaxWorldSize) +
+        throw UsageError(source + ":" + std::to_string(lineno) + ": rank count " + quoted(count) +
+                         " is not a whole number from 1 to " + std::to_string(Grid::kMaxWorldSize) +
                          " (lines are `host` or `host:n`)");
     }
     if (host.empty()) throw UsageError(source + ":" + std::to_string(lineno) + ": missing host name before ':'");

@@ -132,6 +132,10 @@ pipebench_cli_test(harden_one_line_value RC 2 MATCH "^pipebench: error: --tensor
   ARGS topology -t abc)
 pipebench_cli_test(harden_newline_escaped RC 2 MATCH "^pipebench: error: --pipeline '4\\\\n5' is not allowed: [^\n]*\n$"
   ARGS topology -p "4\n5")
+pipebench_cli_test(harden_schedule_name_escaped RC 2 MATCH "^pipebench: error: unknown schedule 'x\\\\ny'[^\n]*\n$"
+  ARGS schedule --schedule "x\ny" -p 2 -m 2)
+pipebench_cli_test(harden_order_escaped RC 2 MATCH "^pipebench: error: order 'x\\\\ny': unknown axis 'x\\\\ny'[^\n]*\n$"
+  ARGS topology -p 2 --order "x\ny")
 pipebench_cli_test(harden_unknown_flag RC 2
   MATCH "^pipebench: error: unknown flag '--stepz' \\(did you mean '--steps'\\?\\), then '3' \\(`pipebench run --help` lists the allowed flags\\)\n$"
   ARGS run --stepz 3)
