@@ -65,7 +65,9 @@ fetch kokkos-kernels-$version.tar.gz
 ksrc=$work/src/kokkos-$version
 kksrc=$work/src/kokkos-kernels-$version
 
-common=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DCMAKE_CXX_EXTENSIONS=OFF
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+common=("${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DCMAKE_CXX_EXTENSIONS=OFF
         -DCMAKE_INSTALL_PREFIX="$prefix")
 kokkos_opts=(-DKokkos_ENABLE_SERIAL=ON)
 kk_opts=(-DKokkos_ROOT="$prefix" -DKokkosKernels_ENABLE_ALL_COMPONENTS=OFF
