@@ -33,8 +33,17 @@ add_library(pipebench::hdf5 ALIAS pipebench_hdf5)
 
 # --- Kokkos and KokkosKernels ---------------------------------------------------------------------
 # The backend is whatever the Kokkos install was built with: checked and reported, never chosen here.
-find_package(Kokkos QUIET)
+# Any Kokkos >= 3.4: -DKokkos_ROOT=<prefix> or CMAKE_PREFIX_PATH picks one (jobs/kokkos.sh builds 4.x),
+# else Debian's 3.4 is found. KokkosKernels is then looked for in the same prefix first, since Debian's
+# has no version file and would otherwise be taken next to a Kokkos 4.
+set(PIPEBENCH_KOKKOS_MIN_VERSION 3.4 CACHE STRING "Oldest Kokkos accepted (the kokkos4-* presets ask for 4)")
+find_package(Kokkos ${PIPEBENCH_KOKKOS_MIN_VERSION} CONFIG QUIET)
+if(NOT Kokkos_FOUND AND PIPEBENCH_KOKKOS_MIN_VERSION VERSION_GREATER_EQUAL 4)
+  message(FATAL_ERROR "pipebench: no Kokkos >= ${PIPEBENCH_KOKKOS_MIN_VERSION} at Kokkos_ROOT='${Kokkos_ROOT}': "
+                      "build one with jobs/kokkos.sh openmp|cuda and pass -DKokkos_ROOT=<the prefix it prints>.")
+endif()
 pipebench_require(Kokkos_FOUND "Kokkos" "libtrilinos-kokkos-dev")
+get_filename_component(_pb_kokkos_prefix "${Kokkos_DIR}/../../.." ABSOLUTE)
 # Debian's Trilinos build points Kokkos::kokkos at <prefix>/include, but the headers live in
 # <prefix>/include/trilinos: repair the target when its directory does not exist.
 get_target_property(_pb_kokkos_inc Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)
@@ -52,8 +61,16 @@ endif()
 set(PIPEBENCH_KOKKOS_DEVICES "${Kokkos_DEVICES}")
 message(STATUS "pipebench: Kokkos ${Kokkos_VERSION}, devices: ${Kokkos_DEVICES}")
 
-find_package(KokkosKernels QUIET)
+find_package(KokkosKernels CONFIG QUIET HINTS "${_pb_kokkos_prefix}")
 pipebench_require(KokkosKernels_FOUND "KokkosKernels" "libtrilinos-kokkos-kernels-dev")
+string(REGEX MATCH "^[0-9]+" _pb_kk_major "${KokkosKernels_VERSION}")
+string(REGEX MATCH "^[0-9]+" _pb_kokkos_major "${Kokkos_VERSION}")
+if(Kokkos_VERSION VERSION_GREATER_EQUAL 4 AND NOT _pb_kk_major STREQUAL _pb_kokkos_major)
+  message(FATAL_ERROR "pipebench: Kokkos ${Kokkos_VERSION} (${Kokkos_DIR}) needs the KokkosKernels of the same "
+                      "release, but found KokkosKernels '${KokkosKernels_VERSION}' (${KokkosKernels_DIR}). "
+                      "Install both into one prefix (jobs/kokkos.sh does) or set KokkosKernels_ROOT.")
+endif()
+message(STATUS "pipebench: KokkosKernels ${KokkosKernels_VERSION} (empty: no version file) from ${KokkosKernels_DIR}")
 add_library(pipebench_kokkoskernels INTERFACE)
 if(TARGET Kokkos::kokkoskernels)
   target_link_libraries(pipebench_kokkoskernels INTERFACE Kokkos::kokkoskernels)

@@ -5,3 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./jobs/setup.sh release
 ctest --preset release -j "$(nproc)" "$@"
+
+# Issue 14: the kernel and MPI tests again against Kokkos 4 Serial+OpenMP, 2 threads per rank
+# (jobs/kokkos.sh builds it once into a cache). PIPEBENCH_KOKKOS4=0 skips this part.
+if [[ ${PIPEBENCH_KOKKOS4:-1} != 0 ]]; then
+  kokkos=$(./jobs/kokkos.sh openmp)
+  cmake --preset kokkos4-openmp -DKokkos_ROOT="$kokkos" >/dev/null
+  cmake --build --preset kokkos4-openmp -j "$(nproc)"
+  ctest --preset kokkos4-openmp -j "$(nproc)" "$@"
+fi

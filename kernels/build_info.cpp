@@ -57,7 +57,8 @@ std::string blas_description() {
   tpl = "cuBLAS + ";
 #endif
 #if !defined(KOKKOSKERNELS_ENABLE_TPL_BLAS) && !defined(KOKKOSKERNELS_ENABLE_TPL_MKL)
-  return tpl + "none (KokkosKernels native kernels)";
+  // A device build: products of device views go to cuBLAS; only host views would use native kernels.
+  return tpl.empty() ? "none (KokkosKernels native kernels)" : "cuBLAS on the device (no host BLAS)";
 #endif
   // Ask the library that really provides sgemm_ in this process (libblas.so.3 is a Debian alternative,
   // so the path tells OpenBLAS from the reference BLAS). If nothing linked it yet, load it the way

@@ -95,16 +95,16 @@ class TransformerWorkload final : public Workload {
 
   void forward(int st, int mb, const void* in, void* out) override {
     Stage& stage = at(st);
-    const Act y = stage.forward(sample(mb), wrap(in));
-    if (out) Kokkos::deep_copy(wrap(out), y);
+    const Act y = stage.forward(sample(mb), input(in, in_));
+    output(out, y);
     if (stage.config().head) losses_[st].push_back(stage.loss(sample(mb)));
     done(stage.flops().forward);
     model_flops_ += stage.flops().forward;
   }
   void backward_input(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = at(st);
-    const Act gx = stage.backward_input(sample(mb), wrap(grad_out));
-    if (grad_in) Kokkos::deep_copy(wrap(grad_in), gx);
+    const Act gx = stage.backward_input(sample(mb), input(grad_out, grad_));
+    output(grad_in, gx);
     done(stage.flops().backward_input);
     model_flops_ += stage.flops().backward_input - stage.flops().recompute;
   }
@@ -116,8 +116,8 @@ class TransformerWorkload final : public Workload {
   }
   void backward(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = at(st);
-    const Act gx = stage.backward(sample(mb), wrap(grad_out));
-    if (grad_in) Kokkos::deep_copy(wrap(grad_in), gx);
+    const Act gx = stage.backward(sample(mb), input(grad_out, grad_));
+    output(grad_in, gx);
     done(stage.flops().backward_input + stage.flops().backward_weight);
     model_flops_ += stage.flops().backward_input - stage.flops().recompute + stage.flops().backward_weight;
   }
@@ -175,11 +175,33 @@ class TransformerWorkload final : public Workload {
     if (it == stages_.end()) throw Error("transformer workload: stage " + std::to_string(st) + " is not on this rank");
     return *it->second;
   }
-  // A message buffer as an unmanaged [b, s, h] view (the stage copies what it keeps).
-  Act wrap(const void* p) const {
+  // Message buffers are host memory (the MPI backend's). Where the stages run in host-accessible
+  // memory a buffer is used in place as an unmanaged [b, s, h] view (the stage copies what it keeps);
+  // on a device it is copied through one device staging buffer per direction.
+  using HostAct = Kokkos::View<S***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Act::memory_space>::accessible;
+  template <class V>
+  V wrap(const void* p) const {
+    return V(static_cast<S*>(const_cast<void*>(p)), static_cast<std::size_t>(c_.micro_batch),
+             static_cast<std::size_t>(c_.seq), static_cast<std::size_t>(c_.hidden));
+  }
+  Act input(const void* p, Act& staging) const {
     if (!p) return Act();
-    return Act(static_cast<S*>(const_cast<void*>(p)), static_cast<std::size_t>(c_.micro_batch),
-               static_cast<std::size_t>(c_.seq), static_cast<std::size_t>(c_.hidden));
+    if constexpr (host_memory) {
+      return wrap<Act>(p);
+    } else {
+      if (!staging.data()) staging = alloc<Act>("pipebench::staging", c_.micro_batch, c_.seq, c_.hidden);
+      Kokkos::deep_copy(staging, wrap<HostAct>(p));
+      return staging;
+    }
+  }
+  void output(void* p, const Act& y) const {
+    if (!p) return;
+    if constexpr (host_memory) {
+      Kokkos::deep_copy(wrap<Act>(p), y);
+    } else {
+      Kokkos::deep_copy(wrap<HostAct>(p), y);
+    }
   }
   int sample(int mb) const { return c_.mb_offset + mb; }
   void done(double flops) {
@@ -191,6 +213,7 @@ class TransformerWorkload final : public Workload {
   const analysis::Schedule& s_;
   std::map<int, std::unique_ptr<Stage>> stages_;
   std::map<int, std::vector<double>> losses_;
+  mutable Act in_, grad_;  // device staging of received activations and gradients (unused on the host)
   double flops_ = 0;        // of the last call, recomputation included (what the hardware did)
   double model_flops_ = 0;  // this step, without recomputation (what the model needs)
   std::int64_t peak_ = 0;

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The device check of issue 14, under 5 minutes on one GPU. Usage:
+#   jobs/gpu-check.sh               build (or reuse) the kokkos4-cuda configuration here and run the check
+#   jobs/gpu-check.sh --bundle DIR  build it, then pack the binaries, the non-system shared libraries they
+#                                   need (ldd) and MPICH's launcher into DIR, with a copy of this script,
+#                                   for a GPU machine that lacks pipebench's dependencies
+#   DIR/gpu-check.sh                run the check from such a bundle
+# The CUDA libraries (cudart, cuBLAS, NCCL) are the GPU machine's own: found under CUDA_HOME,
+# /usr/local/cuda* or a Python environment's nvidia/*/lib, and put on LD_LIBRARY_PATH.
+# Steps: smoke (nvidia-smi, pipebench info), the gpu-labelled kernel tests (device against host results,
+# gradients), a 1-rank transformer run, a 4-rank synthetic run sharing the GPU through the MPI backend,
+# and NCCL point-to-point and all-reduce on one rank. Then a summary; exit 1 if a step failed, 0 if all
+# passed or there is no GPU (said so).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+say() { echo "# gpu-check: $*"; }
+
+if [[ -f $here/payload.tar.gz ]]; then  # inside a bundle
+  root=${TMPDIR:-/tmp}/pipebench-gpu-bundle
+  rm -rf "$root" && mkdir -p "$root" && tar xzf "$here/payload.tar.gz" -C "$root"
+  bin=$root/bin
+  export LD_LIBRARY_PATH=$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # The bundle's C++ runtime only where the machine's lacks the version it was built against.
+  want=$(cat "$root/glibcxx-needed" 2>/dev/null)
+  sys=$({ ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')
+  if [[ -n $want ]] && ! grep -aq "$want" "${sys:-/nonexistent}" 2>/dev/null; then
+    say "the machine's libstdc++ (${sys:-none}) lacks $want: using the bundle's"
+    export LD_LIBRARY_PATH=$root/lib-fallback:$LD_LIBRARY_PATH
+  fi
+  export PATH=$root/bin:$PATH
+  mpiexec=(mpiexec.hydra -launcher fork)
+else
+  cd "$here/.." || exit 1
+  kokkos=$(./jobs/kokkos.sh cuda) || exit 1
+  t0=$SECONDS
+  cmake --preset kokkos4-cuda -DKokkos_ROOT="$kokkos" -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" >/dev/null || exit 1
+  cmake --build --preset kokkos4-cuda -j "${PIPEBENCH_JOBS:-$(nproc)}" --target pipebench test_kernels mpitest_comm_nccl ||
+    exit 1
+  say "build kokkos4-cuda: $((SECONDS - t0)) s"
+  b=$PWD/build/kokkos4-cuda
+  if [[ ${1:-} == --bundle ]]; then
+    out=${2:?--bundle needs a directory}
+    stage=$(mktemp -d)
+    mkdir -p "$stage/bin" "$stage/lib" "$out"
+    cp "$b/bench/pipebench" "$b/tests/test_kernels" "$b/tests/mpitest_comm_nccl" "$stage/bin/"
+    hydra=$(readlink -f "$(command -v mpiexec.hydra)")
+    cp "$hydra" "$(dirname "$hydra")/hydra_pmi_proxy" "$stage/bin/"
+    # Every library ldd resolves, except the C library family and what the GPU machine brings (driver, CUDA).
+    skip='^(linux-vdso|ld-linux|libc|libm|libpthread|libdl|librt|libresolv|libutil|libcuda|libcudart|libcublas|libcublasLt|libnccl|libnvidia)\.'
+    for f in "$stage"/bin/*; do ldd "$f"; done | awk '$3 ~ /^\// {print $1, $3}' | sort -u |
+      while read -r name path; do
+        if [[ $name =~ ^(libstdc\+\+|libgcc_s)\. ]]; then  # used only where the machine's are older
+          mkdir -p "$stage/lib-fallback" && cp -L "$path" "$stage/lib-fallback/$name"
+        elif ! [[ $name =~ $skip ]]; then
+          cp -L "$path" "$stage/lib/$name"
+        fi
+      done
+    # The CUDA runtime (small) as a fallback for a machine whose toolkit is not CUDA 13; cuBLAS and
+    # NCCL are too large to carry and must be the machine's.
+    mkdir -p "$stage/lib-cuda" && cp -L "$(ldd "$stage/bin/pipebench" | awk '$1 == "libcudart.so.13" {print $3}')" "$stage/lib-cuda/"
+    # UCX (MPICH's transport) loads its shared-memory transports from <libdir>/ucx.
+    [[ -d /usr/lib/x86_64-linux-gnu/ucx ]] && mkdir -p "$stage/lib/ucx" &&
+      cp -L /usr/lib/x86_64-linux-gnu/ucx/libuct_cma.so.0 "$stage/lib/ucx/" 2>/dev/null
+    objdump -T "$stage"/bin/* "$stage"/lib/*.so* 2>/dev/null | grep -o 'GLIBCXX_3\.4\.[0-9]*' | sort -V | tail -n 1 \
+      >"$stage/glibcxx-needed"
+    tar czf "$out/payload.tar.gz" -C "$stage" .
+    cp "$here/gpu-check.sh" "$out/gpu-check.sh"
+    rm -rf "$stage"
+    say "bundle $out: $(du -sh "$out" | cut -f1) ($(tar tzf "$out/payload.tar.gz" | grep -c '^\./lib/') libraries)"
+    exit 0
+  fi
+  bin=$PWD/build/kokkos4-cuda/bin
+  mkdir -p "$bin"
+  ln -sf "$b/bench/pipebench" "$b/tests/test_kernels" "$b/tests/mpitest_comm_nccl" "$bin/"
+  mpiexec=(mpiexec)
+fi
+
+# The GPU machine's CUDA libraries.
+cuda_dirs=()
+for d in ${CUDA_HOME:+$CUDA_HOME/lib64} /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib \
+         /usr/local/cuda-*/lib64 /usr/lib/x86_64-linux-gnu \
+         $(python3 -c 'import site; print(*site.getsitepackages())' 2>/dev/null | xargs -I{} sh -c 'ls -d {}/nvidia/*/lib 2>/dev/null'); do
+  [[ -d $d ]] && cuda_dirs+=("$d")
+done
+for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do
+  found=
+  for d in "${cuda_dirs[@]}"; do
+    if [[ -e $d/$lib ]]; then found=$d; break; fi
+  done
+  if [[ -n $found ]]; then
+    say "$lib: $found"
+    [[ :${LD_LIBRARY_PATH:-}: == *:$found:* ]] || export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$found
+  elif [[ -n ${root:-} && -e $root/lib-cuda/$lib ]]; then
+    say "$lib: not on this machine, using the bundle's"
+    export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$root/lib-cuda
+  else
+    say "$lib: not found (searched ${cuda_dirs[*]})"
+  fi
+done
+missing=$(ldd "$bin/pipebench" | grep 'not found')
+[[ -n $missing ]] && say "unresolved libraries: $missing"
+
+export OMP_PROC_BIND=false OMP_NUM_THREADS=2
+work=$(mktemp -d)
+results=()
+step() {  # step NAME LIMIT COMMAND...: run with a time limit, keep the tail, record PASS/FAIL
+  local name=$1 limit=$2; shift 2
+  local t0=$SECONDS rc
+  say "== $name: $*"
+  timeout "$limit" "$@" >"$work/$name.log" 2>&1
+  rc=$?
+  tail -n 25 "$work/$name.log"
+  local verdict=FAIL
+  [[ $rc == 0 ]] && verdict=PASS
+  [[ $rc == 0 ]] && grep -q '\[  SKIPPED \]' "$work/$name.log" && verdict=SKIP
+  results+=("$(printf '%-12s %s (rc %d, %d s)' "$name" "$verdict" "$rc" $((SECONDS - t0)))")
+}
+summary() {
+  echo "# gpu-check summary"
+  printf '  %s\n' "${results[@]}"
+}
+
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  step smoke 30 sh -c "nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader && \"$bin/pipebench\" info"
+else
+  if [[ $missing == *libcuda.so.1* ]]; then  # a CUDA build starts only where the driver is installed
+    results+=("$(printf '%-12s %s' smoke "SKIP (compiled and linked; no CUDA driver, libcuda.so.1, to start it)")")
+  else
+    step smoke 30 "$bin/pipebench" info
+  fi
+  say "no GPU on this machine (nvidia-smi finds none): nothing run on a device"
+  summary
+  exit 0
+fi
+step kernels 90 "$bin/test_kernels" --gtest_brief=1
+step transformer 60 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --workload transformer --schedule 1f1b -m 4 --layers 4 \
+  --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192 --warmup 1 --steps 3 -o "$work/transformer.h5"
+step synthetic 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run --workload synthetic --schedule 1f1b,zbv -m 8 --tf 2ms \
+  --tb 4ms --tw 2ms --synthetic-mode spin --warmup 1 --steps 3 -o "$work/synthetic.h5"
+step nccl 45 "${mpiexec[@]}" -n 1 "$bin/mpitest_comm_nccl"
+summary
+[[ -n ${OUT:-} && -d ${OUT:-} ]] && cp "$work"/*.log "$OUT"/ 2>/dev/null
+rm -rf "$work"
+for r in "${results[@]}"; do [[ $r == *FAIL* ]] && exit 1; done
+exit 0
