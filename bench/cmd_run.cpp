@@ -25,6 +25,7 @@
 #include "bench/render/trace.hpp"
 #include "bench/results/store.hpp"
 #include "bench/run/configuration.hpp"
+#include "bench/run/device_check.hpp"
 #include "bench/run/plan.hpp"
 #include "kernels/transformer_workload.hpp"
 
@@ -128,6 +129,7 @@ Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
                    list.c_str());
     }
     check_tags(sw.plans);
+    if (world_rank() == 0) check_device(rs, local, world);  // before any file or allocation
     if (world_rank() == 0) file = check_outputs(rs, sw.plans, local);
   } catch (const UsageError& e) {
     bad = 1;

@@ -9,7 +9,8 @@
 # /usr/local/cuda* or a Python environment's nvidia/*/lib, and put on LD_LIBRARY_PATH.
 # Steps: smoke (nvidia-smi, pipebench info), the gpu-labelled kernel tests (device against host results,
 # gradients), a 1-rank transformer run, a 4-rank synthetic run sharing the GPU through the MPI backend,
-# and NCCL point-to-point and all-reduce on one rank. Then a summary; exit 1 if a step failed, 0 if all
+# NCCL point-to-point and all-reduce on one rank, and the refusals of bad input (no visible device, more
+# ranks than GPUs for NCCL, a tensor-parallel transformer over MPI). Then a summary; exit 1 if a step failed, 0 if all
 # passed or there is no GPU (said so).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -138,6 +139,19 @@ step transformer 60 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --workload transfo
 step synthetic 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run --workload synthetic --schedule 1f1b,zbv -m 8 --tf 2ms \
   --tb 4ms --tw 2ms --synthetic-mode spin --warmup 1 --steps 3 -o "$work/synthetic.h5"
 step nccl 45 "${mpiexec[@]}" -n 1 "$bin/mpitest_comm_nccl"
+# Bad input (docs/gpu.md): each refused with one line and exit code 2, before anything is written.
+refused() {  # refused PATTERN COMMAND...: exit code 2 and PATTERN in the output
+  local pattern=$1; shift
+  "$@" >"$work/refused.out" 2>&1
+  local rc=$?
+  cat "$work/refused.out"
+  [[ $rc == 2 ]] && grep -q -- "$pattern" "$work/refused.out" && ! ls "$work"/never*.h5 >/dev/null 2>&1
+}
+ngpu=$(nvidia-smi -L | wc -l)
+step refusals 60 bash -c "$(declare -f refused); work=$work; set -e
+  refused 'no Cuda device is usable here' env CUDA_VISIBLE_DEVICES= ${mpiexec[*]} -n 1 $bin/pipebench run --synthetic-mode spin -o $work/never1.h5
+  refused 'needs one GPU per rank: $((ngpu + 1)) ranks' ${mpiexec[*]} -n $((ngpu + 1)) $bin/pipebench run --backend nccl -o $work/never2.h5
+  refused 'not CUDA-aware' ${mpiexec[*]} -n 2 $bin/pipebench run --workload transformer --mapping 2x1x1 -o $work/never3.h5"
 summary
 [[ -n ${OUT:-} && -d ${OUT:-} ]] && cp "$work"/*.log "$OUT"/ 2>/dev/null
 rm -rf "$work"
