@@ -27,6 +27,7 @@
 #include "bench/run/configuration.hpp"
 #include "bench/run/device_check.hpp"
 #include "bench/run/plan.hpp"
+#include "kernels/device.hpp"
 #include "kernels/transformer_workload.hpp"
 
 namespace pipebench::bench {
@@ -337,8 +338,9 @@ void add_run_command(CLI::App& app) {
       abort_job(e.what());
     }
     try {
-      const auto kokkos =
-          rs->workload == WorkloadKind::transformer ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
+      // The synthetic workload's spin runs as a device kernel in a device build (kernels/device.hpp).
+      const bool kokkos_needed = rs->workload == WorkloadKind::transformer || (rs->synthetic.spin && kernels::device_build());
+      const auto kokkos = kokkos_needed ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
       run_sweep(*rs, sw, world_comm.get(), *roll);
     } catch (const std::exception& e) {
       abort_job(e.what());

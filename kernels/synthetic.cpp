@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/error.hpp"
+#include "kernels/device.hpp"
 
 namespace pipebench::kernels {
 
@@ -70,6 +71,9 @@ void sleep_until(double t) {
 
 void SyntheticWorkload::work_until(double deadline) {
   const bool progress = progress_ && progress_interval_ > 0;
+  // In a device build the spin is one kernel on the device clock; the host sleeps and keeps messages moving.
+  if (cfg_.spin && device_spin(std::max(deadline - now(), 0.0), progress ? progress_ : nullptr, progress_interval_))
+    return;
   double next = progress ? now() + progress_interval_ : deadline;
   for (;;) {
     const double until = std::min(next, deadline);

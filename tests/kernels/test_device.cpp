@@ -1,0 +1,48 @@
+// kernels/device.hpp: what a host build answers, and on a device the spin kernel's length on the
+// device clock, read back from its CUDA events (jobs/gpu-check.sh runs these on the GPU).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "kernels/device.hpp"
+
+namespace pipebench::kernels {
+namespace {
+
+TEST(Device, HostBuildHasNoDeviceWork) {
+  const DeviceInfo d = device_info();
+  EXPECT_EQ(d.device_build, device_build());
+  EXPECT_FALSE(d.space.empty());
+  if (d.device_build) GTEST_SKIP() << "a device build (" << d.space << ")";
+  EXPECT_EQ(d.count, 0);
+  EXPECT_FALSE(device_spin(1e-3));
+  const DeviceTimes t = take_device_times();
+  EXPECT_EQ(t.kernels, 0);
+  EXPECT_EQ(t.seconds, 0);
+}
+
+TEST(Device, SpinKernelRunsItsTimeOnTheDevice) {
+  const DeviceInfo d = device_info();
+  if (!d.device_build || d.count < 1) GTEST_SKIP() << "no usable device (" << d.space << ": " << d.error << ")";
+  take_device_times();  // forget earlier kernels
+  constexpr int n = 20;
+  constexpr double each = 2e-3;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(device_spin(each));
+  const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const DeviceTimes t = take_device_times();
+  EXPECT_EQ(t.kernels, n);
+  // Each kernel spins at least its time on %globaltimer; the events around it cannot see less
+  // (their resolution is about half a microsecond).
+  EXPECT_GE(t.seconds, n * each * 0.999);
+  EXPECT_GE(t.longest, each * 0.999);
+  // The host waited for each kernel before launching the next.
+  EXPECT_GE(host, t.seconds * 0.999);
+  EXPECT_EQ(take_device_times().kernels, 0);
+  std::printf("# device spin: %d kernels of %.3f ms: events %.3f ms in all (longest %.3f ms), host %.3f ms\n", n,
+              each * 1e3, t.seconds * 1e3, t.longest * 1e3, host * 1e3);
+}
+
+}  // namespace
+}  // namespace pipebench::kernels
