@@ -138,6 +138,10 @@ step transformer 60 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --workload transfo
   --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192 --warmup 1 --steps 3 -o "$work/transformer.h5"
 step synthetic 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run --workload synthetic --schedule 1f1b,zbv -m 8 --tf 2ms \
   --tb 4ms --tw 2ms --synthetic-mode spin --warmup 1 --steps 3 -o "$work/synthetic.h5"
+# The same on the host clock (sleep), for comparison: the spin above runs as device kernels of 4
+# processes sharing the GPU (time-sliced between contexts unless MPS runs).
+step synth-sleep 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run --workload synthetic --schedule 1f1b,zbv -m 8 --tf 2ms \
+  --tb 4ms --tw 2ms --synthetic-mode sleep --warmup 1 --steps 3 -o "$work/synthetic-sleep.h5"
 step nccl 45 "${mpiexec[@]}" -n 1 "$bin/mpitest_comm_nccl"
 # Bad input (docs/gpu.md): each refused with one line and exit code 2, before anything is written.
 refused() {  # refused PATTERN COMMAND...: exit code 2 and PATTERN in the output
@@ -149,9 +153,9 @@ refused() {  # refused PATTERN COMMAND...: exit code 2 and PATTERN in the output
 }
 ngpu=$(nvidia-smi -L | wc -l)
 step refusals 60 bash -c "$(declare -f refused); work=$work; set -e
-  refused 'no Cuda device is usable here' env CUDA_VISIBLE_DEVICES= ${mpiexec[*]} -n 1 $bin/pipebench run --synthetic-mode spin -o $work/never1.h5
-  refused 'needs one GPU per rank: $((ngpu + 1)) ranks' ${mpiexec[*]} -n $((ngpu + 1)) $bin/pipebench run --backend nccl -o $work/never2.h5
-  refused 'not CUDA-aware' ${mpiexec[*]} -n 2 $bin/pipebench run --workload transformer --mapping 2x1x1 -o $work/never3.h5"
+  refused 'no Cuda device is usable here' env CUDA_VISIBLE_DEVICES= ${mpiexec[*]} -n 1 $bin/pipebench run --synthetic-mode spin --schedule 1f1b -o $work/never1.h5
+  refused 'needs one GPU per rank: $((ngpu + 1)) ranks' ${mpiexec[*]} -n $((ngpu + 1)) $bin/pipebench run --backend nccl --schedule 1f1b -o $work/never2.h5
+  refused 'not CUDA-aware' ${mpiexec[*]} -n 2 $bin/pipebench run --workload transformer --mapping 2x1x1 --schedule 1f1b -o $work/never3.h5"
 summary
 [[ -n ${OUT:-} && -d ${OUT:-} ]] && cp "$work"/*.log "$OUT"/ 2>/dev/null
 rm -rf "$work"
