@@ -338,8 +338,9 @@ void add_run_command(CLI::App& app) {
       abort_job(e.what());
     }
     try {
-      // The synthetic workload's spin runs as a device kernel in a device build (kernels/device.hpp).
-      const bool kokkos_needed = rs->workload == WorkloadKind::transformer || (rs->synthetic.spin && kernels::device_build());
+      // In a device build the synthetic workload also needs Kokkos: its activation memory is device
+      // memory and its spin a device kernel (kernels/device.hpp).
+      const bool kokkos_needed = rs->workload == WorkloadKind::transformer || kernels::device_build();
       const auto kokkos = kokkos_needed ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
       run_sweep(*rs, sw, world_comm.get(), *roll);
     } catch (const std::exception& e) {

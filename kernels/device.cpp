@@ -150,6 +150,30 @@ bool device_spin(double seconds, const std::function<void()>& progress, double i
 #endif
 }
 
+std::shared_ptr<char> device_bytes(std::size_t bytes) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if (!device_build() || !Kokkos::is_initialized()) return nullptr;
+  using Space = Kokkos::DefaultExecutionSpace::memory_space;
+  auto* p = static_cast<char*>(Kokkos::kokkos_malloc<Space>("pipebench::synthetic_activation", bytes ? bytes : 1));
+  return std::shared_ptr<char>(p, [](char* q) { Kokkos::kokkos_free<Space>(q); });
+#else
+  (void)bytes;
+  return nullptr;
+#endif
+}
+
+void device_fill(char* data, std::size_t bytes, int value) {
+#ifdef KOKKOS_ENABLE_CUDA
+  Kokkos::View<char*, Kokkos::DefaultExecutionSpace::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> v(data, bytes);
+  Kokkos::deep_copy(Kokkos::DefaultExecutionSpace(), v, static_cast<char>(value));
+  Kokkos::DefaultExecutionSpace().fence("pipebench::synthetic_activation");
+#else
+  (void)data;
+  (void)bytes;
+  (void)value;
+#endif
+}
+
 DeviceTimes take_device_times() {
 #ifdef KOKKOS_ENABLE_CUDA
   EventLog& log = event_log();

@@ -2,7 +2,9 @@
 // The device behind the kernels: what the Kokkos install runs on, whether it can run here, and the
 // synthetic workload's device work (a timed spin kernel). Host builds answer "no device" and never
 // include a CUDA header; only kernels/device.cpp does, and only in a CUDA build.
+#include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace pipebench::kernels {
@@ -28,6 +30,12 @@ bool device_build();
 // between, so that messages in flight move on (kernels/workload.hpp set_progress).
 // Needs Kokkos initialised (KokkosSession); false (nothing done) in a host build or without Kokkos.
 bool device_spin(double seconds, const std::function<void()>& progress = {}, double interval = 0);
+
+// `bytes` of the default memory space (device memory in a device build), freed when the last owner
+// lets go; null in a host build or without Kokkos initialised (then the caller uses host memory).
+std::shared_ptr<char> device_bytes(std::size_t bytes);
+// Writes `value` to every byte of device memory from device_bytes() with a kernel, and waits for it.
+void device_fill(char* data, std::size_t bytes, int value);
 
 // The spin kernels since the previous call, timed by their CUDA events (resolved here, all at once):
 // how many, their total device time and the longest one (seconds). All zero in a host build.

@@ -4,6 +4,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
+
+#include <Kokkos_Core.hpp>
 
 #include "kernels/device.hpp"
 
@@ -46,6 +49,23 @@ TEST(Device, SpinKernelRunsItsTimeOnTheDevice) {
   EXPECT_EQ(take_device_times().kernels, 0);
   std::printf("# device spin: %d kernels of %.3f ms: events %.3f ms in all (longest %.3f ms), host %.3f ms\n", n,
               each * 1e3, t.seconds * 1e3, t.longest * 1e3, host * 1e3);
+}
+
+TEST(Device, ActivationMemoryIsDeviceMemoryOnADevice) {
+  std::shared_ptr<char> p = device_bytes(4096);
+  if (!device_build()) {
+    EXPECT_EQ(p, nullptr);  // the synthetic workload then holds host memory
+    return;
+  }
+  if (device_info().count < 1) GTEST_SKIP() << "no usable device";
+  ASSERT_NE(p, nullptr);
+  device_fill(p.get(), 4096, 0x5a);
+  using Space = Kokkos::DefaultExecutionSpace::memory_space;
+  Kokkos::View<char*, Space, Kokkos::MemoryTraits<Kokkos::Unmanaged>> v(p.get(), 4096);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  int wrong = 0;
+  for (int i = 0; i < 4096; ++i) wrong += h(i) != 0x5a;
+  EXPECT_EQ(wrong, 0);
 }
 
 }  // namespace
