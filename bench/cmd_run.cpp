@@ -25,7 +25,9 @@
 #include "bench/render/trace.hpp"
 #include "bench/results/store.hpp"
 #include "bench/run/configuration.hpp"
+#include "bench/run/device_check.hpp"
 #include "bench/run/plan.hpp"
+#include "kernels/device.hpp"
 #include "kernels/transformer_workload.hpp"
 
 namespace pipebench::bench {
@@ -128,6 +130,7 @@ Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
                    list.c_str());
     }
     check_tags(sw.plans);
+    if (world_rank() == 0) check_device(rs, local, world);  // before any file or allocation
     if (world_rank() == 0) file = check_outputs(rs, sw.plans, local);
   } catch (const UsageError& e) {
     bad = 1;
@@ -335,8 +338,10 @@ void add_run_command(CLI::App& app) {
       abort_job(e.what());
     }
     try {
-      const auto kokkos =
-          rs->workload == WorkloadKind::transformer ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
+      // In a device build the synthetic workload also needs Kokkos: its activation memory is device
+      // memory and its spin a device kernel (kernels/device.hpp).
+      const bool kokkos_needed = rs->workload == WorkloadKind::transformer || kernels::device_build();
+      const auto kokkos = kokkos_needed ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
       run_sweep(*rs, sw, world_comm.get(), *roll);
     } catch (const std::exception& e) {
       abort_job(e.what());

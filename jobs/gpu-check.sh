@@ -9,8 +9,9 @@
 # /usr/local/cuda* or a Python environment's nvidia/*/lib, and put on LD_LIBRARY_PATH.
 # Steps: smoke (nvidia-smi, pipebench info), the gpu-labelled kernel tests (device against host results,
 # gradients), a 1-rank transformer run, a 4-rank synthetic run sharing the GPU through the MPI backend,
-# and NCCL point-to-point and all-reduce on one rank. Then a summary; exit 1 if a step failed, 0 if all
-# passed or there is no GPU (said so).
+# NCCL point-to-point and all-reduce on one rank, and the refusals of bad input (no visible device, more
+# ranks than GPUs for NCCL, a tensor-parallel transformer over MPI). Then a summary; exit 1 if a step failed, 0 if all
+# passed or there is no GPU (said so; where the toolkit has a driver stub, the no-device refusal is checked).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 say() { echo "# gpu-check: $*"; }
@@ -119,17 +120,41 @@ summary() {
   echo "# gpu-check summary"
   printf '  %s\n' "${results[@]}"
 }
+# Bad input (docs/gpu.md): each refused with one line and exit code 2, before anything is written.
+# (No `set -e` in there: it would end the script at the refused command's exit code 2, before its check.)
+refused() {  # refused PATTERN COMMAND...: exit code 2, PATTERN in the output, no results file
+  local pattern=$1 rc=0; shift
+  echo "\$ $*"
+  "$@" >"$work/refused.out" 2>&1 || rc=$?
+  grep -v '^\[' "$work/refused.out"  # without UCX's warnings
+  if [[ $rc == 2 ]] && grep -q -- "$pattern" "$work/refused.out" && ! ls "$work"/never*.h5 >/dev/null 2>&1; then
+    echo "refused as expected (exit 2)"
+  else
+    echo "NOT refused as expected: exit $rc, wanted 2 and '$pattern'"
+    return 1
+  fi
+}
 
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   step smoke 30 sh -c "nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader && \"$bin/pipebench\" info"
 else
   if [[ $missing == *libcuda.so.1* ]]; then  # a CUDA build starts only where the driver is installed
     results+=("$(printf '%-12s %s' smoke "SKIP (compiled and linked; no CUDA driver, libcuda.so.1, to start it)")")
+    # The toolkit's driver stub lets it start and ask for a device: it must refuse, exit code 2.
+    for d in ${CUDA_HOME:+$CUDA_HOME/lib64/stubs} /usr/local/cuda/lib64/stubs /usr/local/cuda/targets/x86_64-linux/lib/stubs; do
+      if [[ -e $d/libcuda.so ]]; then
+        mkdir -p "$work/stub" && ln -sf "$d/libcuda.so" "$work/stub/libcuda.so.1"
+        step no-device 30 bash -c "$(declare -f refused); work=$work
+          refused 'no Cuda device is usable here' env LD_LIBRARY_PATH=$work/stub:${LD_LIBRARY_PATH:-} ${mpiexec[*]} -n 1 $bin/pipebench run --synthetic-mode spin --schedule 1f1b -o $work/never0.h5"
+        break
+      fi
+    done
   else
     step smoke 30 "$bin/pipebench" info
   fi
   say "no GPU on this machine (nvidia-smi finds none): nothing run on a device"
   summary
+  for r in "${results[@]}"; do [[ $r == *FAIL* ]] && exit 1; done
   exit 0
 fi
 step kernels 90 "$bin/test_kernels" --gtest_brief=1
@@ -137,7 +162,16 @@ step transformer 60 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --workload transfo
   --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192 --warmup 1 --steps 3 -o "$work/transformer.h5"
 step synthetic 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run --workload synthetic --schedule 1f1b,zbv -m 8 --tf 2ms \
   --tb 4ms --tw 2ms --synthetic-mode spin --warmup 1 --steps 3 -o "$work/synthetic.h5"
+# The same on the host clock (sleep), for comparison: the spin above runs as device kernels of 4
+# processes sharing the GPU (time-sliced between contexts unless MPS runs).
+step synth-sleep 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run --workload synthetic --schedule 1f1b,zbv -m 8 --tf 2ms \
+  --tb 4ms --tw 2ms --synthetic-mode sleep --warmup 1 --steps 3 -o "$work/synthetic-sleep.h5"
 step nccl 45 "${mpiexec[@]}" -n 1 "$bin/mpitest_comm_nccl"
+ngpu=$(nvidia-smi -L | wc -l)
+step refusals 60 bash -c "$(declare -f refused); work=$work
+  refused 'no Cuda device is usable here' env CUDA_VISIBLE_DEVICES= ${mpiexec[*]} -n 1 $bin/pipebench run --synthetic-mode spin --schedule 1f1b -o $work/never1.h5 &&
+  refused 'needs one GPU per rank: $((ngpu + 1)) ranks' ${mpiexec[*]} -n $((ngpu + 1)) $bin/pipebench run --backend nccl --schedule 1f1b -o $work/never2.h5 &&
+  refused 'not CUDA-aware' ${mpiexec[*]} -n 2 $bin/pipebench run --workload transformer --mapping 2x1x1 --schedule 1f1b -o $work/never3.h5"
 summary
 [[ -n ${OUT:-} && -d ${OUT:-} ]] && cp "$work"/*.log "$OUT"/ 2>/dev/null
 rm -rf "$work"

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/error.hpp"
+#include "kernels/device.hpp"
 
 namespace pipebench::kernels {
 
@@ -70,6 +71,9 @@ void sleep_until(double t) {
 
 void SyntheticWorkload::work_until(double deadline) {
   const bool progress = progress_ && progress_interval_ > 0;
+  // In a device build the spin is one kernel on the device clock; the host sleeps and keeps messages moving.
+  if (cfg_.spin && device_spin(std::max(deadline - now(), 0.0), progress ? progress_ : nullptr, progress_interval_))
+    return;
   double next = progress ? now() + progress_interval_ : deadline;
   for (;;) {
     const double until = std::min(next, deadline);
@@ -103,14 +107,21 @@ void SyntheticWorkload::hold(int stage, int mb) {
   // A released buffer is reused, as a GPU's caching allocator would: a fresh one page-faults on every
   // page and is unmapped again at release, hundreds of microseconds of kernel time per megabyte that
   // steal the cores shared with the other ranks.
-  std::unique_ptr<char[]> buf;
+  std::shared_ptr<char> buf;
   if (spare_.empty()) {
-    buf.reset(new char[bytes]);
+    buf = device_bytes(bytes);
+    device_memory_ = buf != nullptr;
+    if (!buf) buf = std::shared_ptr<char>(new char[bytes], std::default_delete<char[]>());
   } else {
     buf = std::move(spare_.back());
     spare_.pop_back();
   }
-  std::memset(buf.get(), mb & 0xff, bytes);  // write every page, as a forward writes its activations
+  // Write every byte, as a forward writes its activations (on the device: a kernel, waited for, so
+  // that the action's remaining time is computed after it).
+  if (device_memory_)
+    device_fill(buf.get(), bytes, mb & 0xff);
+  else
+    std::memset(buf.get(), mb & 0xff, bytes);
   held_buffers_[{stage, mb}] = std::move(buf);
   held_ += static_cast<std::int64_t>(bytes);
   peak_ = std::max(peak_, held_);

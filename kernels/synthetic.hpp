@@ -70,8 +70,10 @@ class SyntheticWorkload final : public Workload {
   SyntheticConfig cfg_;
   TpAllReduce tp_allreduce_;
   std::vector<char> tp_buffer_;
-  std::map<std::pair<int, int>, std::unique_ptr<char[]>> held_buffers_;
-  std::vector<std::unique_ptr<char[]>> spare_;  // released activation buffers, reused by hold()
+  // Activation memory: device memory in a device build (kernels/device.hpp), else host memory.
+  std::map<std::pair<int, int>, std::shared_ptr<char>> held_buffers_;
+  std::vector<std::shared_ptr<char>> spare_;  // released activation buffers, reused by hold()
+  bool device_memory_ = false;  // the buffers above come from device_bytes()
   std::int64_t held_ = 0;
   std::int64_t peak_ = 0;
   std::map<int, std::vector<char>> grads_;

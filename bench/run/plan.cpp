@@ -156,10 +156,9 @@ Times check_settings(const RunSettings& rs, int world_size) {
   if (y.tp_allreduce_bytes % 4 || y.dp_grad_bytes % 4)
     throw UsageError("--tp-allreduce-bytes and --dp-grad-bytes must be multiples of 4 (they are float32 sums)");
   if (rs.resume && !rs.append) throw UsageError("--resume needs --append: it adds to an existing results file");
-  if (rs.backend == "nccl")
-    throw UsageError("--backend nccl is not usable by `run` yet: its workloads keep their buffers in host memory; "
-                     "the NCCL communicator itself is built and tested (docs/comm.md). Use --backend mpi");
-  if (rs.backend != "mpi") throw UsageError("--backend '" + rs.backend + "' is not allowed: mpi");
+  // Whether nccl can run here is the device check's (bench/run/device_check.hpp), on rank 0 after planning.
+  if (rs.backend != "mpi" && rs.backend != "nccl")
+    throw UsageError("--backend " + quoted(rs.backend) + " is not allowed: mpi or nccl");
   for (const auto& mp : rs.mappings)
     if (static_cast<long long>(mp.t) * mp.p * mp.d != world_size)
       throw UsageError("--mapping " + to_string(mp) + " needs t*p*d = " +

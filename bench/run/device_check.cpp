@@ -1,0 +1,58 @@
+#include "bench/run/device_check.hpp"
+
+#include "analysis/error.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+std::string none_usable(const kernels::DeviceInfo& dev) {
+  return dev.error.empty() ? std::string("no device found") : dev.error;
+}
+
+}  // namespace
+
+std::string device_refusal(const kernels::DeviceInfo& dev, bool nccl_built, const RunSettings& rs, int ranks_per_node,
+                           int world_size) {
+  const bool nccl = rs.backend == "nccl";
+  if (nccl && !nccl_built)
+    return "--backend nccl: this pipebench was built without NCCL (configure it with CUDA and NCCL, e.g. the "
+           "kokkos4-cuda preset: docs/gpu.md); use --backend mpi";
+  if (dev.device_build && dev.count < 1)
+    return "this pipebench runs its kernels on Kokkos' " + dev.space + " backend, but no " + dev.space +
+           " device is usable here (" + none_usable(dev) + "); run it on a GPU node or use a host build (docs/gpu.md)";
+  if (nccl && !dev.device_build)
+    return "--backend nccl needs the kernels on a CUDA device, but this pipebench's Kokkos runs on " + dev.space +
+           " (host memory); use --backend mpi or a CUDA build (docs/gpu.md)";
+  if (nccl && ranks_per_node > dev.count)
+    return "--backend nccl needs one GPU per rank: " + std::to_string(ranks_per_node) +
+           " ranks run on rank 0's node, which has " + std::to_string(dev.count) + " GPU(s); start at most " +
+           std::to_string(dev.count) + " ranks per node or use --backend mpi";
+  // The MPI backend's all-reduces take the workload's own buffers: a transformer's gradients and
+  // activations live in device memory in a device build, and this MPI is not CUDA-aware.
+  if (dev.device_build && !nccl && rs.workload == WorkloadKind::transformer) {
+    std::vector<Mapping> maps = rs.mappings;
+    if (maps.empty()) maps.push_back({1, world_size, 1});
+    for (const auto& mp : maps)
+      if (mp.t > 1 || mp.d > 1)
+        return "--mapping " + to_string(mp) + ": tensor- and data-parallel all-reduces of the transformer would "
+               "hand device memory to MPI, which is not CUDA-aware here; use pipeline-only mappings 1xPx1 on a " +
+               dev.space + " build (docs/gpu.md)";
+  }
+  if (nccl)
+    return "--backend nccl is not usable by `run` yet: its workloads exchange host buffers; the NCCL communicator "
+           "itself is built and tested (docs/comm.md). Use --backend mpi";
+  return {};
+}
+
+void check_device(const RunSettings& rs, int ranks_per_node, int world_size) {
+#ifdef PIPEBENCH_HAVE_NCCL
+  constexpr bool nccl_built = true;
+#else
+  constexpr bool nccl_built = false;
+#endif
+  const std::string why = device_refusal(kernels::device_info(), nccl_built, rs, ranks_per_node, world_size);
+  if (!why.empty()) throw UsageError(why);
+}
+
+}  // namespace pipebench::bench
