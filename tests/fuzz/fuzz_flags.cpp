@@ -3,6 +3,7 @@
 // value as it comes from the command line. Beyond the contract (contract.hpp), a UsageError must be one
 // printable line, and what is accepted must mean what it says: an integer is the decimal number written
 // (no octal, hex or wrap-around), times and byte counts are in range and print back to the same value.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -127,7 +128,9 @@ void run(unsigned selector, const std::string& v) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const unsigned selector = (data[0] >= 'a' ? data[0] - 'a' : data[0]) % 11u;
-  const std::string value = fuzz::as_text(data + 1, size - 1);
+  // A command-line argument ends at its first NUL byte, as it reaches main() through argv.
+  std::string value = fuzz::as_text(data + 1, size - 1);
+  value.resize(std::min(value.size(), value.find('\0')));
   fuzz::expect_contract(kTarget, [&] { run(selector, value); }, true);
   return 0;
 }
