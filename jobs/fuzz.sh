@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The longer fuzz run (docs/fuzzing.md). Usage: jobs/fuzz.sh TARGET SECONDS [libFuzzer flags...]
-# TARGET is csv, schedule_text, flags or results (tests/fuzz/fuzz_TARGET.cpp). Builds it in the debug-asan
+# TARGET is csv, schedule_text, flags, config or results (tests/fuzz/fuzz_TARGET.cpp). Builds it in the debug-asan
 # preset (clang, ASan, UBSan; jobs/setup.sh debug-asan installs what that needs), then fuzzes from the seed
 # corpus plus what earlier long runs kept in build/debug-asan/fuzz/TARGET/corpus. It keeps going after a
 # finding, so that one defect does not hide the next; each finding's input is saved as
