@@ -10,7 +10,8 @@ packages=(build-essential cmake git ccache pkg-config
           mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
           libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libopenblas0-pthread
           libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
-          python3)  # tests/docs/doccheck.py (standard library only)
+          python3   # tests/docs/doccheck.py (standard library only)
+          clang libclang-rt-14-dev)  # the debug-asan preset: sanitizers and libFuzzer (docs/fuzzing.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -14,3 +14,11 @@ if [[ ${PIPEBENCH_KOKKOS4:-1} != 0 ]]; then
   cmake --build --preset kokkos4-openmp -j "$(nproc)"
   ctest --preset kokkos4-openmp -j "$(nproc)" "$@"
 fi
+
+# Sanitizers and fuzzing (docs/fuzzing.md): the debug-asan build (clang, ASan + UBSan, libFuzzer
+# targets) and its unit, mpi and fuzz tests. The docs examples, which compare printed text the release
+# run above has checked, are left out: under ASan they take minutes. PIPEBENCH_TEST_ASAN=0 skips it.
+if [[ ${PIPEBENCH_TEST_ASAN:-1} != 0 ]]; then
+  ./jobs/setup.sh debug-asan
+  ctest --preset debug-asan -j "$(nproc)" -LE perf -E '^docs\.' "$@"
+fi
