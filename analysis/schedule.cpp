@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 
 namespace pipebench::analysis {
 
@@ -89,8 +90,8 @@ Action parse_action(std::string_view text) {
     ok = parse_simple(t, a);
   }
   if (!ok) {
-    throw UsageError("invalid action '" + std::string(text) +
-                     "': expected {stage}{F|B|I|W}{micro-batch} such as 3F0, or an overlapped pair such as (0F7;7B3)");
+    throw UsageError("invalid action " + quoted(std::string(text)) +
+                     ": expected {stage}{F|B|I|W}{micro-batch} such as 3F0, or an overlapped pair such as (0F7;7B3)");
   }
   return a;
 }
