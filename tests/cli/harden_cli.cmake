@@ -9,26 +9,12 @@ string(ASCII 239 187 191 _bom)
 file(WRITE ${_gen}/junk.toml "${_junk} junk\n")
 file(WRITE ${_gen}/bom.toml "${_bom}[run]\nsteps = 1\n")
 
-# Like run.cmake's pipebench_mpirun_test (this file is read before it): `pipebench run ARGS` on NP ranks,
-# then THEN (a pipebench command, without mpiexec) must exit 0 and match THEN_MATCH.
-function(harden_mpirun_test name)
-  cmake_parse_arguments(T "" "NP;RC;MATCH;ONCE;THEN_MATCH" "ARGS;THEN" ${ARGN})
-  add_test(NAME cli.${name}
-           COMMAND ${CMAKE_COMMAND} -DEXE=${MPIEXEC_EXECUTABLE}
-                   "-DARGS=${MPIEXEC_NUMPROC_FLAG};${T_NP};$<TARGET_FILE:pipebench>;run;${T_ARGS}" -DRC=${T_RC}
-                   "-DMATCH=${T_MATCH}" "-DONCE=${T_ONCE}" -DTHEN_EXE=$<TARGET_FILE:pipebench> "-DTHEN_ARGS=${T_THEN}"
-                   "-DTHEN_MATCH=${T_THEN_MATCH}" -DFRESH=1 -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/cli_work/run_${name}
-                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.cmake)
-  set_tests_properties(cli.${name} PROPERTIES LABELS mpi PROCESSORS ${T_NP} TIMEOUT 60)
-endfunction()
-set(_fast --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1)
-
 # Item 2: a timeout one poll cannot resolve, or a poll that outlasts the timeout, is refused up front.
-harden_mpirun_test(harden_timeout_too_short NP 1 RC 2 ONCE "pipebench: error:"
+pipebench_mpirun_test(harden_timeout_too_short NP 1 RC 2 ONCE "pipebench: error:"
   MATCH "--timeout '1e-9ns' is not allowed: expected a time from 1ms to 604800s \\(7 days\\)\n$" ARGS --timeout 1e-9ns -o never.h5)
-harden_mpirun_test(harden_timeout_too_long NP 1 RC 2 MATCH "--timeout '700000s' is not allowed"
+pipebench_mpirun_test(harden_timeout_too_long NP 1 RC 2 MATCH "--timeout '700000s' is not allowed"
   ARGS --timeout 700000s -o never.h5)
-harden_mpirun_test(harden_poll_longer_than_timeout NP 2 RC 2 ONCE "pipebench: error:"
+pipebench_mpirun_test(harden_poll_longer_than_timeout NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "--poll-us '1000000' is not allowed with --timeout '3s': expected microseconds from 1 to 300000 \\(the timeout / 10\\)\n$"
   ARGS --timeout 3s --poll-us 1000000 -o never.h5)
 pipebench_cli_test(harden_poll_far_too_long RC 2 MATCH "^pipebench: error: --poll-us '100000000' is not allowed"
@@ -68,21 +54,21 @@ pipebench_cli_test(harden_config_missing RC 2
 pipebench_cli_test(harden_config_other_command RC 2
   MATCH "^pipebench: error: --config '[^']*run_sweep.toml': a config file holds flags of `pipebench run` only\n$"
   ARGS --config ${CMAKE_CURRENT_SOURCE_DIR}/data/run_sweep.toml schedule --schedule 1f1b -p 2 -m 4)
-harden_mpirun_test(harden_config_error_once NP 2 RC 2 ONCE "pipebench: error:" MATCH "line 2: key 'microbatchs'"
+pipebench_mpirun_test(harden_config_error_once NP 2 RC 2 ONCE "pipebench: error:" MATCH "line 2: key 'microbatchs'"
   ARGS --config ${_cfg}/misspelled_key.toml)
 
 # Item 12: equal configurations have equal keys, so --resume skips them, and a sweep runs each once.
-harden_mpirun_test(harden_resume_default_group NP 1 RC 0 MATCH "1 configuration"
-  ARGS --schedule interleaved -m 4 ${_fast} -o r.h5
-  THEN run --schedule interleaved -m 4 --group 1 ${_fast} -o r.h5 --append --resume
+pipebench_mpirun_test(harden_resume_default_group NP 1 RC 0 MATCH "1 configuration"
+  ARGS --schedule interleaved -m 4 ${_quick} -o r.h5
+  THEN run --schedule interleaved -m 4 --group 1 ${_quick} -o r.h5 --append --resume
   THEN_MATCH "interleaved 1x1x1 m=4: already in r.h5, skipped \\(--resume\\)")
-harden_mpirun_test(harden_resume_uniform_stage_cost NP 1 RC 0 MATCH "1 configuration"
-  ARGS --schedule 1f1b -m 4 ${_fast} -o r.h5
-  THEN run --schedule 1f1b -m 4 --stage-cost 1 ${_fast} -o r.h5 --append --resume
+pipebench_mpirun_test(harden_resume_uniform_stage_cost NP 1 RC 0 MATCH "1 configuration"
+  ARGS --schedule 1f1b -m 4 ${_quick} -o r.h5
+  THEN run --schedule 1f1b -m 4 --stage-cost 1 ${_quick} -o r.h5 --append --resume
   THEN_MATCH "1f1b 1x1x1 m=4: already in r.h5, skipped \\(--resume\\)")
-harden_mpirun_test(harden_sweep_duplicates NP 1 RC 0 ONCE "equal to an earlier one"
+pipebench_mpirun_test(harden_sweep_duplicates NP 1 RC 0 ONCE "equal to an earlier one"
   MATCH "# pipebench run: 1 ranks, 1 configuration\\(s\\).*# 3 configuration\\(s\\) equal to an earlier one in the sweep, dropped: 1f1b 1x1x1 m=4, 1f1b 1x1x1 m=4, 1f1b 1x1x1 m=4\n"
-  ARGS --schedule 1f1b,1f1b -m 4,4 ${_fast} -o r.h5 THEN report r.h5 THEN_MATCH "1 complete run\\(s\\)")
+  ARGS --schedule 1f1b,1f1b -m 4,4 ${_quick} -o r.h5 THEN report r.h5 THEN_MATCH "1 complete run\\(s\\)")
 
 # Item 13: integers are decimal everywhere (leading zeros too), never hex, octal or wrapped around.
 pipebench_cli_test(harden_leading_zero_decimal RC 0 MATCH "t=1 p=16 d=1 .*2 nodes, 6-10 ranks per node"
@@ -120,10 +106,10 @@ pipebench_cli_test(harden_run_huge_stage_cost RC 2 MATCH "^pipebench: error: --s
   ARGS run --stage-cost 1e10)
 pipebench_cli_test(harden_run_huge_m RC 2 MATCH "^pipebench: error: --microbatches '16777217' is not allowed" ARGS run -m 16777217)
 pipebench_cli_test(harden_run_huge_steps RC 2 MATCH "^pipebench: error: --steps '16777217' is not allowed" ARGS run --steps 16777217)
-harden_mpirun_test(harden_run_sweep_too_large NP 1 RC 2 ONCE "pipebench: error:"
+pipebench_mpirun_test(harden_run_sweep_too_large NP 1 RC 2 ONCE "pipebench: error:"
   MATCH "configuration gpipe 1x1x1 m=16777216: the sweep would plan 16777216 \\(chunk, micro-batch\\) pairs \\(p\\*m\\*v summed over its configurations\\): at most 4194304\n$"
   ARGS --schedule gpipe -m 16777216 -o never.h5)
-harden_mpirun_test(harden_run_records_too_many NP 1 RC 2 ONCE "pipebench: error:"
+pipebench_mpirun_test(harden_run_records_too_many NP 1 RC 2 ONCE "pipebench: error:"
   MATCH "configuration 1f1b 1x1x1 m=8: p\\*m\\*v x t\\*d x --steps = 134217728 \\(chunk, micro-batch\\) pairs to record on rank 0: at most 2097152"
   ARGS --schedule 1f1b -m 8 --steps 16777216 -o never.h5)
 

@@ -1,18 +1,3 @@
-# `pipebench run` under mpiexec, as a user starts it: bad input fails on every rank before any run with
-# one message and exit code 2; a rank that dies or hangs stops the job within the timeout, naming it,
-# and the runs already written stay readable.
-function(pipebench_mpirun_test name)
-  cmake_parse_arguments(T "" "NP;RC;MATCH;ONCE;THEN_MATCH" "ARGS;THEN" ${ARGN})
-  add_test(NAME cli.${name}
-           COMMAND ${CMAKE_COMMAND} -DEXE=${MPIEXEC_EXECUTABLE}
-                   "-DARGS=${MPIEXEC_NUMPROC_FLAG};${T_NP};$<TARGET_FILE:pipebench>;run;${T_ARGS}" -DRC=${T_RC}
-                   "-DMATCH=${T_MATCH}" "-DONCE=${T_ONCE}" -DTHEN_EXE=$<TARGET_FILE:pipebench> "-DTHEN_ARGS=${T_THEN}"
-                   "-DTHEN_MATCH=${T_THEN_MATCH}" -DFRESH=1 -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/cli_work/run_${name}
-                   -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.cmake)
-  set_tests_properties(cli.${name} PROPERTIES LABELS mpi PROCESSORS ${T_NP} TIMEOUT 60)
-endfunction()
-
-set(_quick --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1)
 pipebench_mpirun_test(run_wrong_world_size NP 4 RC 2 ONCE "pipebench: error:"
   MATCH "--mapping 2x3x1 needs t\\*p\\*d = 6 ranks, but the job has 4" ARGS --mapping 2x3x1 -o never.h5)
 pipebench_mpirun_test(run_bad_microbatches NP 4 RC 2 ONCE "pipebench: error:"
@@ -64,7 +49,7 @@ add_test(NAME cli.run_json_equals_report_json
 set_tests_properties(cli.run_json_equals_report_json PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)
 # --resume skips what the file already holds and appends the rest.
 pipebench_mpirun_test(run_resume NP 1 RC 0 MATCH " 1  1f1b " ARGS --schedule 1f1b -m 4 ${_quick} -o r.h5
-  THEN run --schedule 1f1b -m 4,8 --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1 --append --resume -o r.h5
+  THEN run --schedule 1f1b -m 4,8 ${_quick} --append --resume -o r.h5
   THEN_MATCH " 2  1f1b  .* 8 .*1f1b 1x1x1 m=4: already in r.h5, skipped \\(--resume\\)")
 # (a build without NCCL; tests/cli/run_device.cmake has the other refusals)
 pipebench_mpirun_test(run_nccl_refused NP 1 RC 2 ONCE "pipebench: error:" MATCH "--backend nccl(: this pipebench was built without NCCL| needs | is not usable by `run` yet)"

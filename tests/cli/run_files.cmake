@@ -3,7 +3,7 @@
 # share a new results file, and damaged or odd results files give exit 0 or 2 with one line each.
 # (Included after run.cmake and report.cmake, whose helpers it uses.)
 set(_rf ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report)
-set(_q --schedule 1f1b -m 4,8 --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1)
+set(_q --schedule 1f1b -m 4,8 ${_quick})
 set(_name_300 "")
 foreach(_i RANGE 29)
   string(APPEND _name_300 "abcdefghij")

@@ -11,5 +11,5 @@ endforeach()
 # `run` may also refuse such a --poll-us up front; either way the job ends, with one message.
 pipebench_mpirun_test(run_poll_longer_than_timeout NP 2 RC nonzero ONCE "pipebench: error:"
   MATCH "(rank 1 \\(host [^)]+\\) did not reach the start of step 0 of configuration 1 within --timeout 3 s|--poll-us)"
-  ARGS --schedule 1f1b -m 4 --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1 -o p.h5 --timeout 3s
+  ARGS --schedule 1f1b -m 4 ${_quick} -o p.h5 --timeout 3s
        --poll-us 100000000 --inject-failure 1:1:0:hang)
