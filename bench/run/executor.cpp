@@ -7,6 +7,7 @@
 
 #include "analysis/error.hpp"
 #include "bench/run/links.hpp"
+#include "kernels/device.hpp"
 
 namespace pipebench::bench {
 
@@ -310,7 +311,15 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
   // Receives are posted before the barrier so that no message of this step arrives unexpected.
   post_receives_up_to(0);
   start_barrier(step);
+  // With device spin kernels, each action's record takes its kernels' CUDA event times instead of the
+  // host clock around them (launch and fence latency excluded), resolved once at the end of the step.
+  const bool timeline = kernels::device_timeline_begin();
   t.begin = now();
+  struct Span {
+    std::size_t record, first, last;  // the record and its kernels [first, last) in the timeline
+  };
+  std::vector<Span> spans;
+  if (timeline && actions) spans.reserve(list.size());
   std::vector<comm::Buffer> hold;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const Action& a = list[i];
@@ -324,6 +333,7 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
     if (fwd && !s_.is_last_stage(a.stage)) out = take_buffer();
     if (bwd && !s_.is_first_stage(b)) gin = take_buffer();
     w_.take_peak_activation_bytes();  // start this action's peak from what is held now
+    const std::size_t k0 = timeline ? kernels::device_timeline_count() : 0;
     const double t0 = now();
     switch (a.kind) {
       case Kind::F: w_.forward(a.stage, a.mb, in, out.data()); break;
@@ -352,6 +362,8 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
       r.t_end = t1;
       r.flops = w_.last_flops();
       r.activation_bytes = w_.take_peak_activation_bytes();
+      const std::size_t k1 = timeline ? kernels::device_timeline_count() : 0;
+      if (k1 > k0) spans.push_back({actions->size(), k0, k1});
       actions->push_back(r);
     }
     if (cfg_.test_stop && step >= 0 && i == 0) std::raise(SIGSTOP);
@@ -370,6 +382,14 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
   poll_sends(true);
   w_.optimizer_step();
   t.end = now();
+  if (timeline) {
+    const auto timed = kernels::device_timeline_take();
+    for (const Span& sp : spans)
+      if (sp.last <= timed.size()) {
+        (*actions)[sp.record].t_start = t.begin + timed[sp.first].start;
+        (*actions)[sp.record].t_end = t.begin + timed[sp.last - 1].end;
+      }
+  }
   t.waited = waited_;
   comms_ = nullptr;
   return t;
