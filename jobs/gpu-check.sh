@@ -9,7 +9,7 @@
 # /usr/local/cuda* or a Python environment's nvidia/*/lib, and put on LD_LIBRARY_PATH.
 # Steps: smoke (nvidia-smi, pipebench info), the gpu-labelled kernel tests (device against host results,
 # gradients), a 1-rank transformer run, a 4-rank synthetic run sharing the GPU through the MPI backend,
-# NCCL point-to-point and all-reduce on one rank, and the refusals of bad input (no visible device, more
+# NCCL point-to-point and all-reduce on one rank, a 1-rank synthetic run with --backend nccl, and the refusals of bad input (no visible device, more
 # ranks than GPUs for NCCL, a tensor-parallel transformer over MPI). Then a summary; exit 1 if a step failed, 0 if all
 # passed or there is no GPU (said so; where the toolkit has a driver stub, the no-device refusal is checked).
 set -uo pipefail
@@ -167,6 +167,9 @@ step synthetic 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run --workload synthetic
 step synth-sleep 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run --workload synthetic --schedule 1f1b,zbv -m 8 --tf 2ms \
   --tb 4ms --tw 2ms --synthetic-mode sleep --warmup 1 --steps 3 -o "$work/synthetic-sleep.h5"
 step nccl 45 "${mpiexec[@]}" -n 1 "$bin/mpitest_comm_nccl"
+# run over NCCL: one rank, since NCCL refuses two ranks on one GPU (docs/gpu.md "run --backend nccl").
+step nccl-run 45 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --backend nccl --workload synthetic --schedule 1f1b,zbv -m 8 \
+  --tf 2ms --tb 4ms --tw 2ms --synthetic-mode spin --warmup 1 --steps 3 -o "$work/nccl-run.h5"
 ngpu=$(nvidia-smi -L | wc -l)
 step refusals 60 bash -c "$(declare -f refused); work=$work
   refused 'no Cuda device is usable here' env CUDA_VISIBLE_DEVICES= ${mpiexec[*]} -n 1 $bin/pipebench run --synthetic-mode spin --schedule 1f1b -o $work/never1.h5 &&

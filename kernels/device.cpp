@@ -55,7 +55,12 @@ namespace {
 struct EventLog {
   std::vector<std::pair<cudaEvent_t, cudaEvent_t>> pending, spare;
   DeviceTimes folded;
+  // The step's timeline (device_timeline_begin): its reference event and kernels pending[0, count).
+  cudaEvent_t reference = nullptr;
+  bool timeline = false, lost = false;
+  std::size_t count = 0;
   ~EventLog() {
+    if (reference) cudaEventDestroy(reference);
     // Destroyed at exit, maybe after the runtime is gone: errors are of no use then.
     for (auto* v : {&pending, &spare})
       for (auto& [a, b] : *v) {
@@ -72,6 +77,7 @@ EventLog& event_log() {
 }
 
 void fold(EventLog& log) {
+  if (log.timeline && !log.pending.empty()) log.lost = true;
   for (auto& pair : log.pending) {
     float ms = 0;
     if (cudaEventSynchronize(pair.second) == cudaSuccess && cudaEventElapsedTime(&ms, pair.first, pair.second) == cudaSuccess) {
@@ -125,6 +131,7 @@ bool device_spin(double seconds, const std::function<void()>& progress, double i
       });
   cudaEventRecord(events.second, stream);
   log.pending.push_back(events);
+  if (log.timeline) ++log.count;
   if (progress && interval > 0) {
     const auto pause = std::chrono::duration<double>(std::min(interval, 1e-3));
     auto next = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -172,6 +179,54 @@ void device_fill(char* data, std::size_t bytes, int value) {
   (void)bytes;
   (void)value;
 #endif
+}
+
+bool device_timeline_begin() {
+#ifdef KOKKOS_ENABLE_CUDA
+  if (!device_build() || !Kokkos::is_initialized()) return false;
+  EventLog& log = event_log();
+  log.timeline = false;
+  fold(log);  // the kernels before: their events are done by now
+  if (!log.reference && cudaEventCreate(&log.reference) != cudaSuccess) return false;
+  if (cudaEventRecord(log.reference, Kokkos::Cuda().cuda_stream()) != cudaSuccess ||
+      cudaEventSynchronize(log.reference) != cudaSuccess)
+    return false;
+  log.timeline = true;
+  log.lost = false;
+  log.count = 0;
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::size_t device_timeline_count() {
+#ifdef KOKKOS_ENABLE_CUDA
+  const EventLog& log = event_log();
+  return log.timeline ? log.count : 0;
+#else
+  return 0;
+#endif
+}
+
+std::vector<Interval> device_timeline_take() {
+  std::vector<Interval> out;
+#ifdef KOKKOS_ENABLE_CUDA
+  EventLog& log = event_log();
+  if (!log.timeline) return out;
+  log.timeline = false;
+  if (log.lost || log.count > log.pending.size()) return out;
+  if (log.count > 0 && cudaEventSynchronize(log.pending[log.count - 1].second) != cudaSuccess) return out;
+  out.reserve(log.count);
+  for (std::size_t i = 0; i < log.count; ++i) {
+    float a = 0, b = 0;
+    if (cudaEventElapsedTime(&a, log.reference, log.pending[i].first) != cudaSuccess ||
+        cudaEventElapsedTime(&b, log.reference, log.pending[i].second) != cudaSuccess)
+      return {};
+    out.push_back({1e-3 * static_cast<double>(a), 1e-3 * static_cast<double>(b)});
+  }
+#endif
+  return out;
 }
 
 DeviceTimes take_device_times() {

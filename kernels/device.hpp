@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace pipebench::kernels {
 
@@ -45,5 +46,20 @@ struct DeviceTimes {
   double longest = 0;
 };
 DeviceTimes take_device_times();
+
+// The spin kernels of one step on the host clock, for the per-action records. device_timeline_begin()
+// records a reference event on the compute stream and waits for it: the caller reads its own clock
+// right after, which is the reference's host time (the stream is idle then, within microseconds).
+// device_timeline_count() is how many spin kernels were launched since. device_timeline_take() ends the
+// timeline and resolves its kernels' events at once (one wait, for the last): per kernel in launch
+// order, start and end in seconds after the reference. False / empty in a host build, without Kokkos,
+// or when a step launched so many kernels that their events were folded (then the caller keeps its
+// own times).
+bool device_timeline_begin();
+std::size_t device_timeline_count();
+struct Interval {
+  double start = 0, end = 0;
+};
+std::vector<Interval> device_timeline_take();
 
 }  // namespace pipebench::kernels

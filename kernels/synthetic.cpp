@@ -136,13 +136,13 @@ void SyntheticWorkload::release(int stage, int mb) {
 }
 
 void SyntheticWorkload::write_header(void* out, int stage, int mb) const {
-  if (!out || cfg_.p2p_bytes < sizeof(Header)) return;
+  if (!out || cfg_.device_messages || cfg_.p2p_bytes < sizeof(Header)) return;
   const Header h{kMagic, stage, mb, step_};
   std::memcpy(out, &h, sizeof h);
 }
 
 void SyntheticWorkload::check_header(const void* in, int stage, int mb, const char* what) const {
-  if (!in || cfg_.p2p_bytes < sizeof(Header)) return;
+  if (!in || cfg_.device_messages || cfg_.p2p_bytes < sizeof(Header)) return;
   Header h{};
   std::memcpy(&h, in, sizeof h);
   if (h.magic != kMagic || h.stage != stage || h.mb != mb || h.step != step_)

@@ -24,6 +24,9 @@ struct SyntheticConfig {
   bool spin = false;  // busy-wait instead of sleeping
   std::size_t activation_bytes = 0;  // per micro-batch for the whole share (a chunk holds 1/v)
   std::size_t p2p_bytes = 0;    // per micro-batch message between stages
+  // The messages are device memory (NCCL): no header is written or checked in them (the MPI backend's
+  // host messages carry one naming stage, micro-batch and step, checked on arrival).
+  bool device_messages = false;
   std::size_t tp_allreduce_bytes = 0;  // per all-reduce; two in F and two in I (Megatron's pattern)
   std::size_t grad_bytes = 0;          // weight gradients for the whole share (a chunk holds 1/v)
 };

@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <set>
+#include <string>
+#include <utility>
 #include <thread>
 
 #include "bench/run/gather.hpp"
@@ -88,6 +91,7 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
   sc.spin = y.spin;
   sc.activation_bytes = y.activation_bytes;
   sc.p2p_bytes = y.p2p_bytes;
+  sc.device_messages = rs.backend == "nccl";
   sc.tp_allreduce_bytes = y.tp_allreduce_bytes;
   sc.grad_bytes = y.dp_grad_bytes;
   return std::make_unique<kernels::SyntheticWorkload>(sc, tp);
@@ -185,6 +189,19 @@ SweepComms::SweepComms(const RunSettings& rs, const std::vector<Plan>& plans, co
     if (mp.t > 1) g.tp = comm::make_communicator(rs.backend, g.grid->comm(topology::GroupKind::tp).get(), "tp", opts);
     if (mp.d > 1) g.dp = comm::make_communicator(rs.backend, g.grid->comm(topology::GroupKind::dp).get(), "dp", opts);
   }
+  // NCCL matches point-to-point by order and runs a communicator's operations in turn: the pipeline's
+  // messages take one link per direction (bench/run/links.hpp), built for the links every schedule of
+  // the mapping uses. PIPEBENCH_TEST_LINKS=1 does the same over MPI, for the tests.
+  const char* test_links = std::getenv("PIPEBENCH_TEST_LINKS");
+  if (rs.backend != "nccl" && !(test_links && std::string(test_links) == "1")) return;
+  std::map<std::string, std::set<std::pair<int, int>>> pairs;
+  for (const Plan& pl : plans)
+    for (const auto& pr : link_pairs(pl.schedule)) pairs[to_string(pl.mapping)].insert(pr);
+  for (auto& [key, g] : groups_) {
+    const auto& set = pairs[key];
+    g.links = std::make_unique<Links>(rs.backend, g.grid->comm(topology::GroupKind::pp).get(),
+                                      std::vector<std::pair<int, int>>(set.begin(), set.end()), opts);
+  }
 }
 
 const SweepComms::Groups& SweepComms::groups(const Mapping& m) const { return groups_.at(to_string(m)); }
@@ -222,6 +239,7 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   ExecutorConfig ec;
   ec.dp_buckets = rs.dp_buckets;
   ec.roll = &sweep.roll();
+  ec.links = groups.links.get();
   ec.where = where;
   ec.test_stop = test_fault().mode == 'a' && test_fault().rank == world_rank() && test_fault().config == pl.index;
   exec = std::make_unique<Executor>(s, *pp, tp, dp, world, *work, ec);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis/schedule.hpp"
+#include "bench/run/links.hpp"
 #include "bench/run/measure.hpp"
 #include "bench/run/plan.hpp"
 #include "comm/communicator.hpp"
@@ -39,6 +40,7 @@ class SweepComms {
   struct Groups {
     std::unique_ptr<topology::MpiGrid> grid;
     std::unique_ptr<comm::Communicator> pp, tp, dp;  // tp, dp: null when their size is 1
+    std::unique_ptr<Links> links;  // per-direction pipeline links (NCCL; bench/run/links.hpp), else null
   };
   // Collective over `world`. A rank that does not come to the start is named by the roll; one that
   // stops inside the communicator calls ends the job through the watchdog after --timeout.

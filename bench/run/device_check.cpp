@@ -39,9 +39,21 @@ std::string device_refusal(const kernels::DeviceInfo& dev, bool nccl_built, cons
                "hand device memory to MPI, which is not CUDA-aware here; use pipeline-only mappings 1xPx1 on a " +
                dev.space + " build (docs/gpu.md)";
   }
-  if (nccl)
-    return "--backend nccl is not usable by `run` yet: its workloads exchange host buffers; the NCCL communicator "
-           "itself is built and tested (docs/comm.md). Use --backend mpi";
+  // Over NCCL, `run` carries the pipeline's messages (device buffers, one link per direction: bench/run/
+  // links.hpp). The synthetic workload's TP and DP buffers are host memory, and the transformer's kernels
+  // synchronise the whole device, which would wait for the receives posted ahead on the links.
+  if (nccl && rs.workload == WorkloadKind::transformer)
+    return "--backend nccl runs the synthetic workload only: the transformer's kernels synchronise the whole "
+           "device, which would wait for the receives posted ahead; use --backend mpi (docs/gpu.md)";
+  if (nccl) {
+    std::vector<Mapping> maps = rs.mappings;
+    if (maps.empty()) maps.push_back({1, world_size, 1});
+    for (const auto& mp : maps)
+      if (mp.t > 1 || mp.d > 1)
+        return "--mapping " + to_string(mp) + ": --backend nccl carries pipeline messages only (its tensor- and "
+               "data-parallel buffers would be host memory); use pipeline-only mappings 1xPx1 or --backend mpi "
+               "(docs/gpu.md)";
+  }
   return {};
 }
 

@@ -6,6 +6,8 @@
 #include <csignal>
 
 #include "analysis/error.hpp"
+#include "bench/run/links.hpp"
+#include "kernels/device.hpp"
 
 namespace pipebench::bench {
 
@@ -58,6 +60,15 @@ Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, c
       last_backward_[i] = bstage(a);
     }
   }
+  if (cfg_.links) {
+    for (int src = 0; src < s_.p; ++src)
+      for (const SentMessage& m : sent_messages(s_, src))
+        if (src != me_ && m.dest_rank == me_)
+          link_order_.push_back({0, tag(m.dest_stage, m.mb, m.grad), src, m.dest_stage, m.mb});
+    if (link_order_.size() != needs_.size())
+      throw Error("executor: rank " + std::to_string(me_) + " needs " + std::to_string(needs_.size()) +
+                  " messages per step, its senders send " + std::to_string(link_order_.size()));
+  }
   recvs_.resize(static_cast<std::size_t>(2) * S * s_.m);
   if (!cfg_.roll) {
     char host[MPI_MAX_PROCESSOR_NAME] = {};
@@ -73,7 +84,10 @@ Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, c
 void Executor::progress() {
   poll_sends(false);
   while (first_pending_need_ < next_need_ && !recvs_[needs_[first_pending_need_].tag].active) ++first_pending_need_;
-  if (first_pending_need_ < next_need_) pp_.test(recvs_[needs_[first_pending_need_].tag].req);
+  if (first_pending_need_ < next_need_) {
+    PendingRecv& r = recvs_[needs_[first_pending_need_].tag];
+    r.via->test(r.req);
+  }
 }
 
 int Executor::tag(int dest_stage, int mb, bool grad) const {
@@ -92,7 +106,34 @@ void Executor::note(CommRecord r) {
   if (comms_) comms_->push_back(r);
 }
 
+comm::Communicator& Executor::via(int src, int dst) const {
+  if (!cfg_.links) return pp_;
+  comm::Communicator* c = cfg_.links->link(src, dst);
+  if (!c) throw Error("executor: no pipeline link from rank " + std::to_string(src) + " to " + std::to_string(dst));
+  return *c;
+}
+
+void Executor::post_link_receives() {
+  for (const Need& n : link_order_) {
+    PendingRecv& r = recvs_[n.tag];
+    r.buf = take_buffer();
+    r.posted = now();
+    r.via = &via(n.peer, me_);
+    r.req = r.via->irecv(r.buf.data(), msg_bytes_, Links::kSrc, 0);
+    r.peer = n.peer;
+    r.stage = n.stage;
+    r.mb = n.mb;
+    r.active = true;
+  }
+  next_need_ = needs_.size();
+  posted_ahead_ = needs_.size();
+}
+
 void Executor::post_receives_up_to(std::size_t action_index) {
+  if (cfg_.links) {
+    if (next_need_ == 0 && !needs_.empty()) post_link_receives();
+    return;
+  }
   // Post every receive needed up to `action_index` (at least) and further ahead within the byte budget.
   while (next_need_ < needs_.size() &&
          (needs_[next_need_].action <= action_index || (posted_ahead_ + 1) * msg_bytes_ <= cfg_.recv_ahead_bytes)) {
@@ -101,6 +142,7 @@ void Executor::post_receives_up_to(std::size_t action_index) {
     r.buf = take_buffer();
     r.posted = now();
     r.req = pp_.irecv(r.buf.data(), msg_bytes_, n.peer, n.tag);
+    r.via = &pp_;
     r.peer = n.peer;
     r.stage = n.stage;
     r.mb = n.mb;
@@ -118,7 +160,7 @@ const void* Executor::input(int dest_stage, int src_stage, int mb, bool grad, st
   PendingRecv& r = recvs_[t];
   if (!r.active) throw Error("executor: receive for tag " + std::to_string(t) + " was never posted");
   const double t0 = now();
-  pp_.wait(r.req);
+  r.via->wait(r.req);
   const double t1 = now();
   waited_ += t1 - t0;
   CommRecord rec;
@@ -159,7 +201,8 @@ void Executor::output(int src_stage, int dest_stage, int mb, bool grad, comm::Bu
   ps.rec.mb = mb;
   ps.rec.tag = t;
   ps.rec.t_posted = now();
-  ps.req = pp_.isend(buf.data(), msg_bytes_, peer, t);
+  ps.via = &via(me_, peer);
+  ps.req = cfg_.links ? ps.via->isend(buf.data(), msg_bytes_, Links::kDst, 0) : pp_.isend(buf.data(), msg_bytes_, peer, t);
   ps.buf = std::move(buf);
   sends_.push_back(std::move(ps));
 }
@@ -168,8 +211,8 @@ void Executor::poll_sends(bool wait) {
   for (auto& ps : sends_) {
     if (ps.req.done()) continue;
     if (wait)
-      pp_.wait(ps.req);
-    else if (!pp_.test(ps.req))
+      ps.via->wait(ps.req);
+    else if (!ps.via->test(ps.req))
       continue;
     ps.rec.t_done = now();
     note(ps.rec);
@@ -268,7 +311,15 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
   // Receives are posted before the barrier so that no message of this step arrives unexpected.
   post_receives_up_to(0);
   start_barrier(step);
+  // With device spin kernels, each action's record takes its kernels' CUDA event times instead of the
+  // host clock around them (launch and fence latency excluded), resolved once at the end of the step.
+  const bool timeline = kernels::device_timeline_begin();
   t.begin = now();
+  struct Span {
+    std::size_t record, first, last;  // the record and its kernels [first, last) in the timeline
+  };
+  std::vector<Span> spans;
+  if (timeline && actions) spans.reserve(list.size());
   std::vector<comm::Buffer> hold;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const Action& a = list[i];
@@ -282,6 +333,7 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
     if (fwd && !s_.is_last_stage(a.stage)) out = take_buffer();
     if (bwd && !s_.is_first_stage(b)) gin = take_buffer();
     w_.take_peak_activation_bytes();  // start this action's peak from what is held now
+    const std::size_t k0 = timeline ? kernels::device_timeline_count() : 0;
     const double t0 = now();
     switch (a.kind) {
       case Kind::F: w_.forward(a.stage, a.mb, in, out.data()); break;
@@ -310,6 +362,8 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
       r.t_end = t1;
       r.flops = w_.last_flops();
       r.activation_bytes = w_.take_peak_activation_bytes();
+      const std::size_t k1 = timeline ? kernels::device_timeline_count() : 0;
+      if (k1 > k0) spans.push_back({actions->size(), k0, k1});
       actions->push_back(r);
     }
     if (cfg_.test_stop && step >= 0 && i == 0) std::raise(SIGSTOP);
@@ -328,6 +382,14 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
   poll_sends(true);
   w_.optimizer_step();
   t.end = now();
+  if (timeline) {
+    const auto timed = kernels::device_timeline_take();
+    for (const Span& sp : spans)
+      if (sp.last <= timed.size()) {
+        (*actions)[sp.record].t_start = t.begin + timed[sp.first].start;
+        (*actions)[sp.record].t_end = t.begin + timed[sp.last - 1].end;
+      }
+  }
   t.waited = waited_;
   comms_ = nullptr;
   return t;

@@ -15,6 +15,10 @@
 #include "kernels/workload.hpp"
 
 namespace pipebench::bench {
+class Links;
+}
+
+namespace pipebench::bench {
 
 struct ExecutorConfig {
   // Receives are posted ahead as far as this much buffer memory allows (all of them in most runs).
@@ -28,6 +32,10 @@ struct ExecutorConfig {
   // the executor keeps its own), and what the messages call the run: "configuration 3".
   comm::Roll* roll = nullptr;
   std::string where;
+  // Where set, pipeline messages go over these per-direction links instead of `pp`, matched by order:
+  // every receive of a step is posted at its start, in the order the sender sends (bench/run/links.hpp),
+  // with tag 0 on the wire (recv_ahead_bytes does not apply). Needed by NCCL; null for MPI.
+  const Links* links = nullptr;
   // Test-only (PIPEBENCH_TEST_FAULT ...:step, bench/run/configuration.hpp): stop this process (SIGSTOP)
   // after the first action of the first timed step.
   bool test_stop = false;
@@ -64,6 +72,8 @@ class Executor {
   struct Input;
   int tag(int dest_stage, int mb, bool grad) const;
   void post_receives_up_to(std::size_t action_index);
+  void post_link_receives();
+  comm::Communicator& via(int src, int dst) const;  // the communicator a message from src to dst takes
   comm::Buffer take_buffer();
   const void* input(int dest_stage, int src_stage, int mb, bool grad, std::vector<comm::Buffer>& hold);
   void output(int src_stage, int dest_stage, int mb, bool grad, comm::Buffer buf);
@@ -94,6 +104,7 @@ class Executor {
     int mb;
   };
   std::vector<Need> needs_;
+  std::vector<Need> link_order_;  // with links: the same receives, in the order their senders send them
   std::vector<int> last_backward_;  // per action index: stage whose gradients become final, or -1
 
   // Step state.
@@ -106,6 +117,7 @@ class Executor {
     comm::Request req;
     comm::Buffer buf;
     double posted = 0;
+    comm::Communicator* via = nullptr;
     int peer = -1;
     int stage = -1, mb = -1;
     bool active = false;
@@ -115,6 +127,7 @@ class Executor {
   struct PendingSend {
     comm::Request req;
     comm::Buffer buf;
+    comm::Communicator* via = nullptr;
     CommRecord rec;
   };
   std::vector<PendingSend> sends_;

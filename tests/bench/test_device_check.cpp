@@ -71,9 +71,26 @@ TEST(DeviceCheck, TensorAndDataParallelTransformerOnADeviceOverMpi) {
   EXPECT_EQ(device_refusal(host(), false, rs, 4, 4), "");
 }
 
-TEST(DeviceCheck, NcclOnAUsableDeviceIsStillRefusedByRun) {
-  const std::string why = device_refusal(cuda(4), true, settings("nccl"), 4, 4);
-  EXPECT_NE(why.find("--backend nccl is not usable by `run` yet"), std::string::npos) << why;
+TEST(DeviceCheck, NcclRunsSyntheticPipelinesOnOneGpuPerRank) {
+  EXPECT_EQ(device_refusal(cuda(4), true, settings("nccl"), 4, 4), "");
+  RunSettings rs = settings("nccl");
+  rs.mappings = {{1, 4, 1}, {1, 2, 1}};
+  EXPECT_EQ(device_refusal(cuda(4), true, rs, 4, 4), "");
+}
+
+TEST(DeviceCheck, NcclRefusesTheTransformer) {
+  const std::string why = device_refusal(cuda(4), true, settings("nccl", WorkloadKind::transformer), 4, 4);
+  EXPECT_NE(why.find("--backend nccl runs the synthetic workload only"), std::string::npos) << why;
+}
+
+TEST(DeviceCheck, NcclRefusesTensorAndDataParallelMappings) {
+  RunSettings rs = settings("nccl");
+  rs.mappings = {{1, 2, 1}, {2, 2, 1}};
+  std::string why = device_refusal(cuda(4), true, rs, 4, 4);
+  EXPECT_NE(why.find("--mapping 2x2x1: --backend nccl carries pipeline messages only"), std::string::npos) << why;
+  rs.mappings = {{1, 2, 2}};
+  why = device_refusal(cuda(4), true, rs, 4, 4);
+  EXPECT_NE(why.find("--mapping 1x2x2"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include <Kokkos_Core.hpp>
 
@@ -49,6 +51,36 @@ TEST(Device, SpinKernelRunsItsTimeOnTheDevice) {
   EXPECT_EQ(take_device_times().kernels, 0);
   std::printf("# device spin: %d kernels of %.3f ms: events %.3f ms in all (longest %.3f ms), host %.3f ms\n", n,
               each * 1e3, t.seconds * 1e3, t.longest * 1e3, host * 1e3);
+}
+
+// The step timeline the executor puts into its records (bench/run/executor.cpp): per spin kernel, its
+// events relative to a reference the host reads its clock at.
+TEST(Device, TimelineGivesEachSpinKernelItsEventsOnTheHostClock) {
+  if (!device_build()) {
+    EXPECT_FALSE(device_timeline_begin());
+    EXPECT_EQ(device_timeline_count(), 0u);
+    EXPECT_TRUE(device_timeline_take().empty());
+    return;
+  }
+  if (device_info().count < 1) GTEST_SKIP() << "no usable device";
+  ASSERT_TRUE(device_timeline_begin());
+  const auto ref = std::chrono::steady_clock::now();
+  constexpr double each = 2e-3;
+  ASSERT_TRUE(device_spin(each));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));  // a gap the timeline must show
+  ASSERT_TRUE(device_spin(each));
+  const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - ref).count();
+  EXPECT_EQ(device_timeline_count(), 2u);
+  const std::vector<Interval> k = device_timeline_take();
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_GE(k[0].start, 0);
+  EXPECT_GE(k[0].end - k[0].start, each * 0.999);
+  EXPECT_GE(k[1].start - k[0].end, 3e-3 * 0.999);
+  EXPECT_GE(k[1].end - k[1].start, each * 0.999);
+  EXPECT_LE(k[1].end, host + 1e-3);  // on the host clock within a millisecond
+  EXPECT_EQ(device_timeline_count(), 0u);  // ended
+  std::printf("# device timeline: kernels at %.3f-%.3f and %.3f-%.3f ms after the reference, host %.3f ms\n",
+              k[0].start * 1e3, k[0].end * 1e3, k[1].start * 1e3, k[1].end * 1e3, host * 1e3);
 }
 
 TEST(Device, ActivationMemoryIsDeviceMemoryOnADevice) {

@@ -1,0 +1,11 @@
+# The pipeline links of bench/run/links.hpp (what --backend nccl uses), run over MPI with tag 0 on the
+# wire (PIPEBENCH_TEST_LINKS=1), so that messages match by order as under NCCL: the synthetic header
+# of every message must name the stage and micro-batch its receiver expects. zbv and dualpipev send
+# activations and gradients both ways over one link, in an order the receiver's own action order
+# does not give.
+pipebench_mpirun_test(run_links_match_by_order NP 4 RC 0 MATCH " zbv .* dualpipev "
+  ARGS --schedule 1f1b,zbv,dualpipev -m 8 ${_quick} -o links.h5)
+set_tests_properties(cli.run_links_match_by_order PROPERTIES ENVIRONMENT PIPEBENCH_TEST_LINKS=1)
+pipebench_mpirun_test(run_links_interleaved NP 4 RC 0 MATCH " interleaved "
+  ARGS --schedule interleaved -v 2 -m 8 ${_quick} -o links.h5)
+set_tests_properties(cli.run_links_interleaved PROPERTIES ENVIRONMENT PIPEBENCH_TEST_LINKS=1)
