@@ -61,7 +61,7 @@ inline constexpr Flag trace{"--trace", "Write a Chrome trace (Perfetto, chrome:/
 inline constexpr Flag force{"--force", "Replace output files (--trace, --svg, ...) that already exist; results files are never replaced"};
 
 // The transformer model and the communication backend (`run` today; the planner and `comm` are next).
-inline constexpr Flag backend{"--backend", "Communication backend: mpi (nccl: not yet usable by run)"};
+inline constexpr Flag backend{"--backend", "Communication backend: mpi, or nccl on GPU builds for synthetic pipelines (docs/gpu.md)"};
 inline constexpr Flag layers{"--layers", "Transformer layers of the whole model"};
 inline constexpr Flag hidden{"--hidden", "Hidden size h"};
 inline constexpr Flag heads{"--heads", "Attention heads a (h % a == 0)"};
