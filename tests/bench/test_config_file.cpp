@@ -10,24 +10,16 @@
 #include "analysis/error.hpp"
 #include "bench/config_file.hpp"
 #include "bench/flags.hpp"
+#include "errors.hpp"
 #include "scratch.hpp"
 
 using namespace pipebench::bench;
 using pipebench::UsageError;
+using pipebench::bench::testing::usage_error;
 
 namespace {
 
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::string parse_error(const std::string& text) { return error_of([&] { parse_config(text, "c.toml"); }); }
+std::string parse_error(const std::string& text) { return usage_error([&] { parse_config(text, "c.toml"); }); }
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -118,7 +110,7 @@ TEST(ConfigFile, IsBoundedInSize) {
 class ConfigFileRead : public pipebench::bench::testing::ScratchDir {};
 
 TEST_F(ConfigFileRead, OnlyBoundedRegularFiles) {
-  auto read_error = [](const std::string& path) { return error_of([&] { read_config_file(path); }); };
+  auto read_error = [](const std::string& path) { return usage_error([&] { read_config_file(path); }); };
   EXPECT_TRUE(has(read_error("/dev/zero"), "--config '/dev/zero' is not a regular file"));
   EXPECT_TRUE(has(read_error(dir_.string()), "is not a regular file"));
   EXPECT_TRUE(has(read_error(path("missing.toml")), "cannot open it: No such file or directory"));
@@ -179,7 +171,7 @@ TEST(ConfigFile, CommandLineWinsAndEveryValueIsChecked) {
 
   auto apply_error = [](std::vector<std::string> args, const std::string& text) {
     FakeRun fake;
-    return error_of([&] { fake.parse(args, text); });
+    return usage_error([&] { fake.parse(args, text); });
   };
   EXPECT_EQ(apply_error({}, "[run]\nmicrobatchs = 4\n"),
             "--config 'c.toml' line 2: key 'microbatchs' is not a flag of `pipebench run` (did you mean 'microbatches'?): "

@@ -15,12 +15,14 @@
 #include "bench/results/h5.hpp"
 #include "bench/results/store.hpp"
 #include "sample_run.hpp"
+#include "errors.hpp"
 #include "scratch.hpp"
 
 namespace pipebench::bench {
 namespace {
 
 using testing::sample_run;
+using testing::usage_error;
 
 class Damaged : public testing::ScratchDir {};
 
@@ -31,18 +33,6 @@ std::string bytes_of(const std::string& file) {
 
 void write_bytes(const std::string& file, const std::string& bytes) {
   std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-template <class F>
-std::string usage_error(F&& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("not a UsageError: ") + e.what();
-  }
-  return "no error";
 }
 
 // A run whose ranks table is no longer a dataset: that run is listed as damaged with the reason, the

@@ -14,12 +14,14 @@
 #include "bench/results/h5.hpp"
 #include "bench/results/store.hpp"
 #include "sample_run.hpp"
+#include "errors.hpp"
 #include "scratch.hpp"
 
 namespace pipebench::bench {
 namespace {
 
 using testing::sample_run;
+using testing::usage_error;
 
 class Results : public testing::ScratchDir {};
 
@@ -44,18 +46,6 @@ void write_foreign(const std::string& path, std::int64_t version, bool with_vers
   if (with_version) h5::write_attr(f.get(), "pipebench_schema_version", version);
   if (with_runs) h5::create_group(f.get(), "runs");
   h5::close_file(f);
-}
-
-template <class F>
-std::string usage_error(F&& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("not a UsageError: ") + e.what();
-  }
-  return "no error";
 }
 
 TEST_F(Results, RoundTripIsIdenticalFieldByField) {
