@@ -6,18 +6,21 @@
 #     openmp  Serial + OpenMP, KokkosKernels on the host BLAS
 #     cuda    Serial + CUDA (PIPEBENCH_CUDA_ARCH, default HOPPER90 = sm_90) through nvcc_wrapper,
 #             KokkosKernels on cuBLAS; compiles without a GPU
-#   TARBALL_DIR_OR_URL: a directory or URL prefix holding kokkos-4.6.01.tar.gz and
-#   kokkos-kernels-4.6.01.tar.gz (default: jobs/vendor, the copies kept in this repository).
+#   TARBALL_DIR_OR_URL: a directory or URL prefix holding the release tarballs kokkos-4.6.01.tar.gz and
+#   kokkos-kernels-4.6.01.tar.gz (default: $PIPEBENCH_KOKKOS_SOURCES, else $PIPEBENCH_CACHE/sources).
+#   They are not kept in the repository; jobs/kokkos-sha256sums holds their checksums.
+# Exit codes: 0 installed (the prefix printed), 2 bad input, 3 no sources given and none in the default
+# directory (callers such as jobs/test.sh then skip the Kokkos 4 builds and say so), 1 a build failed.
 # KokkosKernels is reduced to its BLAS component with no pre-built kernels: KokkosBlas::gemm reaches
 # BLAS or cuBLAS through its headers, so it builds in seconds instead of minutes.
 # Environment: PIPEBENCH_CACHE (default ~/.cache/pipebench), CUDA_HOME (default /usr/local/cuda),
 # PIPEBENCH_JOBS (default nproc), PIPEBENCH_KOKKOS_SHA256=skip to accept tarballs that differ from
-# jobs/vendor/SHA256SUMS (e.g. GitHub's release assets).
+# jobs/kokkos-sha256sums (e.g. GitHub's release assets).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 version=4.6.01
 backend=${1:-}
-source=${2:-$here/vendor}
+source=${2:-}
 case $backend in
   openmp | cuda) ;;
   *) echo "pipebench: error: jobs/kokkos.sh: first argument '${backend}' must be openmp or cuda" >&2; exit 2 ;;
@@ -27,6 +30,14 @@ arch=${PIPEBENCH_CUDA_ARCH:-HOPPER90}
 prefix=$cache/kokkos-$version-$backend
 [[ $backend == cuda && $arch != HOPPER90 ]] && prefix+=-$arch
 jobs=${PIPEBENCH_JOBS:-$(nproc)}
+if [[ -z $source ]]; then
+  source=${PIPEBENCH_KOKKOS_SOURCES:-$cache/sources}
+  if [[ ! -f $source/kokkos-$version.tar.gz || ! -f $source/kokkos-kernels-$version.tar.gz ]] &&
+     [[ ! -f $prefix/.pipebench-complete ]]; then
+    echo "# kokkos.sh: no Kokkos $version release tarballs in $source (set PIPEBENCH_KOKKOS_SOURCES or pass a directory or URL)" >&2
+    exit 3
+  fi
+fi
 say() { echo "# kokkos.sh: $*" >&2; }
 
 if [[ -f $prefix/.pipebench-complete ]]; then
@@ -51,10 +62,10 @@ fetch() {  # fetch NAME: copy or download a tarball into $work/src and check it
     exit 2
   fi
   local want
-  want=$(awk -v n="$name" '$2 == n {print $1}' "$here/vendor/SHA256SUMS")
+  want=$(awk -v n="$name" '$2 == n {print $1}' "$here/kokkos-sha256sums")
   if [[ -n $want && ${PIPEBENCH_KOKKOS_SHA256:-} != skip ]] &&
      [[ $(sha256sum "$work/src/$name" | cut -d' ' -f1) != "$want" ]]; then
-    echo "pipebench: error: jobs/kokkos.sh: $name differs from jobs/vendor/SHA256SUMS" \
+    echo "pipebench: error: jobs/kokkos.sh: $name differs from jobs/kokkos-sha256sums" \
          "(set PIPEBENCH_KOKKOS_SHA256=skip to accept it)" >&2
     exit 2
   fi
