@@ -113,18 +113,20 @@ comm::Communicator& Executor::via(int src, int dst) const {
   return *c;
 }
 
+void Executor::post_receive(const Need& n, comm::Communicator& c, int src, int wire_tag) {
+  PendingRecv& r = recvs_[n.tag];
+  r.buf = take_buffer();
+  r.posted = now();
+  r.via = &c;
+  r.req = c.irecv(r.buf.data(), msg_bytes_, src, wire_tag);
+  r.peer = n.peer;
+  r.stage = n.stage;
+  r.mb = n.mb;
+  r.active = true;
+}
+
 void Executor::post_link_receives() {
-  for (const Need& n : link_order_) {
-    PendingRecv& r = recvs_[n.tag];
-    r.buf = take_buffer();
-    r.posted = now();
-    r.via = &via(n.peer, me_);
-    r.req = r.via->irecv(r.buf.data(), msg_bytes_, Links::kSrc, 0);
-    r.peer = n.peer;
-    r.stage = n.stage;
-    r.mb = n.mb;
-    r.active = true;
-  }
+  for (const Need& n : link_order_) post_receive(n, via(n.peer, me_), Links::kSrc, 0);
   next_need_ = needs_.size();
   posted_ahead_ = needs_.size();
 }
@@ -138,17 +140,23 @@ void Executor::post_receives_up_to(std::size_t action_index) {
   while (next_need_ < needs_.size() &&
          (needs_[next_need_].action <= action_index || (posted_ahead_ + 1) * msg_bytes_ <= cfg_.recv_ahead_bytes)) {
     const Need& n = needs_[next_need_++];
-    PendingRecv& r = recvs_[n.tag];
-    r.buf = take_buffer();
-    r.posted = now();
-    r.req = pp_.irecv(r.buf.data(), msg_bytes_, n.peer, n.tag);
-    r.via = &pp_;
-    r.peer = n.peer;
-    r.stage = n.stage;
-    r.mb = n.mb;
-    r.active = true;
+    post_receive(n, pp_, n.peer, n.tag);
     ++posted_ahead_;
   }
+}
+
+CommRecord Executor::pp_record(CommKind kind, int peer, int stage, int mb, int tag) const {
+  CommRecord rec;
+  rec.step = step_;
+  rec.global_rank = world_.world_rank();
+  rec.peer = pp_.world_rank_of(peer);
+  rec.kind = kind;
+  rec.group = CommGroup::pp;
+  rec.bytes = static_cast<std::int64_t>(msg_bytes_);
+  rec.stage = stage;
+  rec.mb = mb;
+  rec.tag = tag;
+  return rec;
 }
 
 const void* Executor::input(int dest_stage, int src_stage, int mb, bool grad, std::vector<comm::Buffer>& hold) {
@@ -163,16 +171,7 @@ const void* Executor::input(int dest_stage, int src_stage, int mb, bool grad, st
   r.via->wait(r.req);
   const double t1 = now();
   waited_ += t1 - t0;
-  CommRecord rec;
-  rec.step = step_;
-  rec.global_rank = world_.world_rank();
-  rec.peer = pp_.world_rank_of(r.peer);
-  rec.kind = CommKind::Recv;
-  rec.group = CommGroup::pp;
-  rec.bytes = static_cast<std::int64_t>(msg_bytes_);
-  rec.stage = dest_stage;
-  rec.mb = mb;
-  rec.tag = t;
+  CommRecord rec = pp_record(CommKind::Recv, r.peer, dest_stage, mb, t);
   rec.t_posted = r.posted;
   rec.t_wait = t0;
   rec.t_done = t1;
@@ -191,15 +190,7 @@ void Executor::output(int src_stage, int dest_stage, int mb, bool grad, comm::Bu
     return;
   }
   PendingSend ps;
-  ps.rec.step = step_;
-  ps.rec.global_rank = world_.world_rank();
-  ps.rec.peer = pp_.world_rank_of(peer);
-  ps.rec.kind = CommKind::Send;
-  ps.rec.group = CommGroup::pp;
-  ps.rec.bytes = static_cast<std::int64_t>(msg_bytes_);
-  ps.rec.stage = src_stage;
-  ps.rec.mb = mb;
-  ps.rec.tag = t;
+  ps.rec = pp_record(CommKind::Send, peer, src_stage, mb, t);
   ps.rec.t_posted = now();
   ps.via = &via(me_, peer);
   ps.req = cfg_.links ? ps.via->isend(buf.data(), msg_bytes_, Links::kDst, 0) : pp_.isend(buf.data(), msg_bytes_, peer, t);

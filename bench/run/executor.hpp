@@ -70,11 +70,16 @@ class Executor {
 
  private:
   struct Input;
+  struct Need;
   int tag(int dest_stage, int mb, bool grad) const;
   void post_receives_up_to(std::size_t action_index);
   void post_link_receives();
+  // Posts the receive of `n` on `c` from `src` with `wire_tag` (the pipeline tag, or 0 on a link).
+  void post_receive(const Need& n, comm::Communicator& c, int src, int wire_tag);
   comm::Communicator& via(int src, int dst) const;  // the communicator a message from src to dst takes
   comm::Buffer take_buffer();
+  // A pipeline message's record, timings left to fill (peer: its rank in the pipeline group).
+  CommRecord pp_record(CommKind kind, int peer, int stage, int mb, int tag) const;
   const void* input(int dest_stage, int src_stage, int mb, bool grad, std::vector<comm::Buffer>& hold);
   void output(int src_stage, int dest_stage, int mb, bool grad, comm::Buffer buf);
   void poll_sends(bool wait);
