@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
     pipebench::bench::add_topology_command(app);
     pipebench::bench::add_run_command(app);
     pipebench::bench::add_report_command(app);
+    pipebench::bench::add_merge_command(app);
+    pipebench::bench::add_rerun_command(app);
     pipebench::bench::add_config_option(app);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
