@@ -6,3 +6,8 @@ foreach(_case usr1_root_between usr1_rank_between term_in_step launcher)
                    ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/stop_${_case} ${_case})
   set_tests_properties(mpi.stop.${_case} PROPERTIES LABELS mpi PROCESSORS 4 TIMEOUT 90)
 endforeach()
+
+# `pipebench rerun` (tests/mpi/rerun.sh): the stored configuration repeated with the same key.
+add_test(NAME mpi.rerun COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/rerun.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:pipebench>
+                                ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/rerun)
+set_tests_properties(mpi.rerun PROPERTIES LABELS mpi PROCESSORS 4 TIMEOUT 90)
