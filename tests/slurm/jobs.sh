@@ -18,6 +18,11 @@ if [ -z "${SLURM_CONF:-}" ] || ! timeout 10 sinfo -h >/dev/null 2>&1; then
   echo "skipped: no Slurm cluster answers (jobs/slurm/ci-cluster.sh start, then export SLURM_CONF; jobs/test.sh does both)"
   exit 77
 fi
+# Jobs go only to the test cluster, never to a real one that SLURM_CONF may point at.
+if ! grep -q "written by jobs/slurm/ci-cluster.sh" "$SLURM_CONF" 2>/dev/null; then
+  echo "skipped: SLURM_CONF ($SLURM_CONF) is not the test cluster of jobs/slurm/ci-cluster.sh"
+  exit 77
+fi
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 export PIPEBENCH=$B
 QUICK=(--tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1)
