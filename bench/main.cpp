@@ -1,4 +1,5 @@
-// pipebench: the single executable. Exit codes: 0 success, 1 runtime failure, 2 usage error. Every
+// pipebench: the single executable. Exit codes: 0 success, 1 runtime failure, 2 usage error, 75 a `run`
+// stopped by SIGUSR1/SIGTERM before its end (bench/run/stop.hpp; --append --resume completes it). Every
 // error is one line on stderr, `pipebench: error: ...` (docs/design.md "Conventions").
 #include <cstdio>
 #include <cstdlib>

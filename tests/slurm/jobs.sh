@@ -9,11 +9,25 @@
 #            itself, the requeued job resumes; the file ends with every configuration exactly once
 #   refuse   srun --mpi=none -n 2: one-rank MPI worlds in a 2-task step; pipebench refuses (exit 2)
 #   comm     comm.sbatch (skipped while `pipebench comm` does not exist)
+#   outside  every batch script run outside Slurm says so and exits with 2 (no cluster needed)
 set -u
 B=$1 SRC=$2 WORK=$3 CASE=$4
 J=$SRC/jobs/slurm
 CI=$J/ci-cluster.sh
 fail() { echo "FAIL (slurm $CASE): $*"; for f in "$WORK"/*.out "$WORK"/*.txt; do [ -f "$f" ] && { echo "--- $f"; tail -n 30 "$f"; }; done; exit 1; }
+if [ "$CASE" = outside ]; then
+  # Run outside Slurm, every batch script says so (one line) and exits with 2; no cluster needed.
+  mkdir -p "$WORK" && cd "$WORK" || exit 1
+  for s in run.sbatch sweep.sbatch merge.sbatch comm.sbatch; do
+    env -u SLURM_JOB_ID -u SLURM_ARRAY_TASK_ID bash "$J/$s" >out.txt 2>err.txt </dev/null
+    rc=$?
+    [ $rc -eq 2 ] || { echo "FAIL (slurm outside): $s exit $rc, expected 2"; exit 1; }
+    [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "^${s}: not inside a .*; submit it" err.txt ||
+      { echo "FAIL (slurm outside): $s said: $(cat err.txt)"; exit 1; }
+  done
+  echo "ok: slurm outside"
+  exit 0
+fi
 if [ -z "${SLURM_CONF:-}" ] || ! timeout 10 sinfo -h >/dev/null 2>&1; then
   echo "skipped: no Slurm cluster answers (jobs/slurm/ci-cluster.sh start, then export SLURM_CONF; jobs/test.sh does both)"
   exit 77
@@ -64,10 +78,15 @@ preempt)
   grep -q '^# \[2/6\]' "$log" || fail "the sweep did not reach configuration 2 within 30 s"
   # What --signal=B:USR1@N does before the time limit, at a known time.
   scancel --batch --signal=USR1 "$j" || fail "scancel"
-  # The requeued job may start after cred_expire (10 s); say "now" as soon as it is back in the queue.
+  # The requeued job may start after cred_expire (10 s); say "now" while it waits in the queue (again
+  # until it runs: an update made while the requeue is still completing does not hold).
   for i in $(seq 1 200); do
-    scontrol -o show job "$j" | grep -q 'Restarts=1' && { scontrol update JobId="$j" StartTime=now 2>/dev/null; break; }
-    sleep 0.1
+    st=$(scontrol -o show job "$j")
+    case $st in
+      *Restarts=1*JobState=PENDING* | *JobState=PENDING*Restarts=1*) scontrol update JobId="$j" StartTime=now 2>/dev/null ;;
+      *Restarts=1*) grep -q 'JobState=\(RUNNING\|COMPLETED\)' <<<"$st" && break ;;
+    esac
+    sleep 0.25
   done
   "$CI" wait -t 90 "$j" >wait.txt || fail "job $j: $(cat wait.txt)"
   grep -q "Restarts=1 " wait.txt || fail "the job was not requeued: $(cat wait.txt)"
