@@ -2,9 +2,11 @@
 # `pipebench rerun` (issue 12): a stored run repeated from its stored configuration has the same key
 # (every setting equal), the comparison with the original finds nothing different on the same machine
 # and build, a run id that does not exist is exit 2 with one line, another rank count is refused.
-# Usage: rerun.sh MPIEXEC PIPEBENCH WORKDIR
+# A run from elsewhere (report_fixtures' results.h5: other hosts, no commit) is rerun here and every
+# difference is named by what it is.
+# Usage: rerun.sh MPIEXEC PIPEBENCH WORKDIR FIXTURE_DIR
 set -u
-MPIEXEC=$1 B=$2 WORK=$3
+MPIEXEC=$1 B=$2 WORK=$3 FIX=$4
 fail() { echo "FAIL: $*"; cat "$WORK"/*.txt 2>/dev/null; exit 1; }
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 key() { "$B" report "$1" --run "$2" --json | sed -n 's/^  "key": \(.*\),$/\1/p'; }
@@ -28,4 +30,10 @@ rc=$?
 [ $rc -eq 2 ] || fail "other rank count: exit $rc"
 [ "$(grep -c 'ran on 2 ranks and this job has 4: start the rerun on 2 ranks (differs: rank count)' err.txt)" -eq 1 ] || fail "rank count message"
 [ "$(md5sum <b.h5)" = "$sum" ] || fail "a refused rerun changed b.h5"
+cp "$FIX/results.h5" other.h5 || fail "fixture missing"
+"$MPIEXEC" -n 2 "$B" rerun other.h5 --run 1 -o c.h5 >out.txt 2>err.txt || fail "rerun of other.h5 exit $?"
+grep -q "^# rerun written as run 1 of c.h5; compared with run 1 of other.h5, [0-9]* difference(s):$" out.txt || fail "differences line"
+grep -q "^#   differs: commit: pipebench_commit '' -> '" out.txt || fail "commit difference not named"
+grep -q "^#   differs: libraries: mpi '' -> '" out.txt || fail "library difference not named"
+grep -q "^#   differs: hosts: placement 'node01:0,node02:1' -> '" out.txt || fail "host difference not named"
 echo "ok: rerun"

@@ -9,5 +9,5 @@ endforeach()
 
 # `pipebench rerun` (tests/mpi/rerun.sh): the stored configuration repeated with the same key.
 add_test(NAME mpi.rerun COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/rerun.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:pipebench>
-                                ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/rerun)
-set_tests_properties(mpi.rerun PROPERTIES LABELS mpi PROCESSORS 4 TIMEOUT 90)
+                                ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/rerun ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report)
+set_tests_properties(mpi.rerun PROPERTIES LABELS mpi PROCESSORS 4 TIMEOUT 90 FIXTURES_REQUIRED report_files)
