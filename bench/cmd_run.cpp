@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "analysis/error.hpp"
@@ -26,7 +28,9 @@
 #include "bench/results/store.hpp"
 #include "bench/run/configuration.hpp"
 #include "bench/run/device_check.hpp"
+#include "bench/run/launch_check.hpp"
 #include "bench/run/plan.hpp"
+#include "bench/run/stop.hpp"
 #include "kernels/device.hpp"
 #include "kernels/transformer_workload.hpp"
 
@@ -163,7 +167,20 @@ Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
   return sw;
 }
 
-void run_sweep(const RunSettings& rs, const Sweep& sw, comm::Communicator* world, comm::Roll& roll) {
+// After a stop (bench/run/stop.hpp), rank 0 says where the sweep stopped and how to complete it.
+void report_stop(const RunSettings& rs, const Sweep& sw, int signal, int at, bool abandoned, int written) {
+  const int n = static_cast<int>(sw.plans.size());
+  int missing = 0;
+  for (int k = at; k < n; ++k) missing += sw.done[k] ? 0 : 1;
+  std::fprintf(stderr,
+               "pipebench: stopped by %s %s configuration %d of %d%s: %d configuration(s) written to %s by this "
+               "sweep, %d missing; the same command with --append --resume runs exactly those (exit code %d)\n",
+               signal_name(signal), abandoned ? "during" : "before", at + 1, n, abandoned ? " (abandoned, not written)" : "",
+               written, rs.out.c_str(), missing, kStoppedExitCode);
+}
+
+// Returns the signal that stopped the sweep, or 0 when it ran to the end.
+int run_sweep(const RunSettings& rs, const Sweep& sw, comm::Communicator* world, comm::Roll& roll) {
   SweepComms sweep(rs, sw.plans, *world, roll);
   const bool root = world->rank() == 0;
   const int n = static_cast<int>(sw.plans.size());
@@ -180,7 +197,7 @@ void run_sweep(const RunSettings& rs, const Sweep& sw, comm::Communicator* world
     if (!rs.json) std::cout << table.header() << std::flush;
   }
   const auto start = std::chrono::steady_clock::now();
-  int ran = 0;
+  int ran = 0, written = 0, stopped = 0;
   std::set<std::string> shown_placements;
   for (int k = 0; k < n; ++k) {
     const Plan& pl = sw.plans[k];
@@ -191,12 +208,26 @@ void run_sweep(const RunSettings& rs, const Sweep& sw, comm::Communicator* world
       if (ran > 0) std::fprintf(stderr, "  elapsed %.1f s, about %.0f s left", elapsed, elapsed / ran * (n - k));
       std::fprintf(stderr, "\n");
     }
-    if (start_configuration(sweep, pl, sw.done[k] != 0)) continue;
-    const auto measured = run_configuration(rs, pl, sweep);
+    const ConfigurationStart go = start_configuration(sweep, pl, sw.done[k] != 0);
+    if (go.stop != 0) {
+      stopped = go.stop;
+      if (root) report_stop(rs, sw, stopped, k, false, written);
+      break;
+    }
+    if (go.skip) continue;
+    std::optional<Measurement> measured;
+    try {
+      measured = run_configuration(rs, pl, sweep);
+    } catch (const SweepStopped& e) {
+      stopped = e.signal;
+      if (root) report_stop(rs, sw, stopped, k, true, written);
+      break;
+    }
     ++ran;
     if (!measured) continue;
     const RunResult& run = measured->run;
     const int id = append_run(rs.out, run);
+    ++written;
     if (rs.json) {
       json.push_back(run_json(id, run, true));
     } else {
@@ -213,14 +244,16 @@ void run_sweep(const RunSettings& rs, const Sweep& sw, comm::Communicator* world
     }
   }
   finish_sweep(sweep);
-  if (!root) return;
+  if (!root) return stopped;
   if (rs.json) {
     std::cout << json.dump(2) << '\n';
-    return;
+    return stopped;
   }
+  if (stopped) return stopped;
   std::cout << "# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
   if (!rs.trace.empty()) std::cout << "# trace of configuration " << rs.pick << ": " << rs.trace << '\n';
   if (!rs.svg.empty()) std::cout << "# timeline of configuration " << rs.pick << ": " << rs.svg << '\n';
+  return 0;
 }
 
 // --inject-failure RANK:CONFIG:STEP:exit|hang
@@ -317,8 +350,19 @@ void add_run_command(CLI::App& app) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) MPI_Init(nullptr, nullptr);
+    // SIGUSR1/SIGTERM (Slurm's warning before the time limit, preemption) stop the sweep at the next
+    // meeting instead of killing it; installed after MPI_Init, so that they are ours.
+    install_stop_handlers();
     int world = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
+    // N one-rank jobs instead of one N-rank job (srun without --mpi=pmi2): refused before any file is
+    // made, by the first task only (the others say the same).
+    if (const std::string wrong = launch_mismatch(world); !wrong.empty()) {
+      const char* procid = std::getenv("SLURM_PROCID");
+      if (!procid || std::string(procid) == "0") std::fprintf(stderr, "pipebench: error: %s\n", wrong.c_str());
+      MPI_Finalize();
+      throw ExitCode{2};
+    }
     rs->command_line = command_line_text();
     // Every wait from here on is timed and named (comm::Roll), the flag check's verdict included.
     std::unique_ptr<comm::Communicator> world_comm;
@@ -330,6 +374,7 @@ void add_run_command(CLI::App& app) {
       abort_job(e.what());
     }
     Sweep sw;
+    int stopped = 0;
     try {
       sw = prepare(*rs, world, *roll);
     } catch (const ExitCode&) {
@@ -342,7 +387,7 @@ void add_run_command(CLI::App& app) {
       // memory and its spin a device kernel (kernels/device.hpp).
       const bool kokkos_needed = rs->workload == WorkloadKind::transformer || kernels::device_build();
       const auto kokkos = kokkos_needed ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
-      run_sweep(*rs, sw, world_comm.get(), *roll);
+      stopped = run_sweep(*rs, sw, world_comm.get(), *roll);
     } catch (const std::exception& e) {
       abort_job(e.what());
     }
@@ -354,8 +399,12 @@ void add_run_command(CLI::App& app) {
                              "every run is in " + rs->out;
     roll.reset();
     world_comm.reset();
-    Watchdog dog(late, limit);
-    MPI_Finalize();
+    {
+      Watchdog dog(late, limit);
+      MPI_Finalize();
+    }
+    // Every rank learnt the same verdict, so every rank exits with the same code.
+    if (stopped) throw ExitCode{kStoppedExitCode};
   });
 }
 

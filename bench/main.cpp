@@ -1,4 +1,5 @@
-// pipebench: the single executable. Exit codes: 0 success, 1 runtime failure, 2 usage error. Every
+// pipebench: the single executable. Exit codes: 0 success, 1 runtime failure, 2 usage error, 75 a `run`
+// stopped by SIGUSR1/SIGTERM before its end (bench/run/stop.hpp; --append --resume completes it). Every
 // error is one line on stderr, `pipebench: error: ...` (docs/design.md "Conventions").
 #include <cstdio>
 #include <cstdlib>
@@ -76,6 +77,8 @@ int main(int argc, char** argv) {
     pipebench::bench::add_topology_command(app);
     pipebench::bench::add_run_command(app);
     pipebench::bench::add_report_command(app);
+    pipebench::bench::add_merge_command(app);
+    pipebench::bench::add_rerun_command(app);
     pipebench::bench::add_config_option(app);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

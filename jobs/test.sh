@@ -6,6 +6,23 @@ cd "$(dirname "$0")/.."
 ./jobs/setup.sh release
 ctest --preset release -j "$(nproc)" "$@"
 
+# Issue 12: the Slurm batch scripts on a real one-node Slurm (label slurm, skipped above without one):
+# jobs/slurm/ci-cluster.sh starts munged, slurmctld and slurmd, and stops them by their pids after.
+# PIPEBENCH_TEST_SLURM=0 skips this part; a cluster that cannot start skips it with one line.
+if [[ ${PIPEBENCH_TEST_SLURM:-1} != 0 ]]; then
+  if ./jobs/slurm/ci-cluster.sh start; then
+    eval "$(./jobs/slurm/ci-cluster.sh env)"
+    rc=0
+    ctest --preset release -L slurm --output-on-failure "$@" || rc=$?
+    ./jobs/slurm/ci-cluster.sh stop
+    unset SLURM_CONF
+    ((rc == 0)) || exit "$rc"
+  else
+    ./jobs/slurm/ci-cluster.sh stop || true
+    echo "# test.sh: Slurm tests skipped: the one-node Slurm cluster did not start (docs/slurm.md)"
+  fi
+fi
+
 # Issue 14: the kernel and MPI tests again against Kokkos 4 Serial+OpenMP, 2 threads per rank
 # (jobs/kokkos.sh builds it once into a cache). PIPEBENCH_KOKKOS4=0 skips this part.
 if [[ ${PIPEBENCH_KOKKOS4:-1} != 0 ]]; then

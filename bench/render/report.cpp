@@ -143,12 +143,43 @@ std::string render_listing(const std::string& path, const RunListing& listing) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : listing.runs) rows.push_back(run_row(r.id, r.run));
   Table t = runs_table();
-  return s + t.render(rows);
+  s += t.render(rows);
+  // Where the runs came from, for runs of Slurm jobs: one line per job (a merged job array has several).
+  std::vector<std::pair<std::string, std::vector<int>>> jobs;
+  for (const auto& r : listing.runs) {
+    const std::string slurm = slurm_summary(r.run.metadata);
+    if (slurm.empty()) continue;
+    auto it = std::find_if(jobs.begin(), jobs.end(), [&slurm](const auto& j) { return j.first == slurm; });
+    if (it == jobs.end()) it = jobs.insert(jobs.end(), {slurm, {}});
+    it->second.push_back(r.id);
+  }
+  for (const auto& [slurm, ids] : jobs) s += "# slurm: run(s) " + id_ranges(ids) + ": " + slurm + "\n";
+  return s;
+}
+
+std::string slurm_summary(const std::map<std::string, std::string>& m) {
+  auto get = [&m](const char* k) {
+    const auto it = m.find(k);
+    return it == m.end() ? std::string() : one_line(it->second);
+  };
+  if (get("slurm_job_id").empty()) return "";
+  std::string s = "job " + get("slurm_job_id");
+  if (!get("slurm_array_task_id").empty())
+    s += " (array " + get("slurm_array_job_id") + "_" + get("slurm_array_task_id") + ")";
+  for (const auto& [label, key] : {std::pair<const char*, const char*>{"partition", "slurm_partition"},
+                                   {"nodes", "slurm_nodelist"},
+                                   {"tasks", "slurm_ntasks"},
+                                   {"tasks per node", "slurm_tasks_per_node"},
+                                   {"cpu bind", "slurm_cpu_bind"},
+                                   {"restarts", "slurm_restart_count"}})
+    if (!get(key).empty()) s += std::string(", ") + label + " " + get(key);
+  return s;
 }
 
 std::string render_run(const std::string& path, int id, const RunResult& run) {
   const auto& s = run.summary;
   std::string out = "# run " + std::to_string(id) + " of " + path + "\n# key: " + run.key + "\n";
+  if (const std::string slurm = slurm_summary(run.metadata); !slurm.empty()) out += "# slurm: " + slurm + "\n";
   out += "# step time " + ms(s.step_time) + " ms, makespan " + ms(s.makespan) + " ms (simulated " +
          ms(s.simulated_makespan) + " ms), DP sync " + ms(s.dp_sync_time) + " ms\n";
   out += "# bubble " + percent(s.bubble_measured) + " % measured, " + percent(s.bubble_simulated) + " % simulated, " +

@@ -20,6 +20,9 @@ std::vector<std::string> run_row(int id, const RunResult& run);  // id <= 0 prin
 
 // The run listing of a file: '#' context lines and the table.
 std::string render_listing(const std::string& path, const RunListing& listing);
+// A run's Slurm job in one line, from its slurm_* metadata: "job 12 (array 10_2), partition debug,
+// nodes vm, tasks 4, tasks per node 4, cpu bind cores, restarts 1"; "" for a run outside Slurm.
+std::string slurm_summary(const std::map<std::string, std::string>& metadata);
 // One run: its summary, configuration, per-rank table and metadata.
 std::string render_run(const std::string& path, int id, const RunResult& run);
 

@@ -84,6 +84,23 @@ std::string placement_summary(const std::vector<std::string>& hosts) {
   return s;
 }
 
+std::string tasks_per_node(const std::vector<std::string>& hosts) {
+  std::vector<std::string> order;
+  std::map<std::string, int> count;
+  for (const auto& h : hosts)
+    if (count[h]++ == 0) order.push_back(h);
+  std::string s;
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && count[order[j + 1]] == count[order[i]]) ++j;
+    if (!s.empty()) s += ',';
+    s += std::to_string(count[order[i]]);
+    if (j > i) s += "(x" + std::to_string(j - i + 1) + ")";
+    i = j + 1;
+  }
+  return s;
+}
+
 std::string utc_iso8601(std::time_t t) {
   std::tm tm{};
   gmtime_r(&t, &tm);
@@ -150,6 +167,11 @@ std::map<std::string, std::string> collect_metadata(const MetadataInput& in, con
       {"slurm_job_id", {"SLURM_JOB_ID", "SLURM_JOBID"}},
       {"slurm_nodelist", {"SLURM_JOB_NODELIST", "SLURM_NODELIST"}},
       {"slurm_partition", {"SLURM_JOB_PARTITION"}},
+      {"slurm_array_job_id", {"SLURM_ARRAY_JOB_ID"}},
+      {"slurm_array_task_id", {"SLURM_ARRAY_TASK_ID"}},
+      {"slurm_ntasks", {"SLURM_NTASKS", "SLURM_NPROCS"}},
+      {"slurm_cpu_bind", {"SLURM_CPU_BIND", "SLURM_CPU_BIND_TYPE"}},
+      {"slurm_restart_count", {"SLURM_RESTART_COUNT"}},
   };
   for (const auto& [key, names] : slurm)
     for (const char* n : names)
@@ -157,6 +179,13 @@ std::map<std::string, std::string> collect_metadata(const MetadataInput& in, con
         m[key] = it->second;
         break;
       }
+  if (m.count("slurm_job_id")) {
+    // Slurm sets SLURM_RESTART_COUNT only once a job was requeued: a job without it runs the first time.
+    if (!m.count("slurm_restart_count")) m["slurm_restart_count"] = "0";
+    // Counted from the ranks' hosts, in Slurm's notation: under mpiexec, SLURM_TASKS_PER_NODE of the
+    // ranks describes hydra's proxy step (1 per node), not the ranks.
+    m["slurm_tasks_per_node"] = tasks_per_node(in.hosts);
+  }
   for (const auto& [name, value] : env) m["env." + name] = value;
   // Who wrote the run: the batch job, the host and the process, so that runs of two sweeps that met in
   // one file can be told apart.

@@ -37,6 +37,9 @@ std::string job_id(const std::vector<std::string>& environ_entries);
 // Rank placement as runs of consecutive ranks on one host, in rank order: "node01:0-3,node02:4-7";
 // a host that comes back gets another entry ("a:0,b:1,a:2").
 std::string placement_summary(const std::vector<std::string>& hosts);
+// Ranks per host in Slurm's SLURM_TASKS_PER_NODE notation, hosts in order of their first rank:
+// {a,a,b,b} -> "2(x2)", {a,a,a,b} -> "3,1".
+std::string tasks_per_node(const std::vector<std::string>& hosts);
 // "2024-05-01T12:00:00Z".
 std::string utc_iso8601(std::time_t t);
 // The "model name" of the first processor in /proc/cpuinfo text (or "Hardware"/"CPU part" lines on

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "bench/run/gather.hpp"
+#include "bench/run/stop.hpp"
 #include "bench/results/metadata.hpp"
 #include "kernels/synthetic.hpp"
 #include "kernels/transformer_workload.hpp"
@@ -144,7 +145,8 @@ const TestFault& test_fault() {
     char mode[8] = {};
     if (text && std::sscanf(text, "%d:%d:%7s", &f.rank, &f.config, mode) == 3) {
       const std::string m = mode;
-      f.mode = m == "stop" ? 's' : m == "kill" ? 'k' : m == "step" ? 'a' : m == "end" ? 'e' : 0;
+      f.mode = m == "stop" ? 's' : m == "kill" ? 'k' : m == "step" ? 'a' : m == "end" ? 'e' : m == "usr1" ? 'u'
+               : m == "term" ? 't' : 0;
     }
     if (!f.mode) f.rank = -1;
     return f;
@@ -206,13 +208,18 @@ SweepComms::SweepComms(const RunSettings& rs, const std::vector<Plan>& plans, co
 
 const SweepComms::Groups& SweepComms::groups(const Mapping& m) const { return groups_.at(to_string(m)); }
 
-bool start_configuration(SweepComms& sweep, const Plan& pl, bool skip) {
+ConfigurationStart start_configuration(SweepComms& sweep, const Plan& pl, bool skip) {
   const TestFault& f = test_fault();
   if (f.rank == world_rank() && f.config == pl.index && (f.mode == 's' || f.mode == 'k'))
     std::raise(f.mode == 's' ? SIGSTOP : SIGKILL);
+  if (f.rank == world_rank() && f.config == pl.index && f.mode == 'u') std::raise(SIGUSR1);
   const std::string phase = "the start of configuration " + std::to_string(pl.index);
-  sweep.roll().collect(phase);
-  return sweep.roll().release(phase, skip ? 1 : 0) != 0;
+  // Every arrival carries the rank's stop request; rank 0 releases its verdict with its skip.
+  const auto arrived = sweep.roll().collect(phase, stop_signal());
+  std::int64_t stop = stop_signal();
+  for (auto v : arrived) stop = std::max(stop, v);
+  const std::int64_t got = sweep.roll().release(phase, stop * 2 + (skip ? 1 : 0));
+  return {(got & 1) != 0, static_cast<int>(got / 2)};
 }
 
 void finish_sweep(SweepComms& sweep) {
@@ -241,7 +248,9 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   ec.roll = &sweep.roll();
   ec.links = groups.links.get();
   ec.where = where;
-  ec.test_stop = test_fault().mode == 'a' && test_fault().rank == world_rank() && test_fault().config == pl.index;
+  const bool faulty = test_fault().rank == world_rank() && test_fault().config == pl.index;
+  ec.test_stop = faulty && test_fault().mode == 'a';
+  ec.test_term = faulty && test_fault().mode == 't';
   exec = std::make_unique<Executor>(s, *pp, tp, dp, world, *work, ec);
 
   // A wait that times out here may wait for a rank that itself waits for the one that stopped: the

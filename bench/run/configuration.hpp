@@ -55,9 +55,14 @@ class SweepComms {
 };
 
 // The named meeting that starts configuration `plan` on every rank (a rank that does not come is named
-// with its host). Returns rank 0's `skip` on every rank: the configuration is already complete in the
-// results file (--resume) and nobody runs it.
-bool start_configuration(SweepComms& sweep, const Plan& plan, bool skip);
+// with its host). Returns rank 0's verdict on every rank: `skip`, the configuration is already complete
+// in the results file (--resume) and nobody runs it; `stop`, a rank was asked to stop (the signal
+// number, bench/run/stop.hpp) and the sweep ends here.
+struct ConfigurationStart {
+  bool skip = false;
+  int stop = 0;
+};
+ConfigurationStart start_configuration(SweepComms& sweep, const Plan& plan, bool skip);
 // The named meeting after the last configuration: a rank that stopped after its last record is named
 // instead of holding MPI_Finalize.
 void finish_sweep(SweepComms& sweep);
@@ -93,10 +98,14 @@ void check_tags(const std::vector<Plan>& plans);
 // PIPEBENCH_TEST_FAULT=RANK:CONFIG:stop|kill|step|end makes global rank RANK stop itself (SIGSTOP) or
 // die (SIGKILL) as it begins configuration CONFIG (between CONFIG-1 and CONFIG), stop inside the first
 // timed step of CONFIG after its first action, or (end, CONFIG ignored) stop after the meeting that ends
-// the sweep, before MPI_Finalize. Unset, it does nothing.
+// the sweep, before MPI_Finalize. RANK:CONFIG:usr1 sends itself SIGUSR1 as it begins CONFIG, and
+// RANK:CONFIG:term SIGTERM after the first action of the first timed step of CONFIG (the stop tests,
+// tests/mpi/stop.sh). Unset, it does nothing.
 struct TestFault {
   int rank = -1, config = 0;
-  char mode = 0;  // 's' stop, 'k' kill, 'a' stop after the first action of a step, 'e' stop at the end
+  // 's' stop, 'k' kill, 'a' stop after the first action of a step, 'e' stop at the end, 'u' SIGUSR1 at
+  // the start, 't' SIGTERM inside a step
+  char mode = 0;
 };
 const TestFault& test_fault();
 

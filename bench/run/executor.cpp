@@ -1,4 +1,5 @@
 #include "bench/run/executor.hpp"
+#include "bench/run/stop.hpp"
 
 #include <mpi.h>
 
@@ -262,12 +263,19 @@ void Executor::tp_allreduce(void* data, std::size_t bytes, int element_bytes) {
 
 // The step starts together on every rank. Arrivals are announced to rank 0 first (comm::Roll), so that
 // a rank that never arrives (stopped, hung, or dead without taking the job down) is named; then a
-// non-blocking barrier releases everyone at once. A rank that stops after it arrived holds the barrier:
-// nobody can name it then, and the message says so.
+// non-blocking all-reduce (a barrier carrying rank 0's stop verdict) releases everyone at once. A rank
+// that stops after it arrived holds the barrier: nobody can name it then, and the message says so.
 void Executor::start_barrier(int step) {
   const std::string phase = "the start of step " + std::to_string(step) + (cfg_.where.empty() ? "" : " of " + cfg_.where);
-  cfg_.roll->collect(phase);
-  comm::Request release = world_.ibarrier();
+  // Each arrival carries the rank's stop request (a signal number, bench/run/stop.hpp); rank 0 alone
+  // puts the verdict into the all-reduce that releases everyone, so every rank learns the same one.
+  const auto arrived = cfg_.roll->collect(phase, stop_signal());
+  double verdict = 0;
+  if (world_.rank() == 0) {
+    verdict = stop_signal();
+    for (auto v : arrived) verdict = std::max(verdict, static_cast<double>(v));
+  }
+  comm::Request release = world_.iallreduce_sum(&verdict, 1, comm::DType::f64);
   try {
     world_.wait(release, world_.rank() == 0 ? world_.wait_policy().timeout : cfg_.roll->root_limit());
   } catch (const comm::TimeoutError&) {
@@ -275,6 +283,7 @@ void Executor::start_barrier(int step) {
                 ", but the barrier that starts it did not complete " + cfg_.roll->within() +
                 " (a rank stopped or died after it arrived)");
   }
+  if (verdict != 0) throw SweepStopped{static_cast<int>(verdict)};
 }
 
 long long largest_tag(const analysis::Schedule& s) {
@@ -357,7 +366,7 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
       if (k1 > k0) spans.push_back({actions->size(), k0, k1});
       actions->push_back(r);
     }
-    if (cfg_.test_stop && step >= 0 && i == 0) std::raise(SIGSTOP);
+    if ((cfg_.test_stop || cfg_.test_term) && step >= 0 && i == 0) std::raise(cfg_.test_stop ? SIGSTOP : SIGTERM);
     for (auto& h : hold)
       if (h.data()) pool_.push_back(std::move(h));
     if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0) launch_dp(last_backward_[i]);

@@ -39,6 +39,8 @@ struct ExecutorConfig {
   // Test-only (PIPEBENCH_TEST_FAULT ...:step, bench/run/configuration.hpp): stop this process (SIGSTOP)
   // after the first action of the first timed step.
   bool test_stop = false;
+  // Test-only (PIPEBENCH_TEST_FAULT ...:term): raise SIGTERM at the same point instead.
+  bool test_term = false;
 };
 
 // The largest tag the executor uses for a schedule: 2 * m * stages - 1 (comm/tags.hpp).

@@ -2,7 +2,8 @@
 // binary file is committed: results.h5 (runs 1 and 2 complete, run 3 cut short), schema99.h5 (another
 // schema version), plain.h5 (HDF5 but not pipebench), notes.txt (not HDF5), damaged.h5 (runs 1-3, run 2
 // damaged: its ranks table is a group) and odd.h5 (metadata that is not UTF-8, written raw as another
-// tool would) and notgroup.h5 (a pipebench version attribute, but /runs is a dataset).
+// tool would) and notgroup.h5 (a pipebench version attribute, but /runs is a dataset), comm.h5 (a run
+// and a /comm group).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,7 +23,7 @@ int main(int argc, char** argv) {
   const fs::path dir = argv[1];
   try {
     fs::create_directories(dir);
-    for (const char* name : {"results.h5", "schema99.h5", "plain.h5", "notes.txt", "damaged.h5", "odd.h5", "notgroup.h5"}) fs::remove(dir / name);
+    for (const char* name : {"results.h5", "schema99.h5", "plain.h5", "notes.txt", "damaged.h5", "odd.h5", "notgroup.h5", "comm.h5"}) fs::remove(dir / name);
 
     const std::string results = (dir / "results.h5").string();
     b::append_run(results, b::testing::sample_run("schedule=1f1b,p=2,m=2"));
@@ -69,6 +70,24 @@ int main(int argc, char** argv) {
       b::h5::Id f = b::h5::open_file(odd, true);
       b::h5::Id meta = b::h5::open_group(f.get(), "runs/000001/metadata");
       b::h5::write_attr(meta.get(), "env.SLURM_BAD", std::string("a\xff" "b"));
+      b::h5::close_file(f);
+    }
+
+    // comm.h5: one run and one /comm group as `pipebench comm` writes it (tests/cli/merge.sh copies it).
+    const std::string comm = (dir / "comm.h5").string();
+    b::append_run(comm, b::testing::sample_run("with comm"));
+    {
+      b::h5::Id f = b::h5::open_file(comm, true);
+      b::h5::Id top = b::h5::create_group(f.get(), "comm");
+      b::h5::Id g = b::h5::create_group(top.get(), "000001");
+      b::h5::write_attr(g.get(), "op", std::string("all_reduce"));
+      b::h5::write_attr(g.get(), "group", std::string("world"));
+      b::h5::write_attr(g.get(), "group_size", std::int64_t{4});
+      b::h5::Id meta = b::h5::create_group(g.get(), "metadata");
+      b::h5::write_attr(meta.get(), "date_utc", std::string("2026-11-30T12:00:00Z"));
+      const double rows[2] = {8, 1024};
+      b::h5::write_table(g.get(), "rows", H5T_NATIVE_DOUBLE, rows, 2);
+      b::h5::write_attr(g.get(), "complete", std::int64_t{1});
       b::h5::close_file(f);
     }
   } catch (const std::exception& e) {

@@ -1,0 +1,13 @@
+# Stop tests of `pipebench run` (tests/mpi/stop.sh): SIGUSR1/SIGTERM stop every rank at the same
+# point, exit code 75, the file keeps what was written, --append --resume runs exactly the rest.
+foreach(_case usr1_root_between usr1_rank_between term_in_step launcher)
+  add_test(NAME mpi.stop.${_case}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/stop.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:pipebench>
+                   ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/stop_${_case} ${_case})
+  set_tests_properties(mpi.stop.${_case} PROPERTIES LABELS mpi PROCESSORS 4 TIMEOUT 90)
+endforeach()
+
+# `pipebench rerun` (tests/mpi/rerun.sh): the stored configuration repeated with the same key.
+add_test(NAME mpi.rerun COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/rerun.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:pipebench>
+                                ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/rerun ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report)
+set_tests_properties(mpi.rerun PROPERTIES LABELS mpi PROCESSORS 4 TIMEOUT 90 FIXTURES_REQUIRED report_files)
