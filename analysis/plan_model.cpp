@@ -26,8 +26,6 @@ std::string num(double x) {
   return os.str();
 }
 
-// Bytes per value: 16-bit activations, weights and messages (BF16 training).
-constexpr double kHalf = 2;
 // Per parameter, Megatron-LM's mixed-precision layout ("Distributed Optimizer" docs): 16-bit weights,
 // 32-bit main gradients, and 12 bytes of optimizer state (fp32 master weights, Adam's m and v), which
 // ZeRO-1 / the distributed optimizer shards over the d replicas: 18 bytes, or 6 + 12/d.
@@ -225,6 +223,8 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
 
   const double h = md.hidden, s = md.seq, b = l.micro_batch_size, a = md.heads, V = md.vocab;
   const double n = b * s;  // tokens per micro-batch
+  const double kHalf = pr.value_bytes;  // bytes per activation value (2: BF16)
+  const double act_scale = pr.value_bytes / 2;  // Korthikanti's counts are for 16-bit values
   const double rate = achieved_rate(mc, h / t);
 
   // Compute of one layer for one micro-batch on one GPU (the layer's FLOPs split over t).
@@ -241,7 +241,7 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   const bool seqp = l.sequence_parallel && t > 1;
   const double att = md.flash_attention ? 0.0 : 5 * a * s / h;
   const double elem_bytes = seqp ? n * h / t * (34 + att) : n * h * (10 + 24.0 / t + att / t);
-  const double elem = mc.elementwise_passes * elem_bytes / mc.hbm_bandwidth;
+  const double elem = mc.elementwise_passes * act_scale * elem_bytes / mc.hbm_bandwidth;
   double elem_recompute = 0;
   if (l.recompute == Recompute::full) elem_recompute = elem;
   if (l.recompute == Recompute::selective) elem_recompute = mc.elementwise_passes * n * h * att / t / mc.hbm_bandwidth;
@@ -286,8 +286,8 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
     sp.f[k] = nl * (fc_layer + tpf_layer);
     sp.b[k] = nl * (bc_layer + tpb_layer);
     sp.w[k] = nl * wc_layer;
-    sp.stash[k] = nl * act_layer;
-    sp.wstash[k] = nl * w_layer;
+    sp.stash[k] = nl * act_layer * act_scale;
+    sp.wstash[k] = nl * w_layer * act_scale;
     if (k == 0) {
       sp.f[k] += ar;
       sp.stash[k] += kHalf * n * h;

@@ -82,8 +82,8 @@ const std::vector<MachineSpec>& machine_presets() {
     a.intra_latency = 5e-6;
     a.inter_latency = 10e-6;
     // Fitted once for the A100 presets against docs/model.md's validation table.
-    a.matmul_efficiency = 0.86;
-    a.gemm_half_width = 1600;
+    a.matmul_efficiency = 0.60;
+    a.gemm_half_width = 400;
     a.elementwise_passes = 1;
     a.dp_overlap = 1.0;
     a.memory_reserve_bytes = 2 * kGiB;
@@ -108,8 +108,8 @@ const std::vector<MachineSpec>& machine_presets() {
     h.inter_bandwidth = 50e9;
     h.intra_latency = 5e-6;
     h.inter_latency = 10e-6;
-    h.matmul_efficiency = 0.92;
-    h.gemm_half_width = 800;
+    h.matmul_efficiency = 0.81;
+    h.gemm_half_width = 400;
     h.elementwise_passes = 1;
     h.dp_overlap = 1.0;
     h.memory_reserve_bytes = 2 * kGiB;

@@ -41,14 +41,14 @@ class Counter {
 
 std::string describe(const Layout& l, int m) {
   return "t=" + std::to_string(l.t) + " p=" + std::to_string(l.p) + " d=" + std::to_string(l.d) + " " + l.schedule +
-         (l.v > 0 ? " v=" + std::to_string(l.v) : "") + " m=" + std::to_string(m) + " b=" +
+         (l.v > 0 ? " v=" + std::to_string(l.v) : "") + (m > 0 ? " m=" + std::to_string(m) : "") + " b=" +
          std::to_string(l.micro_batch_size) + " recompute=" + recompute_name(l.recompute) +
          (l.sequence_parallel ? " sp" : "") + (l.zero ? " zero-1" : "");
 }
 
 std::string gib(double bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", bytes / (1024.0 * 1024.0 * 1024.0));
+  std::snprintf(buf, sizeof buf, "%.2f", bytes / (1024.0 * 1024.0 * 1024.0));
   return buf;
 }
 
