@@ -419,8 +419,10 @@ Screen screen(const Problem& pr, const Layout& l, const StagePlan& sp) {
   if (l.schedule == "zb-h2" || l.schedule == "zbv") idle = (l.p - 1) * F;
   if (l.schedule == "dualpipe" || l.schedule == "dualpipev") idle = (l.p - 1) * (F + B - 2 * W);
   sc.step_estimate = std::max(sc.step_lower_bound, w.busy + idle + 2 * (l.p - 1) * sp.p2p + tail);
+  // A chunk in flight holds its forward stash or, after I, its weight stash: at least the smaller.
   double smin = sp.stash[0];
   for (double x : sp.stash) smin = std::min(smin, x);
+  for (double x : sp.wstash) smin = std::min(smin, x);
   sc.memory_lower_bound = sp.static_bytes + formula_peak(l.schedule, l.p, sp.m, sp.v) * smin;
   return sc;
 }
