@@ -51,3 +51,11 @@ pipebench_cli_test(plan_bad_zero RC 2 MATCH "^pipebench: error: --zero '2' is no
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --zero 2)
 pipebench_cli_test(plan_unknown_schedule RC 2 MATCH "^pipebench: error: unknown schedule 'fast'"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --schedule fast)
+
+# Calibrated from one 2-rank transformer run, --evaluate predicts other 2-rank transformer runs within
+# 15 % (tests/cli/plan_calibrated.py). Timing-dependent: label perf, for a quiet machine.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME cli.plan_calibrated_runs
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_calibrated.py $<TARGET_FILE:pipebench>
+                 ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/cli_work/plan_calibrated)
+set_tests_properties(cli.plan_calibrated_runs PROPERTIES LABELS "mpi;perf" PROCESSORS 2 TIMEOUT 180)
