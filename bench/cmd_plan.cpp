@@ -324,15 +324,16 @@ void add_plan_command(CLI::App& app) {
   add(*cmd, Flag{"--kv-heads", "Key/value heads (grouped-query attention; default: --heads)"}, f->kv_heads);
   add(*cmd, Flag{"--global-batch", "Global batch B in sequences; m = B / (b d) micro-batches per pipeline"}, f->global_batch)
       ->required();
-  add(*cmd, Flag{"--micro-batch-size", "Sequences per micro-batch b (a comma list is searched; default 1,2,4,8)"},
-      f->micro_batch_sizes);
+  add(*cmd, flag::micro_batch_size, f->micro_batch_sizes)
+      ->description("Sequences per micro-batch b (a comma list is searched; default 1,2,4,8)");
   add(*cmd, Flag{"--gpus", "GPUs N = t p d to plan for"}, f->gpus);
   add(*cmd, Flag{"--gpus-per-node", "GPUs per node (default: the machine's, 8)"}, f->gpus_per_node);
   cmd->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Allow tensor-parallel groups larger than a node");
   add(*cmd, flag::mapping, f->mappings)->description("Comma list of TxPxD mappings to consider (default: every t p d = N)");
   add(*cmd, flag::schedule, f->schedules)->description("Comma list of schedules (default: every one pipebench generates)");
   add(*cmd, flag::chunks, f->vs)->description("Chunks per rank v for schedules that take one (default 2,4)");
-  add(*cmd, Flag{"--recompute", "Comma list of none, selective, full (default: all three)"}, f->recomputes);
+  add(*cmd, flag::recompute, f->recomputes)
+      ->description("Activation recomputation: a comma list of none, selective, full (default: all three)");
   cmd->add_flag("--sequence-parallel", f->sp, "Sequence parallelism on only (default: searched, on and off)");
   cmd->add_flag("--no-sequence-parallel", f->no_sp, "Sequence parallelism off only");
   add(*cmd, Flag{"--zero", "ZeRO stage of the optimizer state: 0, 1 or the list 0,1 (default: both)", 0, 1}, f->zero);
