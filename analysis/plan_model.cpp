@@ -199,10 +199,10 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
 
   // Pipeline transfers: n*h 16-bit values per boundary; with t > 1 Megatron's scatter/gather sends 1/t
   // of them per GPU across nodes and all-gathers over NVLink (Narayanan et al. 2021, Section 4.1).
-  // Neighbouring stages are t*d ranks apart in the order tp-dp-pp: another node once the pipeline
-  // spans more than one.
+  // Neighbouring stages are t*d ranks apart in the order tp-dp-pp (t apart in tp-pp-dp): another node
+  // once the pipeline group spans more than one.
   if (p > 1) {
-    const bool inter = std::int64_t{t} * d * p > gpn;
+    const bool inter = (pr.pp_inside_dp ? std::int64_t{t} * p : std::int64_t{t} * d * p) > gpn;
     const double bytes = kHalf * n * h / (inter ? t : 1);
     sp.p2p = inter ? mc.inter_latency + bytes / mc.inter_bandwidth : mc.intra_latency + bytes / mc.intra_bandwidth;
   }
@@ -225,8 +225,9 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   sp.static_bytes = sp.weights + sp.gradients + sp.optimizer_state + mc.memory_reserve_bytes;
 
   // Data parallelism: an all-reduce of the fp32 gradients, or with ZeRO-1 a reduce-scatter of them and
-  // an all-gather of the 16-bit weights. Inside a node when the t*d ranks of a pipeline stage fit in one.
-  const bool dp_inter = std::int64_t{t} * d > gpn;
+  // an all-gather of the 16-bit weights. Inside a node when the group fits in one: the t*d ranks of a
+  // pipeline stage in the order tp-dp-pp, all t*p*d in tp-pp-dp.
+  const bool dp_inter = (pr.pp_inside_dp ? std::int64_t{t} * p * d : std::int64_t{t} * d) > gpn;
   const double dp_bw = dp_inter ? mc.inter_bandwidth : mc.intra_bandwidth;
   const double dp_lat = dp_inter ? mc.inter_latency : mc.intra_latency;
   sp.dp_time = l.zero ? ring(kGradBytes * params, d, dp_bw, dp_lat, 1) + ring(kWeightBytes * params, d, dp_bw, dp_lat, 1)

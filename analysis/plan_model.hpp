@@ -120,6 +120,7 @@ struct Problem {
   std::int64_t global_batch = 0;
   int gpus_per_node = 0;  // 0: the machine's
   bool allow_cross_node_tp = false;
+  bool pp_inside_dp = false;  // rank order tp-pp-dp (pipeline neighbours t apart); default tp-dp-pp
   double value_bytes = 2;  // of activations and messages: 2 for BF16 training (4 for pipebench's fp32 runs)
 };
 

@@ -41,6 +41,7 @@ struct Flags {
   std::vector<std::string> recomputes;
   bool sp = false, no_sp = false;
   std::vector<int> zero;
+  std::string order = "tp-dp-pp";
   std::string machine = "a100-80gb";
   std::string calibrate;
   int top = 10;
@@ -183,6 +184,20 @@ void run(const Flags& f) {
   pr.global_batch = f.global_batch;
   pr.gpus_per_node = f.gpus_per_node;
   pr.allow_cross_node_tp = f.allow_cross_node_tp;
+  // Megatron-style order strings, fastest-varying axis first; cp and ep (size 1 here) may appear.
+  {
+    std::string text = f.order;
+    for (const char* skip : {"-cp", "-ep", "cp-", "ep-"})
+      for (std::size_t at; (at = text.find(skip)) != std::string::npos;) text.erase(at, 3);
+    if (text == "tp-dp-pp") {
+      pr.pp_inside_dp = false;
+    } else if (text == "tp-pp-dp") {
+      pr.pp_inside_dp = true;
+    } else {
+      throw UsageError("--order " + quoted(f.order) + " is not allowed: expected tp-dp-pp or tp-pp-dp (tensor-parallel "
+                       "ranks adjacent; cp and ep may appear), e.g. Megatron's default tp-cp-ep-dp-pp");
+    }
+  }
   if (f.global_batch < 1) throw UsageError("--global-batch is required: the global batch in sequences");
   for (const auto& s : f.schedules) analysis::schedule_info(s);  // unknown names fail here
   std::vector<plan::Recompute> rcs;
@@ -329,6 +344,7 @@ void add_plan_command(CLI::App& app) {
   add(*cmd, Flag{"--gpus", "GPUs N = t p d to plan for"}, f->gpus);
   add(*cmd, Flag{"--gpus-per-node", "GPUs per node (default: the machine's, 8)"}, f->gpus_per_node);
   cmd->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Allow tensor-parallel groups larger than a node");
+  add(*cmd, flag::order, f->order);
   add(*cmd, flag::mapping, f->mappings)->description("Comma list of TxPxD mappings to consider (default: every t p d = N)");
   add(*cmd, flag::schedule, f->schedules)->description("Comma list of schedules (default: every one pipebench generates)");
   add(*cmd, flag::chunks, f->vs)->description("Chunks per rank v for schedules that take one (default 2,4)");

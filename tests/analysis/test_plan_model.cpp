@@ -181,3 +181,24 @@ TEST(PlanSearch, NothingFitsCountsMemory) {
 
 }  // namespace
 }  // namespace pipebench::analysis::plan
+
+namespace pipebench::analysis::plan {
+namespace {
+
+// Rank order decides which groups stay inside a node: tp-dp-pp keeps the data-parallel pairs of 2x4x2
+// on NVLink and sends pipeline transfers over the network; tp-pp-dp the other way round.
+TEST(PlanModel, RankOrderMovesGroupsInsideTheNode) {
+  Problem pr = problem("gpt3-175b", "a100-80gb", 64);
+  const Layout l = layout(2, 4, 2, "1f1b", 1, Recompute::full, false, false);
+  const StagePlan dp_inside = stage_plan(pr, l);
+  pr.pp_inside_dp = true;
+  const StagePlan pp_inside = stage_plan(pr, l);
+  const MachineSpec& mc = pr.machine;
+  const double bytes = 2.0 * 2048 * 12288;  // one micro-batch's boundary activation
+  EXPECT_DOUBLE_EQ(pp_inside.p2p, mc.intra_latency + bytes / mc.intra_bandwidth);
+  EXPECT_DOUBLE_EQ(dp_inside.p2p, mc.inter_latency + bytes / 2 / mc.inter_bandwidth);
+  EXPECT_LT(dp_inside.dp_time, pp_inside.dp_time);
+}
+
+}  // namespace
+}  // namespace pipebench::analysis::plan

@@ -49,6 +49,8 @@ pipebench_cli_test(plan_bad_recompute RC 2 MATCH "^pipebench: error: --recompute
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --recompute some)
 pipebench_cli_test(plan_bad_zero RC 2 MATCH "^pipebench: error: --zero '2' is not allowed"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --zero 2)
+pipebench_cli_test(plan_bad_order RC 2 MATCH "^pipebench: error: --order 'dp-tp-pp' is not allowed: expected tp-dp-pp or tp-pp-dp"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --order dp-tp-pp)
 pipebench_cli_test(plan_unknown_schedule RC 2 MATCH "^pipebench: error: unknown schedule 'fast'"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --schedule fast)
 
