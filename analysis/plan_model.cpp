@@ -337,6 +337,7 @@ Prediction evaluate(const Problem& pr, const Layout& l, const StagePlan& sp) {
     stash[st] = StashBytes{sp.stash[k], sp.wstash[k]};
   }
   costs.p2p = sp.p2p;
+  costs.gap = pr.machine.action_gap;
   SimOptions opt;
   opt.timeline = false;
   const SimResult with = simulate(s, costs, opt);

@@ -64,6 +64,7 @@ struct MachineSpec {
   double elementwise_passes = 2;      // device-memory passes over a layer's activations per forward
   double dp_overlap = 1.0;            // fraction of the last backward the gradient reduction can hide behind
   double memory_reserve_bytes = 0;    // per GPU, for the runtime (context, workspaces, fragmentation)
+  double action_gap = 0;              // seconds a rank spends between two actions (framework overhead)
   std::string rates_from = "preset";  // "preset", "file FILE", "calibrated from FILE ..."
 };
 

@@ -99,6 +99,7 @@ void check_machine(const MachineSpec& m) {
   nonneg(m.inter_latency, "inter_node_latency_us");
   nonneg(m.gemm_half_width, "gemm_half_width");
   nonneg(m.memory_reserve_bytes, "memory_reserve_gib");
+  nonneg(m.action_gap, "action_gap_us");
 }
 
 double achieved_rate(const MachineSpec& m, double width) {

@@ -87,6 +87,7 @@ plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
   m.elementwise_passes = 0;
   m.intra_bandwidth = m.inter_bandwidth = c.beta;
   m.intra_latency = m.inter_latency = c.alpha;
+  m.action_gap = c.action_gap;
   std::string runs;
   for (int r : c.runs) runs += (runs.empty() ? "" : ",") + std::to_string(r);
   m.rates_from = "calibrated from " + c.path + ": FLOP rate of run(s) " + runs + ", link from " + c.link_source;

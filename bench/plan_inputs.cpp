@@ -16,7 +16,7 @@ const std::vector<std::string>& machine_file_keys() {
       "name",          "base",           "source",           "peak_tflops",          "memory_gib",
       "hbm_gbps",      "gpus_per_node",  "intra_node_gbps",  "inter_node_gbps",      "intra_node_latency_us",
       "inter_node_latency_us",           "matmul_efficiency", "gemm_half_width",     "elementwise_passes",
-      "dp_overlap",    "memory_reserve_gib"};
+      "dp_overlap",    "memory_reserve_gib", "action_gap_us"};
   return keys;
 }
 
@@ -73,6 +73,7 @@ plan::MachineSpec machine_from_entries(const std::vector<ConfigEntry>& entries, 
   number("elementwise_passes", 1, &m.elementwise_passes, true);
   number("dp_overlap", 1, &m.dp_overlap, true);
   number("memory_reserve_gib", 1024.0 * 1024.0 * 1024.0, &m.memory_reserve_bytes, true);
+  number("action_gap_us", 1e-6, &m.action_gap, true);
   if (auto it = by_key.find("gpus_per_node"); it != by_key.end()) {
     try {
       m.gpus_per_node = parse_int(it->second->value, "gpus_per_node", 1, 1 << 20);

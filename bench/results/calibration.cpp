@@ -70,6 +70,8 @@ Calibration read_calibration(const std::string& path) {
     }
     c.runs.push_back(sr.id);
     flops += f, seconds += s;
+    const auto gap = sr.run.summary.extra.find("executor_overhead_per_action");
+    if (gap != sr.run.summary.extra.end() && gap->second > 0) c.action_gap += gap->second;
     for (const CommRecord& r : sr.run.comms)
       if (r.kind == CommKind::Send && r.bytes > 0 && r.t_done > r.t_posted) p2p.emplace_back(double(r.bytes), r.t_done - r.t_posted);
   }
@@ -77,6 +79,7 @@ Calibration read_calibration(const std::string& path) {
     throw UsageError(what + " holds no complete `run --workload transformer` run with FLOP counts: calibrate from "
                      "a file such a run wrote");
   c.flop_rate = flops / seconds;  // per rank: each action ran on one rank
+  c.action_gap /= static_cast<double>(c.runs.size());
 
   try {
     c.fits = read_comm_fits(path);

@@ -25,6 +25,7 @@ struct Calibration {
   double flop_rate = 0;             // per rank, FLOP/s, over the compute actions of the transformer runs
   std::vector<int> runs;            // the transformer runs it came from
   double value_bytes = 4;           // of the runs' precision (fp32 4, fp64 8)
+  double action_gap = 0;            // the runs' executor overhead per action, s (mean of their medians)
   // The point-to-point link: t(bytes) = alpha + bytes / beta.
   double alpha = 0, beta = 0;
   std::string link_source;          // "comm fit /comm/000002 (op sendrecv)" or "p2p transfers of run 1 (least squares)"
