@@ -23,5 +23,6 @@ void add_run_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_rerun_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 }  // namespace pipebench::bench

@@ -20,8 +20,9 @@ namespace pipebench::bench {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& name, int line, const std::string& what) {
-  throw UsageError("--config " + quoted(name) + " line " + std::to_string(line) + ": " + what);
+// `label` is the flag and the file as messages name them: "--config 'run.toml'".
+[[noreturn]] void fail(const std::string& label, int line, const std::string& what) {
+  throw UsageError(label + " line " + std::to_string(line) + ": " + what);
 }
 
 // Length of the UTF-8 sequence starting at text[i], or 0 where it is not valid UTF-8 (truncated,
@@ -149,6 +150,14 @@ class LineParser {
 }  // namespace
 
 std::vector<ConfigEntry> parse_config(const std::string& text, const std::string& name) {
+  return parse_toml_table(text, name, "--config", "run");
+}
+
+std::vector<ConfigEntry> parse_toml_table(const std::string& text, const std::string& file, const std::string& flag,
+                                          const std::string& tbl) {
+  const std::string name = flag + " " + quoted(file);
+  const bool is_run = tbl == "run";
+  const std::string header = "[" + tbl + "]";
   if (text.size() > kMaxConfigBytes)
     fail(name, 1, "the file is " + std::to_string(text.size()) + " bytes: at most " + std::to_string(kMaxConfigBytes) +
                       " are read");
@@ -168,15 +177,16 @@ std::vector<ConfigEntry> parse_config(const std::string& text, const std::string
     if (i == s.size() || s[i] == '#') continue;
     if (s[i] == '[') {
       if (s.compare(i, 2, "[[") == 0)
-        line.fail(quoted(trim(s)) + " (an array of tables) is not allowed: the file holds one [run] table");
+        line.fail(quoted(trim(s)) + " (an array of tables) is not allowed: the file holds one " + header + " table");
       const std::size_t close = s.find(']', i);
       const std::size_t after = close == std::string::npos ? close : skip_blanks(s, close + 1);
       if (close == std::string::npos || (after < s.size() && s[after] != '#'))
-        line.fail(quoted(trim(s)) + " is not a table header: expected [run]");
+        line.fail(quoted(trim(s)) + " is not a table header: expected " + header);
       const std::string table = trim(s.substr(i + 1, close - i - 1));
-      if (table != "run")
-        line.fail("table " + quoted("[" + table + "]") + " is not allowed: the only table is [run] (flags of `pipebench run`)");
-      if (run_line) line.fail("table [run] given twice (first on line " + std::to_string(run_line) + ")");
+      if (table != tbl)
+        line.fail("table " + quoted("[" + table + "]") + " is not allowed: the only table is " + header +
+                  (is_run ? " (flags of `pipebench run`)" : ""));
+      if (run_line) line.fail("table " + header + " given twice (first on line " + std::to_string(run_line) + ")");
       run_line = number;
       continue;
     }
@@ -184,9 +194,10 @@ std::vector<ConfigEntry> parse_config(const std::string& text, const std::string
     const std::string key = s.substr(i, key_end - i);
     i = skip_blanks(s, key_end);
     if (key.empty() || i >= s.size() || s[i] != '=')
-      line.fail(quoted(trim(s)) + " is not allowed: expected `key = value` (a long flag name of `pipebench run` without "
-                                  "dashes), a [run] header or a # comment");
-    if (!run_line) line.fail("key " + quoted(key) + " is outside the [run] table: put [run] above it");
+      line.fail(quoted(trim(s)) + " is not allowed: expected `key = value`" +
+                (is_run ? " (a long flag name of `pipebench run` without dashes)" : "") + ", a " + header +
+                " header or a # comment");
+    if (!run_line) line.fail("key " + quoted(key) + " is outside the " + header + " table: put " + header + " above it");
     i = skip_blanks(s, i + 1);
     std::string value = line.value(i, key);
     i = skip_blanks(s, i);
@@ -198,13 +209,15 @@ std::vector<ConfigEntry> parse_config(const std::string& text, const std::string
     entries.push_back({number, key, std::move(value)});
   }
   if (!run_line)
-    throw UsageError("--config " + quoted(name) + " holds no [run] table: expected [run] followed by `key = value` lines "
-                     "(docs/run.md \"Config file\")");
+    throw UsageError(name + " holds no " + header + " table: expected " + header + " followed by `key = value` lines " +
+                     (is_run ? "(docs/run.md \"Config file\")" : "(docs/model.md)"));
   return entries;
 }
 
-std::string read_config_file(const std::string& path) {
-  const std::string what = "--config " + quoted(path);
+std::string read_config_file(const std::string& path) { return read_toml_file(path, "--config", "run"); }
+
+std::string read_toml_file(const std::string& path, const std::string& flag, const std::string& tbl) {
+  const std::string what = flag + " " + quoted(path);
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below like any non-regular file.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw UsageError(what + ": cannot open it: " + std::strerror(errno));
@@ -214,7 +227,7 @@ std::string read_config_file(const std::string& path) {
   } closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-    throw UsageError(what + " is not a regular file: expected a TOML file with a [run] table");
+    throw UsageError(what + " is not a regular file: expected a TOML file with a [" + tbl + "] table");
   const std::string too_large = what + " is larger than " + std::to_string(kMaxConfigBytes) + " bytes: not a config file";
   if (static_cast<unsigned long long>(st.st_size) > kMaxConfigBytes) throw UsageError(too_large);
   std::string text(kMaxConfigBytes + 1, '\0');
@@ -235,11 +248,11 @@ void apply_config(CLI::App& run, const std::vector<ConfigEntry>& entries, const 
   for (const ConfigEntry& e : entries) {
     CLI::Option* o = e.key == "help" ? nullptr : run.get_option_no_throw("--" + e.key);
     if (o == nullptr)
-      fail(name, e.line, "key " + quoted(e.key) + " is not a flag of `pipebench run`" + did_you_mean(run, e.key) +
+      fail("--config " + quoted(name), e.line, "key " + quoted(e.key) + " is not a flag of `pipebench run`" + did_you_mean(run, e.key) +
                              ": the keys are its long flag names without dashes (`pipebench run --help`)");
     const bool is_switch = o->get_expected_min() == 0;
     if (is_switch && e.value != "true" && e.value != "false")
-      fail(name, e.line, "key " + quoted(e.key) + ": value " + quoted(e.value) + " is not allowed: expected true or false");
+      fail("--config " + quoted(name), e.line, "key " + quoted(e.key) + ": value " + quoted(e.value) + " is not allowed: expected true or false");
     if (is_switch && e.value == "false") continue;  // a switch is off unless given
     // Every value of the file is checked, also one the command line overrides: set aside what the
     // command line gave, parse the file's value now (so its error names this line), then give the
@@ -250,9 +263,9 @@ void apply_config(CLI::App& run, const std::vector<ConfigEntry>& entries, const 
       o->add_result(e.value);
       o->run_callback();
     } catch (const UsageError& x) {
-      fail(name, e.line, "key " + quoted(e.key) + ": " + x.what());
+      fail("--config " + quoted(name), e.line, "key " + quoted(e.key) + ": " + x.what());
     } catch (const CLI::ParseError& x) {
-      fail(name, e.line, "key " + quoted(e.key) + ": value " + quoted(e.value) + " is not allowed: " + x.what());
+      fail("--config " + quoted(name), e.line, "key " + quoted(e.key) + ": value " + quoted(e.value) + " is not allowed: " + x.what());
     }
     if (!given.empty()) {
       o->clear();

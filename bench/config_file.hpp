@@ -32,9 +32,16 @@ struct ConfigEntry {
 // twice, a line without `=`, an empty or malformed value.
 std::vector<ConfigEntry> parse_config(const std::string& text, const std::string& name);
 
+// The same grammar for another file with one table (`pipebench plan --machine FILE`'s [machine]): messages
+// name `flag` and the file ("--machine 'a.toml' line 3: ..."), and the table is `table`.
+std::vector<ConfigEntry> parse_toml_table(const std::string& text, const std::string& file, const std::string& flag,
+                                          const std::string& table);
+
 // The bytes of the config file at `path`: a regular file of at most kMaxConfigBytes, else UsageError.
 // Never blocks on a FIFO and never reads more than kMaxConfigBytes + 1 bytes.
 std::string read_config_file(const std::string& path);
+// The same for another flag's TOML file with one `table`.
+std::string read_toml_file(const std::string& path, const std::string& flag, const std::string& table);
 
 // Gives each entry to the option of `run` with that long name, as if typed on the command line; where the
 // command line gives the option too, its value wins (the file's is still checked). A key that is no flag

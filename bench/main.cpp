@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
     pipebench::bench::add_report_command(app);
     pipebench::bench::add_merge_command(app);
     pipebench::bench::add_rerun_command(app);
+    pipebench::bench::add_plan_command(app);
     pipebench::bench::add_config_option(app);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,167 @@
+#pragma once
+// The performance model behind `pipebench plan` (docs/model.md): step time, memory per device and FLOP
+// rates of one 3D-parallel training configuration of a GPT-style transformer on a machine. Compute
+// comes from the FLOP formulas at the machine's achieved rate, communication from α-β link models, and
+// the bubble and the peak in-flight activations from pipebench's own generators and simulator fed the
+// per-stage times. Pure standard C++ (docs/design.md "Layout").
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/schedule.hpp"
+
+namespace pipebench::analysis::plan {
+
+// A transformer: a decoder stack of `layers` identical layers plus the token embedding and the output
+// head. FLOPs and parameters follow Narayanan et al. 2021 and Korthikanti et al. 2022 (docs/model.md).
+struct ModelSpec {
+  std::string name;    // preset name, or "custom"
+  std::string source;  // where the shape comes from
+  int layers = 0, hidden = 0, heads = 0, kv_heads = 0;  // kv_heads 0: = heads (no grouped-query attention)
+  int seq = 0, vocab = 0;
+  std::int64_t ffn = 0;          // 0: 4 * hidden
+  bool gated_mlp = false;        // SwiGLU: three ffn matrices instead of two
+  bool flash_attention = false;  // the s x s scores are never stored (Dao et al. 2022)
+  std::int64_t ffn_size() const { return ffn > 0 ? ffn : std::int64_t{4} * hidden; }
+  int kv() const { return kv_heads > 0 ? kv_heads : heads; }
+};
+
+const std::vector<ModelSpec>& model_presets();
+// UsageError "--model 'x' is not allowed: expected one of ..." for an unknown name.
+const ModelSpec& model_preset(const std::string& name);
+// UsageError naming the first bad field: sizes >= 1, heads divide hidden, kv_heads divide heads.
+void check_model(const ModelSpec& m);
+
+// Parameters of the model: per layer, the embedding (V*h, tied with the head as in Megatron-LM GPT) and
+// the whole model.
+double layer_params(const ModelSpec& m);
+double total_params(const ModelSpec& m);
+// Forward FLOPs of one token through one layer (all tensor-parallel ranks together) and through the
+// head; the attention scores count in full (s x s), as in Narayanan et al. 2021.
+double layer_forward_flops_per_token(const ModelSpec& m);
+double head_forward_flops_per_token(const ModelSpec& m);
+// Model FLOPs of one step over the global batch: forward + backward = 3 x forward, no recomputation
+// (Korthikanti et al. 2022's "model FLOPs"; 72 B L s h^2 (1 + s/6h + V/12hL) for a GPT model).
+double model_flops_per_step(const ModelSpec& m, std::int64_t global_batch);
+
+// A machine: nodes of `gpus_per_node` GPUs joined by NVLink inside a node and a per-GPU network link
+// between nodes. Bandwidths are per GPU, one direction, bytes/s; latencies in seconds.
+struct MachineSpec {
+  std::string name;
+  std::string source;          // the public sources of the figures, one line
+  double peak_flops = 0;       // dense BF16 tensor FLOP/s per GPU
+  double memory_bytes = 0;     // device memory
+  double hbm_bandwidth = 0;    // device memory bandwidth, bytes/s
+  int gpus_per_node = 8;
+  double intra_bandwidth = 0;  // NVLink, per GPU per direction
+  double inter_bandwidth = 0;  // network, per GPU per direction
+  double intra_latency = 0;
+  double inter_latency = 0;
+  // The fitted part (one set per machine preset, docs/model.md "Validation"): the fraction of peak that
+  // matrix products reach, as matmul_efficiency * x / (x + gemm_half_width), x = h/t the per-GPU width.
+  double matmul_efficiency = 0.7;
+  double gemm_half_width = 0;
+  double elementwise_passes = 2;      // device-memory passes over a layer's activations per forward
+  double dp_overlap = 1.0;            // fraction of the last backward the gradient reduction can hide behind
+  double memory_reserve_bytes = 0;    // per GPU, for the runtime (context, workspaces, fragmentation)
+  double action_gap = 0;              // seconds a rank spends between two actions (framework overhead)
+  std::string rates_from = "preset";  // "preset", "file FILE", "calibrated from FILE ..."
+};
+
+const std::vector<MachineSpec>& machine_presets();
+const MachineSpec& machine_preset(const std::string& name);  // UsageError listing the names
+// UsageError naming the first field out of range.
+void check_machine(const MachineSpec& m);
+// The achieved matrix-product rate for per-GPU width x = h/t.
+double achieved_rate(const MachineSpec& m, double width);
+
+enum class Recompute { none, selective, full };
+const char* recompute_name(Recompute r);
+Recompute parse_recompute(const std::string& text);  // UsageError naming --recompute
+
+struct Layout {
+  int t = 1, p = 1, d = 1;
+  int v = 0;  // chunks per rank; 0: the schedule's default
+  std::string schedule = "1f1b";
+  int micro_batch_size = 1;
+  Recompute recompute = Recompute::none;
+  bool sequence_parallel = false;
+  bool zero = false;  // ZeRO-1: optimizer state sharded over the data-parallel group
+};
+
+struct Breakdown {
+  double compute = 0;  // the busiest rank's compute in one step
+  double tp = 0;       // its tensor-parallel collectives
+  double pp = 0;       // what pipeline transfers add to the step (simulated with and without them)
+  double dp = 0;       // the exposed gradient reduction
+  double bubble = 0;   // the rest of the pipeline's makespan: idle time of the busiest rank
+  double other = 0;    // the optimizer step
+};
+
+struct Prediction {
+  Layout layout;
+  int m = 0;  // micro-batches per pipeline
+  int v = 1;  // resolved
+  double step_time = 0;
+  double tokens_per_second = 0;
+  double model_tflops_per_gpu = 0;     // without recomputation
+  double hardware_tflops_per_gpu = 0;  // with it
+  double mfu = 0;
+  double memory_bytes = 0;  // the fullest GPU
+  double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0, activation_bytes = 0;
+  double bubble_fraction = 0;
+  bool fits = false;
+  Breakdown breakdown;
+  bool simulated = false;  // false: closed-form screening figures only
+};
+
+struct Problem {
+  ModelSpec model;
+  MachineSpec machine;
+  std::int64_t global_batch = 0;
+  int gpus_per_node = 0;  // 0: the machine's
+  bool allow_cross_node_tp = false;
+  bool pp_inside_dp = false;  // rank order tp-pp-dp (pipeline neighbours t apart); default tp-dp-pp
+  double value_bytes = 2;  // of activations and messages: 2 for BF16 training (4 for pipebench's fp32 runs)
+};
+
+// Why a layout cannot run, in the words the planner counts ("global batch", "layers", "schedule",
+// "memory", ...), with a one-line detail; empty `reason` when it can (memory is not checked here).
+struct Refusal {
+  std::string reason;
+  std::string detail;
+};
+Refusal check_layout(const Problem& pr, const Layout& l, int* m_out = nullptr, int* v_out = nullptr);
+
+// Everything the model derives from a layout before any schedule is generated.
+struct StagePlan {
+  int m = 0, v = 1, pipes = 1, stages_per_pipe = 1;
+  std::vector<double> f, b, w;        // per stage depth (of one model copy): times of one micro-batch
+  std::vector<double> fc, bc;         // their compute parts (the rest is TP)
+  std::vector<double> stash, wstash;  // activation bytes per micro-batch: F to end of I/B, I to W
+  double p2p = 0;                     // one pipeline transfer
+  double dp_time = 0;                 // the gradient reduction (and ZeRO-1 parameter gather), whole
+  double optimizer = 0;
+  double static_bytes = 0;            // weights + gradients + optimizer state of the fullest rank
+  double weights = 0, gradients = 0, optimizer_state = 0;
+  double model_flops = 0, hardware_flops = 0;  // per step, all GPUs
+};
+// Throws UsageError for a refused layout (check_layout first to count refusals without throwing).
+StagePlan stage_plan(const Problem& pr, const Layout& l);
+
+// Closed-form screening: a lower bound of the step time (the busiest rank's work plus the pipeline
+// fill every schedule but DualPipe has) and a lower bound of the memory (static + the formula peak
+// in-flight count times the smallest stash); exact where the formulas hold.
+struct Screen {
+  double step_lower_bound = 0;
+  double step_estimate = 0;
+  double memory_lower_bound = 0;
+};
+Screen screen(const Problem& pr, const Layout& l, const StagePlan& sp);
+
+// The full prediction: generates the schedule, simulates it (twice: with and without pipeline
+// transfers, for the breakdown), and replays its order for the peak activation memory.
+Prediction evaluate(const Problem& pr, const Layout& l);
+Prediction evaluate(const Problem& pr, const Layout& l, const StagePlan& sp);
+
+}  // namespace pipebench::analysis::plan

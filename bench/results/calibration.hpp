@@ -1,0 +1,43 @@
+#pragma once
+// `pipebench plan --calibrate FILE.h5` (docs/model.md "Calibration"): what a results file says about the
+// machine it ran on. The kernel FLOP rate comes from the action records of `run --workload transformer`
+// runs (FLOPs of each compute action over its duration); the link model from the α-β fits of
+// `pipebench comm` (/comm/NNNNNN/fit, docs/results-schema.md), or, where the file has none, from the
+// point-to-point transfers the runs recorded.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pipebench::bench {
+
+struct CommFit {
+  std::string id;     // "/comm/000001"
+  std::string op;     // as the group's `op` attribute says
+  std::string group;  // world|tp|pp|dp|pp-pairs
+  long long group_size = 0;
+  double alpha = 0;   // s
+  double beta = 0;    // bytes/s
+  long long points = 0;
+};
+
+struct Calibration {
+  std::string path;
+  double flop_rate = 0;             // per rank, FLOP/s, over the compute actions of the transformer runs
+  std::vector<int> runs;            // the transformer runs it came from
+  double value_bytes = 4;           // of the runs' precision (fp32 4, fp64 8)
+  double action_gap = 0;            // the runs' executor overhead per action, s (mean of their medians)
+  // The point-to-point link: t(bytes) = alpha + bytes / beta.
+  double alpha = 0, beta = 0;
+  std::string link_source;          // "comm fit /comm/000002 (op sendrecv)" or "p2p transfers of run 1 (least squares)"
+  std::vector<CommFit> fits;        // every fit the file holds
+  std::map<std::string, std::string> config;  // of the first transformer run
+};
+
+// Reads the file; UsageError (exit 2) naming the file when it is not a readable results file, holds no
+// complete transformer run with FLOP counts, or holds neither a comm fit nor point-to-point records to fit.
+Calibration read_calibration(const std::string& path);
+
+// The /comm fits alone (empty when the file has no /comm group); Error for a damaged one.
+std::vector<CommFit> read_comm_fits(const std::string& path);
+
+}  // namespace pipebench::bench

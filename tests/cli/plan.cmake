@@ -1,0 +1,63 @@
+# `pipebench plan`: the search table, --evaluate, the JSON contract, machine files and every kind of bad
+# input (exit code 2 and one `pipebench: error:` line naming the value).
+pipebench_cli_test(plan_search RC 0
+  MATCH "# evaluated 29172 configurations in [0-9.e-]+ s \\([0-9]+ simulated\\). infeasible: tensor 12936, memory [0-9]+, layers 4644, global batch 1980, schedule [0-9]+\n#  rank  t +p +d  v +m  b  schedule +recompute  sp +zero +step  tokens/s +TFLOP/s +MFU  memory  bubble  compute +tp +pp +dp +idle  other\n.*\n +1  "
+  ARGS plan --model gpt3-175b --gpus 1024 --global-batch 1536 --top 3)
+# The seed example: global batch 1,024, micro-batch 1, 8 stages: d = 64 leaves m = 16 (bubble ~30 %),
+# d = 16 leaves m = 64 (~10 %).
+pipebench_cli_test(plan_global_batch_bubbles RC 0
+  MATCH "\n +1  8  8  64  1  16  1  1f1b +full +off +0 +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +3[01]\\.[0-9] .*\n +2  8  8  16  1  64  1  1f1b +full +off +0 +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +1[01]\\.[0-9] "
+  ARGS plan --model gpt3-175b --global-batch 1024 --micro-batch-size 1 --mapping 8x8x64,8x8x16 --schedule 1f1b
+       --recompute full --no-sequence-parallel --zero 0)
+pipebench_cli_test(plan_evaluate_json RC 0
+  MATCH "^{\n  \"evaluated\": 1,\n  \"seconds\": [0-9.e-]+,\n  \"configurations\": .\n    {\n      \"t\": 8,\n      \"p\": 8,\n      \"d\": 16,\n      \"v\": 1,\n      \"m\": 64,\n      \"micro_batch_size\": 1,\n      \"schedule\": \"1f1b\",\n      \"recompute\": \"selective\",\n      \"sequence_parallel\": true,\n      \"zero\": 1,\n      \"step_time\": [0-9.]+,\n      \"tokens_per_second\": [0-9.]+,\n      \"model_tflops_per_gpu\": [0-9.]+,\n      \"hardware_tflops_per_gpu\": [0-9.]+,\n      \"mfu\": 0.[0-9]+,\n      \"memory_bytes_per_gpu\": [0-9.]+,\n      \"bubble_fraction\": 0.[0-9]+,\n      \"fits\": true,\n      \"breakdown\": {\n        \"compute\": [0-9.]+,\n        \"tp\": [0-9.]+,\n        \"pp\": [0-9.]+,\n        \"dp\": [0-9.]+,\n        \"bubble\": [0-9.]+,\n        \"other\": [0-9.e-]+\n      }\n    }\n  .\n}\n$"
+  ARGS plan --model gpt3-175b --global-batch 1024 --mapping 8x8x16 --schedule 1f1b --micro-batch-size 1
+       --recompute selective --sequence-parallel --zero 1 --evaluate --json)
+pipebench_cli_test(plan_evaluate_memory RC 0 MATCH "# memory per GPU: weights [0-9.]+ GiB, gradients [0-9.]+, optimizer [0-9.]+, activations [0-9.]+, reserve 2.00. does NOT fit in 80.0 GiB"
+  ARGS plan --model gpt3-175b --global-batch 1024 --mapping 8x8x16 --schedule gpipe --micro-batch-size 1 --evaluate)
+pipebench_cli_test(plan_machine_file RC 0 MATCH "on 64 x a100-slow-net.*rates from machine file"
+  ARGS plan --model gpt3-175b --global-batch 64 --mapping 8x8x1 --schedule 1f1b --micro-batch-size 1 --recompute full
+       --evaluate --machine ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_machine.toml)
+
+pipebench_cli_test(plan_unknown_model RC 2
+  MATCH "^pipebench: error: --model 'gpt-5' is not allowed: expected one of gpt3-175b, llama3-405b, bloom-176b, mt-nlg-530b\n$"
+  ARGS plan --model gpt-5 --gpus 8 --global-batch 8)
+pipebench_cli_test(plan_unknown_machine RC 2 MATCH "^pipebench: error: --machine 'tpu-v4' is not allowed: expected one of a100-40gb, a100-80gb, h100-80gb\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --machine tpu-v4)
+pipebench_cli_test(plan_batch_not_divisible RC 2
+  MATCH "^pipebench: error: --evaluate: the configuration cannot run \\(global batch\\): global batch 1000 is not a multiple of b.d = 16\n$"
+  ARGS plan --model gpt3-175b --global-batch 1000 --mapping 8x8x16 --schedule 1f1b --micro-batch-size 1 --evaluate)
+pipebench_cli_test(plan_nothing_fits RC 2
+  MATCH "^pipebench: error: no configuration of 8 GPUs can train gpt3-175b on a100-40gb: memory \\([0-9]+, closest: t=[0-9]+ p=[0-9]+ d=[0-9]+ [^\n]*: at least [0-9.]+ GiB of 40.00\\)[^\n]*\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 64 --machine a100-40gb)
+pipebench_cli_test(plan_malformed_machine RC 2
+  MATCH "^pipebench: error: --machine '[^']*plan_bad_machine.toml' line 3: key 'peak_flops' is not allowed: the keys are name, base, [^\n]*\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --machine ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_bad_machine.toml)
+pipebench_cli_test(plan_calibrate_not_results RC 2 MATCH "^pipebench: error: --calibrate '[^']*plan_machine.toml' is not a readable HDF5 results file\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --calibrate ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_machine.toml)
+pipebench_cli_test(plan_no_global_batch RC 2 MATCH "^pipebench: error: --global-batch is required"
+  ARGS plan --model gpt3-175b --gpus 8)
+pipebench_cli_test(plan_no_model RC 2 MATCH "^pipebench: error: give --model NAME"
+  ARGS plan --gpus 8 --global-batch 8)
+pipebench_cli_test(plan_custom_model_missing RC 2 MATCH "^pipebench: error: --vocab is required for a model without --model"
+  ARGS plan --layers 24 --hidden 2048 --heads 16 --seq 2048 --gpus 8 --global-batch 8)
+pipebench_cli_test(plan_mapping_mismatch RC 2 MATCH "^pipebench: error: --mapping 2x2x1 has 4 GPUs, not --gpus 8\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --mapping 2x2x1)
+pipebench_cli_test(plan_evaluate_two_mappings RC 2 MATCH "^pipebench: error: --evaluate takes one configuration: give one value of --mapping\n$"
+  ARGS plan --model gpt3-175b --global-batch 8 --mapping 8x1x1,4x2x1 --schedule 1f1b --micro-batch-size 1 --evaluate)
+pipebench_cli_test(plan_bad_recompute RC 2 MATCH "^pipebench: error: --recompute 'some' is not allowed: expected one of none, selective, full\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --recompute some)
+pipebench_cli_test(plan_bad_zero RC 2 MATCH "^pipebench: error: --zero '2' is not allowed"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --zero 2)
+pipebench_cli_test(plan_bad_order RC 2 MATCH "^pipebench: error: --order 'dp-tp-pp' is not allowed: expected tp-dp-pp or tp-pp-dp"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --order dp-tp-pp)
+pipebench_cli_test(plan_unknown_schedule RC 2 MATCH "^pipebench: error: unknown schedule 'fast'"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --schedule fast)
+
+# Calibrated from one 2-rank transformer run, --evaluate predicts other 2-rank transformer runs within
+# 15 % (tests/cli/plan_calibrated.py). Timing-dependent: label perf, for a quiet machine.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME cli.plan_calibrated_runs
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_calibrated.py $<TARGET_FILE:pipebench>
+                 ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/cli_work/plan_calibrated)
+set_tests_properties(cli.plan_calibrated_runs PROPERTIES LABELS "mpi;perf" PROCESSORS 2 TIMEOUT 180)
