@@ -28,6 +28,12 @@ class MpiCommunicator final : public Communicator {
   Request iallgather(const void* send, void* recv, std::size_t bytes_per_rank) override;
   Request ireduce_scatter_sum(const void* send, void* recv, std::size_t count_per_rank, DType type) override;
   Request ibarrier() override;
+  bool supports(DType type, ReduceOp op) const override;
+  Request iallreduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op) override;
+  Request ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank, DType type, ReduceOp op) override;
+  Request ibroadcast(const void* send, void* recv, std::size_t count, DType type, int root) override;
+  Request ireduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op, int root) override;
+  Request ialltoall(const void* send, void* recv, std::size_t count_per_rank, DType type) override;
 
   Buffer allocate(std::size_t bytes) override;
   void copy_to_buffer(void* dst, const void* host_src, std::size_t bytes) override;
@@ -36,6 +42,7 @@ class MpiCommunicator final : public Communicator {
  private:
   void check_peer(int peer, int tag, const char* op) const;
   int checked_count(std::size_t n, const char* what) const;
+  void check_reduction(DType type, ReduceOp op, const char* what) const;
 
   topology::MpiComm comm_;
   int rank_ = 0;
