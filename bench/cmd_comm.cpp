@@ -148,6 +148,8 @@ Resolved resolve_flags(CommSettings& s) {
     const std::uint64_t bytes = static_cast<std::uint64_t>(s.seq) * static_cast<std::uint64_t>(s.micro_batch) *
                                 static_cast<std::uint64_t>(s.hidden) * precision_bytes(s.precision);
     s.min_bytes = s.max_bytes = bytes;
+    // The activation's own element type (data movement takes any type on every backend).
+    r.dtype = s.precision == "fp32" ? DType::f32 : s.precision == "fp64" ? DType::f64 : s.precision == "fp16" ? DType::f16 : DType::bf16;
   }
   if (s.mappings.size() > 1) throw UsageError("--mapping takes one TxPxD here (pipebench comm measures one mapping at a time)");
   r.sizes = comm::bench::size_list(s.min_bytes, s.max_bytes, static_cast<std::uint64_t>(s.factor), s.increment);
