@@ -326,6 +326,8 @@ void run_comm(CommSettings& s) {
     spec.iters = s.iters;
     spec.warmup = s.warmup;
     spec.check = s.check != 0;
+    // --poll-us 0: MPI's blocking collectives, as OSU times them; each size then runs under a watchdog.
+    spec.blocking = s.poll_us == 0 && s.backend == "mpi";
     std::unique_ptr<comm::bench::Harness> h;
     int short_of_memory = 0;
     try {
@@ -377,7 +379,14 @@ void run_comm(CommSettings& s) {
     }
     std::int64_t ran = 0;
     for (std::uint64_t size : r.sizes) {
+      std::unique_ptr<Watchdog> dog;
+      if (spec.blocking)
+        dog = std::make_unique<Watchdog>("rank " + std::to_string(me) + ": size " + std::to_string(size) +
+                                             " did not complete " + roll->within() + " (a rank stopped or died inside a blocking MPI collective)",
+                                         world_opts.wait.timeout + std::chrono::duration<double>(
+                                             (s.warmup + s.iters + 1) * 1e-3));
       const auto sample = h->run(size);
+      dog.reset();
       const auto all = comm::bench::gather_samples(*world_comm, sample);
       if (me != 0) continue;
       const CommBenchRow oop = make_row(r, size, all, 0, groups, spec.check, ran);

@@ -1,5 +1,7 @@
 #include "comm/bench_harness.hpp"
 
+#include "comm/mpi_communicator.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -18,6 +20,7 @@ double seconds_since(clock::time_point t0) { return std::chrono::duration<double
 
 Harness::Harness(Communicator& group, Communicator& world, const Spec& spec, bool takes_part, std::uint64_t max_bytes)
     : group_(group), world_(world), spec_(spec), takes_part_(takes_part), me_(group.rank()), n_(group.size()) {
+  if (auto* mpi = dynamic_cast<MpiCommunicator*>(&group_); mpi && spec_.blocking) mpi->set_blocking_collectives(true);
   if (!takes_part_) return;
   const std::size_t es = dtype_size(spec_.dtype);
   const Shape big = shape_of(spec_.op, max_bytes, es, n_);

@@ -80,6 +80,14 @@ Request post(const MpiCommunicator& comm, RequestInfo info, const char* fn, Call
   return Request(info, std::move(op));
 }
 
+// The blocking form of post(): the call completes before it returns (MpiCommunicator's blocking mode).
+template <class Call>
+Request done(const MpiCommunicator& comm, RequestInfo info, const char* fn, Call call) {
+  const int rc = call();
+  if (rc != MPI_SUCCESS) throw Error(std::string(fn) + " (" + comm.describe(info) + ") failed: " + mpi_error(rc));
+  return Request(info, nullptr);
+}
+
 }  // namespace
 
 MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::string name, const WaitPolicy& policy)
@@ -174,6 +182,10 @@ Request MpiCommunicator::iallgather(const void* send, void* recv, std::size_t by
   const std::size_t total = bytes_per_rank * static_cast<std::size_t>(size());
   // In place (nccl-tests' form: send is this member's block of recv) is MPI_IN_PLACE to MPI.
   const bool in_place = send == static_cast<const char*>(recv) + static_cast<std::size_t>(rank_) * bytes_per_rank;
+  if (blocking_)
+    return done(*this, {Op::allgather, -1, -1, total}, "MPI_Allgather", [&] {
+      return MPI_Allgather(in_place ? MPI_IN_PLACE : send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_.get());
+    });
   return post(*this, {Op::allgather, -1, -1, total}, "MPI_Iallgather", [&](MPI_Request* r) {
     return MPI_Iallgather(in_place ? MPI_IN_PLACE : send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_.get(), r);
   });
@@ -203,8 +215,12 @@ void MpiCommunicator::check_reduction(DType type, ReduceOp op, const char* what)
 Request MpiCommunicator::iallreduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op) {
   check_reduction(type, op, "all_reduce");
   const int n = checked_count(count, "all_reduce");
+  const void* in = send == recv ? MPI_IN_PLACE : send;
+  if (blocking_)
+    return done(*this, {Op::allreduce, -1, -1, count * dtype_size(type)}, "MPI_Allreduce",
+                [&] { return MPI_Allreduce(in, recv, n, mpi_type(type), mpi_op(op), comm_.get()); });
   return post(*this, {Op::allreduce, -1, -1, count * dtype_size(type)}, "MPI_Iallreduce", [&](MPI_Request* r) {
-    return MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, n, mpi_type(type), mpi_op(op), comm_.get(), r);
+    return MPI_Iallreduce(in, recv, n, mpi_type(type), mpi_op(op), comm_.get(), r);
   });
 }
 
@@ -213,9 +229,12 @@ Request MpiCommunicator::ireduce_scatter(const void* send, void* recv, std::size
   check_reduction(type, op, "reduce_scatter");
   const int n = checked_count(count_per_rank, "reduce_scatter");
   const std::size_t total = count_per_rank * dtype_size(type) * static_cast<std::size_t>(size());
+  const void* in = send == recv ? MPI_IN_PLACE : send;
+  if (blocking_)
+    return done(*this, {Op::reduce_scatter, -1, -1, total}, "MPI_Reduce_scatter_block",
+                [&] { return MPI_Reduce_scatter_block(in, recv, n, mpi_type(type), mpi_op(op), comm_.get()); });
   return post(*this, {Op::reduce_scatter, -1, -1, total}, "MPI_Ireduce_scatter_block", [&](MPI_Request* r) {
-    return MPI_Ireduce_scatter_block(send == recv ? MPI_IN_PLACE : send, recv, n, mpi_type(type), mpi_op(op),
-                                     comm_.get(), r);
+    return MPI_Ireduce_scatter_block(in, recv, n, mpi_type(type), mpi_op(op), comm_.get(), r);
   });
 }
 
@@ -225,6 +244,9 @@ Request MpiCommunicator::ibroadcast(const void* send, void* recv, std::size_t co
   const int n = checked_count(bytes, "broadcast");
   // Out of place, as NCCL's: the root's own recv gets its data too (a local copy, as NCCL makes one).
   if (rank_ == root && send != recv) std::memcpy(recv, send, bytes);
+  if (blocking_)
+    return done(*this, {Op::broadcast, root, -1, bytes}, "MPI_Bcast",
+                [&] { return MPI_Bcast(recv, n, MPI_BYTE, root, comm_.get()); });
   return post(*this, {Op::broadcast, root, -1, bytes}, "MPI_Ibcast",
               [&](MPI_Request* r) { return MPI_Ibcast(recv, n, MPI_BYTE, root, comm_.get(), r); });
 }
@@ -234,6 +256,9 @@ Request MpiCommunicator::ireduce(const void* send, void* recv, std::size_t count
   check_reduction(type, op, "reduce");
   const int n = checked_count(count, "reduce");
   const void* in = rank_ == root && send == recv ? MPI_IN_PLACE : send;
+  if (blocking_)
+    return done(*this, {Op::reduce, root, -1, count * dtype_size(type)}, "MPI_Reduce",
+                [&] { return MPI_Reduce(in, recv, n, mpi_type(type), mpi_op(op), root, comm_.get()); });
   return post(*this, {Op::reduce, root, -1, count * dtype_size(type)}, "MPI_Ireduce", [&](MPI_Request* r) {
     return MPI_Ireduce(in, recv, n, mpi_type(type), mpi_op(op), root, comm_.get(), r);
   });
@@ -242,6 +267,9 @@ Request MpiCommunicator::ireduce(const void* send, void* recv, std::size_t count
 Request MpiCommunicator::ialltoall(const void* send, void* recv, std::size_t count_per_rank, DType type) {
   const std::size_t bytes = count_per_rank * dtype_size(type);
   const int n = checked_count(bytes, "alltoall");
+  if (blocking_)
+    return done(*this, {Op::alltoall, -1, -1, bytes * static_cast<std::size_t>(size())}, "MPI_Alltoall",
+                [&] { return MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_.get()); });
   return post(*this, {Op::alltoall, -1, -1, bytes * static_cast<std::size_t>(size())}, "MPI_Ialltoall",
               [&](MPI_Request* r) { return MPI_Ialltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_.get(), r); });
 }

@@ -35,6 +35,13 @@ class MpiCommunicator final : public Communicator {
   Request ireduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op, int root) override;
   Request ialltoall(const void* send, void* recv, std::size_t count_per_rank, DType type) override;
 
+  // The benchmarks' blocking mode (pipebench comm with --poll-us 0): the collectives call MPI's
+  // blocking functions (MPI_Allreduce, ...) and return a completed Request, so that their times are
+  // those of the library's own blocking algorithms, as OSU's tests time them (MPICH's non-blocking
+  // schedules are slower for small messages). No timeout covers such a call: the caller guards it
+  // (a watchdog). Off by default; point-to-point stays non-blocking.
+  void set_blocking_collectives(bool on) { blocking_ = on; }
+
   Buffer allocate(std::size_t bytes) override;
   void copy_to_buffer(void* dst, const void* host_src, std::size_t bytes) override;
   void copy_from_buffer(void* host_dst, const void* src, std::size_t bytes) override;
@@ -49,6 +56,7 @@ class MpiCommunicator final : public Communicator {
   int world_rank_ = 0;
   int tag_ub_ = 32767;
   std::vector<int> world_ranks_;
+  bool blocking_ = false;
 };
 
 }  // namespace pipebench::comm

@@ -99,3 +99,8 @@ set_tests_properties(cli.comm_wrong_exits_1 PROPERTIES ENVIRONMENT PIPEBENCH_TES
 pipebench_comm_test(file_exists NP 2 RC 2
   MATCH "^pipebench: error: results file '.*/CMakeLists.txt' already exists; pass --append"
   ONCE "pipebench: error:" ARGS -b 8 -e 8 ${_comm_quick} --out ${CMAKE_CURRENT_SOURCE_DIR}/CMakeLists.txt)
+# The default --poll-us 0: MPI's blocking collectives (as OSU times them), each size under a watchdog.
+foreach(_op all_reduce all_gather reduce_scatter broadcast reduce alltoall)
+  pipebench_comm_test(blocking_${_op} NP 2 RC 0 MATCH "# Out of bounds values : 0 OK\n"
+    ARGS ${_op} -b 8 -e 4K -f 8 -n 2 -w 1 --out c.h5)
+endforeach()
