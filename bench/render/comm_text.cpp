@@ -41,8 +41,8 @@ std::string comm_table_head(const CommResult& r) {
   std::string b = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong";
   std::string c = "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)";
   if (spread) {
-    b += "   min-t   max-t";
-    c += "    (us)    (us)";
+    b += "    min-t    max-t";
+    c += "     (us)     (us)";
   }
   return a + "\n" + b + "\n" + c + "\n";
 }
@@ -88,7 +88,7 @@ std::string comm_row_text(const CommResult& r, const CommBenchRow& o, const Comm
   }
   s += buf;
   if (several(r)) {
-    std::snprintf(buf, sizeof buf, "  %s %s", time_text(o.time_us_min).c_str(), time_text(o.time_us_max).c_str());
+    std::snprintf(buf, sizeof buf, "  %s  %s", time_text(o.time_us_min).c_str(), time_text(o.time_us_max).c_str());
     s += buf;
   }
   return s + "\n";
