@@ -7,12 +7,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
@@ -187,6 +191,59 @@ struct RankInfo {
   char host[64] = {};
 };
 
+// Ends the job (abort_job) when, while it watches a size, the counter stands still for `limit`: a
+// blocking MPI collective that a stopped or dead rank holds. Checks ten times per limit, sleeping.
+class ProgressWatchdog {
+ public:
+  std::atomic<std::uint64_t> counter{0};
+  ProgressWatchdog(int rank, std::chrono::duration<double> limit) : rank_(rank), limit_(limit) {
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~ProgressWatchdog() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  // What is being watched ("size 1024"); "" stops watching.
+  void watch(const std::string& what) {
+    std::lock_guard<std::mutex> lock(m_);
+    what_ = what;
+    seen_ = counter.load();
+    since_ = std::chrono::steady_clock::now();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(m_);
+    while (!stop_) {
+      cv_.wait_for(lock, limit_ / 10);
+      if (stop_ || what_.empty()) continue;
+      const std::uint64_t now = counter.load();
+      if (now != seen_) {
+        seen_ = now;
+        since_ = std::chrono::steady_clock::now();
+      } else if (std::chrono::steady_clock::now() - since_ >= limit_) {
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%g", limit_.count());
+        abort_job("rank " + std::to_string(rank_) + ": no operation of " + what_ + " completed within --timeout " + secs +
+                  " s (a rank stopped or died inside a blocking MPI collective)");
+      }
+    }
+  }
+  int rank_;
+  std::chrono::duration<double> limit_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::string what_;
+  std::uint64_t seen_ = 0;
+  std::chrono::steady_clock::time_point since_;
+  std::thread thread_;
+};
+
 std::map<std::string, std::string> config_of(const CommSettings& s, const Resolved& r) {
   return {{"op", comm::bench::bench_op_name(r.op)},
           {"group", comm::bench::group_choice_name(r.group)},
@@ -328,6 +385,13 @@ void run_comm(CommSettings& s) {
     spec.check = s.check != 0;
     // --poll-us 0: MPI's blocking collectives, as OSU times them; each size then runs under a watchdog.
     spec.blocking = s.poll_us == 0 && s.backend == "mpi";
+    // Blocking collectives have no timeout of their own: a watchdog ends the job when no operation of
+    // this rank completes within --timeout.
+    std::unique_ptr<ProgressWatchdog> dog;
+    if (spec.blocking && takes_part) {
+      dog = std::make_unique<ProgressWatchdog>(me, world_opts.wait.timeout);
+      spec.progress = &dog->counter;
+    }
     std::unique_ptr<comm::bench::Harness> h;
     int short_of_memory = 0;
     try {
@@ -379,14 +443,9 @@ void run_comm(CommSettings& s) {
     }
     std::int64_t ran = 0;
     for (std::uint64_t size : r.sizes) {
-      std::unique_ptr<Watchdog> dog;
-      if (spec.blocking)
-        dog = std::make_unique<Watchdog>("rank " + std::to_string(me) + ": size " + std::to_string(size) +
-                                             " did not complete " + roll->within() + " (a rank stopped or died inside a blocking MPI collective)",
-                                         world_opts.wait.timeout + std::chrono::duration<double>(
-                                             (s.warmup + s.iters + 1) * 1e-3));
+      if (spec.blocking && dog) dog->watch("size " + std::to_string(size));
       const auto sample = h->run(size);
-      dog.reset();
+      if (dog) dog->watch("");
       const auto all = comm::bench::gather_samples(*world_comm, sample);
       if (me != 0) continue;
       const CommBenchRow oop = make_row(r, size, all, 0, groups, spec.check, ran);

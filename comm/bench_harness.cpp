@@ -85,6 +85,7 @@ double Harness::time_collective(const Shape& s, bool ip) {
       group_.wait_all(rs);
       rs.clear();
     }
+    beat();
   };
   for (int i = 0; i < spec_.warmup; ++i) once();
   group_.wait_all(rs);
@@ -202,6 +203,7 @@ double Harness::time_p2p(std::size_t bytes) {
   clock::time_point t0 = clock::now();
   for (int i = 0; i < rounds; ++i) {
     if (i == spec_.warmup) t0 = clock::now();
+    beat();
     if (spec_.op == BenchOp::latency) {
       if (first) {
         Request s = group_.isend(send_.data(), bytes, peer, kDataTag);

@@ -3,6 +3,7 @@
 // collectives and sendrecv, OSU's latency, bw and bibw, and the pipeline neighbours' two-way exchange.
 // One Harness per rank; run() is collective over the world communicator (every rank calls it for
 // every size, also the ranks that only wait under --one-group).
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct Spec {
   // MPI backend: time MPI's blocking collectives (MpiCommunicator::set_blocking_collectives), as
   // OSU's tests do; the caller guards the calls, which no --timeout covers.
   bool blocking = false;
+  // Counted up after every completed operation (when set): a watchdog that sees it stand still for
+  // --timeout knows a blocking call hangs.
+  std::atomic<std::uint64_t>* progress = nullptr;
 };
 
 // OSU's window of non-blocking sends of bw and bibw (osu_bw's default window size).
@@ -59,6 +63,9 @@ class Harness {
   void exchange(std::size_t bytes, std::vector<Request>& out);  // sendrecv / pp-pairs, one round
   double time_p2p(std::size_t bytes);
   std::int64_t check_p2p(std::size_t bytes);
+  void beat() {
+    if (spec_.progress) spec_.progress->fetch_add(1, std::memory_order_relaxed);
+  }
   void fill(void* dev, std::uint64_t elems, const std::vector<double>& values);
   std::int64_t count_wrong(const void* dev, std::uint64_t offset, const std::vector<double>& expected);
 

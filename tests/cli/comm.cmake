@@ -77,7 +77,7 @@ endforeach()
 
 # The groups of a 2x2x1 mapping all at once, then only rank 0's; read back by report.
 pipebench_comm_test(tp_groups NP 4 RC 0
-  MATCH "group tp: 2 group\\(s\\) of 2 rank\\(s\\), all at once.*  min-t   max-t\n.*# fit all_reduce over tp: "
+  MATCH "group tp: 2 group\\(s\\) of 2 rank\\(s\\), all at once.*  min-t    max-t\n.*# fit all_reduce over tp: "
   ARGS --mapping 2x2x1 --group tp -b 8 -e 1K -f 4 ${_comm_quick}
   THEN report c.h5
   THEN_MATCH "# comm 1: all_reduce over tp, 2 group\\(s\\) of 2 rank\\(s\\) at once, mapping 2x2x1, backend mpi")
