@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 
@@ -90,6 +91,9 @@ double Harness::time_collective(const Shape& s, bool ip) {
   for (int i = 0; i < spec_.warmup; ++i) once();
   group_.wait_all(rs);
   rs.clear();
+  // Test-only: PIPEBENCH_TEST_COMM_STOP=R stops world rank R (SIGSTOP) after its warm-up, so that the
+  // tests see the others' wait end the job within --timeout (tests/cli/comm.cmake).
+  if (const char* stop = std::getenv("PIPEBENCH_TEST_COMM_STOP"); stop && std::atoi(stop) == world_.rank()) std::raise(SIGSTOP);
   const auto t0 = clock::now();
   for (int i = 0; i < spec_.iters; ++i) once();
   group_.wait_all(rs);

@@ -104,3 +104,14 @@ foreach(_op all_reduce all_gather reduce_scatter broadcast reduce alltoall)
   pipebench_comm_test(blocking_${_op} NP 2 RC 0 MATCH "# Out of bounds values : 0 OK\n"
     ARGS ${_op} -b 8 -e 4K -f 8 -n 2 -w 1 --out c.h5)
 endforeach()
+# A rank that stops inside the timed loop: the blocking collective of the others is ended by the
+# progress watchdog within --timeout, naming what did not complete (default --poll-us 0), and the
+# polled wait names the operation (--poll-us 20).
+pipebench_comm_test(stopped_rank_blocking NP 2 RC nonzero
+  MATCH "pipebench: error: rank 0: no operation of size 8 completed within --timeout 2 s \\(a rank stopped or died inside a blocking MPI collective\\)"
+  ARGS all_reduce -b 8 -e 8 -n 2 -w 1 --timeout 2s --out c.h5)
+set_tests_properties(cli.comm_stopped_rank_blocking PROPERTIES ENVIRONMENT PIPEBENCH_TEST_COMM_STOP=1)
+pipebench_comm_test(stopped_rank_polled NP 2 RC nonzero
+  MATCH "pipebench: error: rank 0: timed out after 2 s waiting for allreduce of 'world' \\(2 ranks, mpi\\)"
+  ARGS all_reduce -b 8 -e 8 -n 2 -w 1 --timeout 2s --poll-us 20 --out c.h5)
+set_tests_properties(cli.comm_stopped_rank_polled PROPERTIES ENVIRONMENT PIPEBENCH_TEST_COMM_STOP=1)
