@@ -30,6 +30,11 @@ Harness::Harness(Communicator& group, Communicator& world, const Spec& spec, boo
   recv_ = group_.allocate(bytes);
   if (spec_.group == GroupChoice::pp_pairs) recv2_ = group_.allocate(bytes);
   ack_ = group_.allocate(4);
+  // Written once, as a bare loop's buffers are: calloc'd pages never written all map the one zero
+  // page, whose reads stay in cache and would flatter every copy out of them.
+  const std::vector<unsigned char> ones(bytes, 1);
+  for (Buffer* b : {&send_, &recv_, &recv2_})
+    if (b->data()) group_.copy_to_buffer(b->data(), ones.data(), bytes);
 }
 
 int Harness::partner() const {
