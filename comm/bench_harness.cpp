@@ -209,6 +209,11 @@ double Harness::time_p2p(std::size_t bytes) {
   const bool first = me_ < peer;
   const int rounds = spec_.warmup + spec_.iters;
   std::vector<Request> rs;
+  // A ping-pong alternates strictly: with blocking MPI (spec.blocking) it is MPI_Send/MPI_Recv, as
+  // osu_latency's; the windows of bw and bibw stay non-blocking, as osu_bw's.
+  auto* mpi = dynamic_cast<MpiCommunicator*>(&group_);
+  const bool blocking_p2p = mpi && spec_.blocking && spec_.op == BenchOp::latency;
+  if (blocking_p2p) mpi->set_blocking_point_to_point(true);
   clock::time_point t0 = clock::now();
   for (int i = 0; i < rounds; ++i) {
     if (i == spec_.warmup) t0 = clock::now();
@@ -243,6 +248,7 @@ double Harness::time_p2p(std::size_t bytes) {
     }
   }
   const double elapsed = seconds_since(t0);
+  if (blocking_p2p) mpi->set_blocking_point_to_point(false);
   return spec_.op == BenchOp::latency ? elapsed / (2.0 * spec_.iters) : elapsed / (static_cast<double>(spec_.iters) * kWindow);
 }
 

@@ -157,6 +157,9 @@ int MpiCommunicator::checked_count(std::size_t n, const char* what) const {
 Request MpiCommunicator::isend(const void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, tag, "send");
   const int n = checked_count(bytes, "send");
+  if (blocking_p2p_)
+    return done(*this, {Op::send, peer, tag, bytes}, "MPI_Send",
+                [&] { return MPI_Send(buf, n, MPI_BYTE, peer, tag, comm_.get()); });
   return post(*this, {Op::send, peer, tag, bytes}, "MPI_Isend",
               [&](MPI_Request* r) { return MPI_Isend(buf, n, MPI_BYTE, peer, tag, comm_.get(), r); });
 }
@@ -164,6 +167,16 @@ Request MpiCommunicator::isend(const void* buf, std::size_t bytes, int peer, int
 Request MpiCommunicator::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, tag, "recv");
   const int n = checked_count(bytes, "recv");
+  if (blocking_p2p_) {
+    const RequestInfo info{Op::recv, peer, tag, bytes};
+    MPI_Status status;
+    const int rc = MPI_Recv(buf, n, MPI_BYTE, peer == kAnySource ? MPI_ANY_SOURCE : peer, tag, comm_.get(), &status);
+    if (rc != MPI_SUCCESS) throw Error("MPI_Recv (" + describe(info) + ") failed: " + mpi_error(rc));
+    int got = 0;
+    MPI_Get_count(&status, MPI_BYTE, &got);
+    if (static_cast<std::size_t>(got) != bytes) throw Error(describe(info) + ": received " + std::to_string(got) + " bytes");
+    return Request(info, nullptr);
+  }
   return post(*this, {Op::recv, peer, tag, bytes}, "MPI_Irecv",
               [&](MPI_Request* r) {
                 return MPI_Irecv(buf, n, MPI_BYTE, peer == kAnySource ? MPI_ANY_SOURCE : peer, tag, comm_.get(), r);

@@ -41,6 +41,9 @@ class MpiCommunicator final : public Communicator {
   // schedules are slower for small messages). No timeout covers such a call: the caller guards it
   // (a watchdog). Off by default; point-to-point stays non-blocking.
   void set_blocking_collectives(bool on) { blocking_ = on; }
+  // The same for isend/irecv (MPI_Send, MPI_Recv): only for strictly alternating traffic such as a
+  // ping-pong, where a blocking send cannot wait for a receive this rank has yet to post.
+  void set_blocking_point_to_point(bool on) { blocking_p2p_ = on; }
 
   Buffer allocate(std::size_t bytes) override;
   void copy_to_buffer(void* dst, const void* host_src, std::size_t bytes) override;
@@ -57,6 +60,7 @@ class MpiCommunicator final : public Communicator {
   int tag_ub_ = 32767;
   std::vector<int> world_ranks_;
   bool blocking_ = false;
+  bool blocking_p2p_ = false;
 };
 
 }  // namespace pipebench::comm
