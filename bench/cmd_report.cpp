@@ -10,6 +10,7 @@
 #include "analysis/text.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
+#include "bench/render/comm_text.hpp"
 #include "bench/render/output.hpp"
 #include "bench/render/report.hpp"
 #include "bench/results/store.hpp"
@@ -56,7 +57,7 @@ void report(const Options& o) {
     if (o.json)
       std::cout << dump(listing_json(o.file, listing)) << '\n';
     else
-      std::cout << render_listing(o.file, listing);
+      std::cout << render_listing(o.file, listing) << render_comm_listing(read_comms(o.file));  // `pipebench comm` results
     if (traced) {
       const std::size_t n = write_chrome_trace(read_run(o.file, traced), o.trace, o.force);
       if (!o.json) std::cout << "# trace of run " << traced << " written to " << o.trace << " (" << n << " events)\n";

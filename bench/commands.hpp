@@ -24,5 +24,6 @@ void add_report_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_rerun_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_comm_command(CLI::App& app);
 
 }  // namespace pipebench::bench

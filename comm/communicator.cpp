@@ -7,8 +7,36 @@
 
 namespace pipebench::comm {
 
-std::size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 8; }
-const char* dtype_name(DType t) { return t == DType::f32 ? "float" : "double"; }
+std::size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f32: return 4;
+    case DType::f64: return 8;
+    case DType::f16: return 2;
+    case DType::bf16: return 2;
+    case DType::i32: return 4;
+  }
+  return 1;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+    case DType::f16: return "half";
+    case DType::bf16: return "bfloat16";
+    case DType::i32: return "int32";
+  }
+  return "?";
+}
+
+const char* reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: return "sum";
+    case ReduceOp::max: return "max";
+    case ReduceOp::min: return "min";
+  }
+  return "?";
+}
 
 const char* op_name(Op op) {
   switch (op) {
@@ -18,6 +46,9 @@ const char* op_name(Op op) {
     case Op::allgather: return "allgather";
     case Op::reduce_scatter: return "reduce_scatter";
     case Op::barrier: return "barrier";
+    case Op::broadcast: return "broadcast";
+    case Op::reduce: return "reduce";
+    case Op::alltoall: return "alltoall";
   }
   return "?";
 }
@@ -139,6 +170,24 @@ void Communicator::allreduce_sum(void* buf, std::size_t count, DType type) {
   Request r = iallreduce_sum(buf, count, type);
   wait(r);
 }
+
+bool Communicator::supports(DType type, ReduceOp op) const {
+  return op == ReduceOp::sum && (type == DType::f32 || type == DType::f64);
+}
+
+namespace {
+[[noreturn]] void cannot(const Communicator& c, const char* what) {
+  throw UsageError(std::string("communication backend '") + c.backend() + "' does not implement " + what);
+}
+}  // namespace
+
+Request Communicator::iallreduce(const void*, void*, std::size_t, DType, ReduceOp) { cannot(*this, "all_reduce"); }
+Request Communicator::ireduce_scatter(const void*, void*, std::size_t, DType, ReduceOp) {
+  cannot(*this, "reduce_scatter");
+}
+Request Communicator::ibroadcast(const void*, void*, std::size_t, DType, int) { cannot(*this, "broadcast"); }
+Request Communicator::ireduce(const void*, void*, std::size_t, DType, ReduceOp, int) { cannot(*this, "reduce"); }
+Request Communicator::ialltoall(const void*, void*, std::size_t, DType) { cannot(*this, "alltoall"); }
 
 void Communicator::barrier() {
   Request r = ibarrier();

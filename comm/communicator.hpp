@@ -19,9 +19,13 @@
 
 namespace pipebench::comm {
 
-enum class DType { f32, f64 };
+enum class DType { f32, f64, f16, bf16, i32 };
 std::size_t dtype_size(DType t);
-const char* dtype_name(DType t);
+const char* dtype_name(DType t);  // nccl-tests' names: float, double, half, bfloat16, int32
+
+// The reductions of the general collectives (pipebench comm, -o as nccl-tests names it).
+enum class ReduceOp { sum, max, min };
+const char* reduce_op_name(ReduceOp op);  // "sum", "max", "min"
 
 // How a wait polls. The sleep between two polls starts at poll_interval and, once a wait has lasted
 // long, grows to 1/64 of the time already waited, up to max_poll_interval: a message that comes soon
@@ -43,7 +47,7 @@ struct WaitPolicy {
                                          std::chrono::duration<double> limit) const;
 };
 
-enum class Op { send, recv, allreduce, allgather, reduce_scatter, barrier };
+enum class Op { send, recv, allreduce, allgather, reduce_scatter, barrier, broadcast, reduce, alltoall };
 const char* op_name(Op op);
 
 // What a request waits for: enough to say what was waited for and from whom.
@@ -142,6 +146,22 @@ class Communicator {
   // send holds size()*count_per_rank elements; member i gets the sum of block i in recv.
   virtual Request ireduce_scatter_sum(const void* send, void* recv, std::size_t count_per_rank, DType type) = 0;
   virtual Request ibarrier() = 0;
+
+  // The general collectives of the communication benchmarks (pipebench comm, docs/comm-bench.md), with
+  // nccl-tests' buffer conventions: out of place when send != recv, in place when they are equal
+  // (all_gather, above: send = recv + rank * bytes_per_rank). reduce_scatter in place (send == recv,
+  // the whole input): the result lands in the first block on MPI (MPI_IN_PLACE) and in block `rank` on
+  // NCCL (its in-place form). Counts are elements of `type`. The defaults throw UsageError (the backend
+  // cannot). supports(): whether the backend reduces `type` with `op` (data movement takes any type).
+  virtual bool supports(DType type, ReduceOp op) const;
+  virtual Request iallreduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op);
+  virtual Request ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank, DType type, ReduceOp op);
+  // Root's send reaches every member's recv (root's recv too).
+  virtual Request ibroadcast(const void* send, void* recv, std::size_t count, DType type, int root);
+  // recv is written on root only.
+  virtual Request ireduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op, int root);
+  // Block j of send goes to member j, block i of recv comes from member i; out of place only.
+  virtual Request ialltoall(const void* send, void* recv, std::size_t count_per_rank, DType type);
   // Operations posted between group_start() and group_end() are issued together (ncclGroupStart/End),
   // which NCCL needs when a rank sends to and receives from the same peer; no-ops for MPI. Requests of
   // an open group may not be waited on before group_end().

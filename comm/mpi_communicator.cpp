@@ -24,7 +24,17 @@ void check(int rc, const char* fn) {
   if (rc != MPI_SUCCESS) throw Error(std::string(fn) + " failed: " + mpi_error(rc));
 }
 
-MPI_Datatype mpi_type(DType t) { return t == DType::f32 ? MPI_FLOAT : MPI_DOUBLE; }
+// The types MPI reduces; half and bfloat16 have no standard MPI type (supports() says no).
+MPI_Datatype mpi_type(DType t) {
+  switch (t) {
+    case DType::f32: return MPI_FLOAT;
+    case DType::f64: return MPI_DOUBLE;
+    case DType::i32: return MPI_INT32_T;
+    default: return MPI_DATATYPE_NULL;
+  }
+}
+
+MPI_Op mpi_op(ReduceOp op) { return op == ReduceOp::sum ? MPI_SUM : op == ReduceOp::max ? MPI_MAX : MPI_MIN; }
 
 class MpiOp final : public detail::PendingOp {
  public:
@@ -68,6 +78,14 @@ Request post(const MpiCommunicator& comm, RequestInfo info, const char* fn, Call
   const int rc = call(op->handle());
   if (rc != MPI_SUCCESS) throw Error(std::string(fn) + " (" + comm.describe(info) + ") failed: " + mpi_error(rc));
   return Request(info, std::move(op));
+}
+
+// The blocking form of post(): the call completes before it returns (MpiCommunicator's blocking mode).
+template <class Call>
+Request done(const MpiCommunicator& comm, RequestInfo info, const char* fn, Call call) {
+  const int rc = call();
+  if (rc != MPI_SUCCESS) throw Error(std::string(fn) + " (" + comm.describe(info) + ") failed: " + mpi_error(rc));
+  return Request(info, nullptr);
 }
 
 }  // namespace
@@ -139,6 +157,9 @@ int MpiCommunicator::checked_count(std::size_t n, const char* what) const {
 Request MpiCommunicator::isend(const void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, tag, "send");
   const int n = checked_count(bytes, "send");
+  if (blocking_p2p_)
+    return done(*this, {Op::send, peer, tag, bytes}, "MPI_Send",
+                [&] { return MPI_Send(buf, n, MPI_BYTE, peer, tag, comm_.get()); });
   return post(*this, {Op::send, peer, tag, bytes}, "MPI_Isend",
               [&](MPI_Request* r) { return MPI_Isend(buf, n, MPI_BYTE, peer, tag, comm_.get(), r); });
 }
@@ -146,6 +167,16 @@ Request MpiCommunicator::isend(const void* buf, std::size_t bytes, int peer, int
 Request MpiCommunicator::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, tag, "recv");
   const int n = checked_count(bytes, "recv");
+  if (blocking_p2p_) {
+    const RequestInfo info{Op::recv, peer, tag, bytes};
+    MPI_Status status;
+    const int rc = MPI_Recv(buf, n, MPI_BYTE, peer == kAnySource ? MPI_ANY_SOURCE : peer, tag, comm_.get(), &status);
+    if (rc != MPI_SUCCESS) throw Error("MPI_Recv (" + describe(info) + ") failed: " + mpi_error(rc));
+    int got = 0;
+    MPI_Get_count(&status, MPI_BYTE, &got);
+    if (static_cast<std::size_t>(got) != bytes) throw Error(describe(info) + ": received " + std::to_string(got) + " bytes");
+    return Request(info, nullptr);
+  }
   return post(*this, {Op::recv, peer, tag, bytes}, "MPI_Irecv",
               [&](MPI_Request* r) {
                 return MPI_Irecv(buf, n, MPI_BYTE, peer == kAnySource ? MPI_ANY_SOURCE : peer, tag, comm_.get(), r);
@@ -162,8 +193,14 @@ Request MpiCommunicator::iallreduce_sum(void* buf, std::size_t count, DType type
 Request MpiCommunicator::iallgather(const void* send, void* recv, std::size_t bytes_per_rank) {
   const int n = checked_count(bytes_per_rank, "allgather");
   const std::size_t total = bytes_per_rank * static_cast<std::size_t>(size());
+  // In place (nccl-tests' form: send is this member's block of recv) is MPI_IN_PLACE to MPI.
+  const bool in_place = send == static_cast<const char*>(recv) + static_cast<std::size_t>(rank_) * bytes_per_rank;
+  if (blocking_)
+    return done(*this, {Op::allgather, -1, -1, total}, "MPI_Allgather", [&] {
+      return MPI_Allgather(in_place ? MPI_IN_PLACE : send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_.get());
+    });
   return post(*this, {Op::allgather, -1, -1, total}, "MPI_Iallgather", [&](MPI_Request* r) {
-    return MPI_Iallgather(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_.get(), r);
+    return MPI_Iallgather(in_place ? MPI_IN_PLACE : send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_.get(), r);
   });
 }
 
@@ -178,6 +215,76 @@ Request MpiCommunicator::ireduce_scatter_sum(const void* send, void* recv, std::
 Request MpiCommunicator::ibarrier() {
   return post(*this, {Op::barrier, -1, -1, 0}, "MPI_Ibarrier",
               [&](MPI_Request* r) { return MPI_Ibarrier(comm_.get(), r); });
+}
+
+bool MpiCommunicator::supports(DType type, ReduceOp) const { return mpi_type(type) != MPI_DATATYPE_NULL; }
+
+void MpiCommunicator::check_reduction(DType type, ReduceOp op, const char* what) const {
+  if (!supports(type, op))
+    throw UsageError(std::string(what) + " on '" + name() + "': the MPI backend cannot reduce " + dtype_name(type) +
+                     " (allowed float, double, int32)");
+}
+
+Request MpiCommunicator::iallreduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op) {
+  check_reduction(type, op, "all_reduce");
+  const int n = checked_count(count, "all_reduce");
+  const void* in = send == recv ? MPI_IN_PLACE : send;
+  if (blocking_)
+    return done(*this, {Op::allreduce, -1, -1, count * dtype_size(type)}, "MPI_Allreduce",
+                [&] { return MPI_Allreduce(in, recv, n, mpi_type(type), mpi_op(op), comm_.get()); });
+  return post(*this, {Op::allreduce, -1, -1, count * dtype_size(type)}, "MPI_Iallreduce", [&](MPI_Request* r) {
+    return MPI_Iallreduce(in, recv, n, mpi_type(type), mpi_op(op), comm_.get(), r);
+  });
+}
+
+Request MpiCommunicator::ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank, DType type,
+                                         ReduceOp op) {
+  check_reduction(type, op, "reduce_scatter");
+  const int n = checked_count(count_per_rank, "reduce_scatter");
+  const std::size_t total = count_per_rank * dtype_size(type) * static_cast<std::size_t>(size());
+  const void* in = send == recv ? MPI_IN_PLACE : send;
+  if (blocking_)
+    return done(*this, {Op::reduce_scatter, -1, -1, total}, "MPI_Reduce_scatter_block",
+                [&] { return MPI_Reduce_scatter_block(in, recv, n, mpi_type(type), mpi_op(op), comm_.get()); });
+  return post(*this, {Op::reduce_scatter, -1, -1, total}, "MPI_Ireduce_scatter_block", [&](MPI_Request* r) {
+    return MPI_Ireduce_scatter_block(in, recv, n, mpi_type(type), mpi_op(op), comm_.get(), r);
+  });
+}
+
+Request MpiCommunicator::ibroadcast(const void* send, void* recv, std::size_t count, DType type, int root) {
+  check_peer(root, 0, "broadcast");
+  const std::size_t bytes = count * dtype_size(type);
+  const int n = checked_count(bytes, "broadcast");
+  // Out of place, as NCCL's: the root's own recv gets its data too (a local copy, as NCCL makes one).
+  if (rank_ == root && send != recv) std::memcpy(recv, send, bytes);
+  if (blocking_)
+    return done(*this, {Op::broadcast, root, -1, bytes}, "MPI_Bcast",
+                [&] { return MPI_Bcast(recv, n, MPI_BYTE, root, comm_.get()); });
+  return post(*this, {Op::broadcast, root, -1, bytes}, "MPI_Ibcast",
+              [&](MPI_Request* r) { return MPI_Ibcast(recv, n, MPI_BYTE, root, comm_.get(), r); });
+}
+
+Request MpiCommunicator::ireduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op, int root) {
+  check_peer(root, 0, "reduce");
+  check_reduction(type, op, "reduce");
+  const int n = checked_count(count, "reduce");
+  const void* in = rank_ == root && send == recv ? MPI_IN_PLACE : send;
+  if (blocking_)
+    return done(*this, {Op::reduce, root, -1, count * dtype_size(type)}, "MPI_Reduce",
+                [&] { return MPI_Reduce(in, recv, n, mpi_type(type), mpi_op(op), root, comm_.get()); });
+  return post(*this, {Op::reduce, root, -1, count * dtype_size(type)}, "MPI_Ireduce", [&](MPI_Request* r) {
+    return MPI_Ireduce(in, recv, n, mpi_type(type), mpi_op(op), root, comm_.get(), r);
+  });
+}
+
+Request MpiCommunicator::ialltoall(const void* send, void* recv, std::size_t count_per_rank, DType type) {
+  const std::size_t bytes = count_per_rank * dtype_size(type);
+  const int n = checked_count(bytes, "alltoall");
+  if (blocking_)
+    return done(*this, {Op::alltoall, -1, -1, bytes * static_cast<std::size_t>(size())}, "MPI_Alltoall",
+                [&] { return MPI_Alltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_.get()); });
+  return post(*this, {Op::alltoall, -1, -1, bytes * static_cast<std::size_t>(size())}, "MPI_Ialltoall",
+              [&](MPI_Request* r) { return MPI_Ialltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_.get(), r); });
 }
 
 Buffer MpiCommunicator::allocate(std::size_t bytes) {

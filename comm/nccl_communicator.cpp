@@ -28,7 +28,21 @@ void nccl_check(ncclResult_t r, const char* fn, ncclComm_t comm = nullptr) {
   throw Error(s);
 }
 
-ncclDataType_t nccl_type(DType t) { return t == DType::f32 ? ncclFloat32 : ncclFloat64; }
+ncclDataType_t nccl_type(DType t) {
+  switch (t) {
+    case DType::f32: return ncclFloat32;
+    case DType::f64: return ncclFloat64;
+    case DType::f16: return ncclFloat16;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
+    case DType::bf16: return ncclBfloat16;
+#endif
+    case DType::i32: return ncclInt32;
+    default: break;
+  }
+  throw UsageError(std::string("the NCCL backend of this build cannot handle ") + dtype_name(t));
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::sum ? ncclSum : op == ReduceOp::max ? ncclMax : ncclMin; }
 
 // One event marks the completion of everything issued before it on the stream: one per request, or
 // one shared by the requests of a group, recorded at group_end().
@@ -172,6 +186,53 @@ class NcclCommunicator final : public Communicator {
     nccl_check(ncclAllReduce(scratch_.data(), scratch_.data(), 1, ncclFloat32, ncclSum, nccl_, stream_),
                "ncclAllReduce (barrier)", nccl_);
     return issued({Op::barrier, -1, -1, 0});
+  }
+
+  bool supports(DType type, ReduceOp) const override {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
+    (void)type;
+    return true;
+#else
+    return type != DType::bf16;
+#endif
+  }
+  Request iallreduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op) override {
+    nccl_check(ncclAllReduce(send, recv, count, nccl_type(type), nccl_op(op), nccl_, stream_), "ncclAllReduce", nccl_);
+    return issued({Op::allreduce, -1, -1, count * dtype_size(type)});
+  }
+  // In place is NCCL's: recv = send + rank * block (the caller passes send == recv for MPI's meaning).
+  Request ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank, DType type, ReduceOp op) override {
+    void* out = send == recv ? static_cast<char*>(recv) + static_cast<std::size_t>(rank_) * count_per_rank * dtype_size(type)
+                             : recv;
+    nccl_check(ncclReduceScatter(send, out, count_per_rank, nccl_type(type), nccl_op(op), nccl_, stream_),
+               "ncclReduceScatter", nccl_);
+    return issued({Op::reduce_scatter, -1, -1, count_per_rank * dtype_size(type) * static_cast<std::size_t>(size_)});
+  }
+  Request ibroadcast(const void* send, void* recv, std::size_t count, DType type, int root) override {
+    check_peer(root, "broadcast");
+    nccl_check(ncclBroadcast(send, recv, count * dtype_size(type), ncclUint8, root, nccl_, stream_), "ncclBroadcast",
+               nccl_);
+    return issued({Op::broadcast, root, -1, count * dtype_size(type)});
+  }
+  Request ireduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op, int root) override {
+    check_peer(root, "reduce");
+    nccl_check(ncclReduce(send, recv, count, nccl_type(type), nccl_op(op), root, nccl_, stream_), "ncclReduce", nccl_);
+    return issued({Op::reduce, root, -1, count * dtype_size(type)});
+  }
+  // NCCL's all-to-all is a group of sends and receives, as nccl-tests builds it.
+  Request ialltoall(const void* send, void* recv, std::size_t count_per_rank, DType type) override {
+    const std::size_t bytes = count_per_rank * dtype_size(type);
+    const bool own_group = depth_ == 0;
+    if (own_group) group_start();
+    for (int peer = 0; peer < size_; ++peer) {
+      nccl_check(ncclSend(static_cast<const char*>(send) + static_cast<std::size_t>(peer) * bytes, bytes, ncclUint8, peer,
+                          nccl_, stream_), "ncclSend (alltoall)", nccl_);
+      nccl_check(ncclRecv(static_cast<char*>(recv) + static_cast<std::size_t>(peer) * bytes, bytes, ncclUint8, peer,
+                          nccl_, stream_), "ncclRecv (alltoall)", nccl_);
+    }
+    std::shared_ptr<Event> ev = group_event_;
+    if (own_group) group_end();
+    return Request({Op::alltoall, -1, -1, bytes * static_cast<std::size_t>(size_)}, std::make_unique<NcclOp>(std::move(ev), nccl_));
   }
 
   void group_start() override {

@@ -12,9 +12,9 @@
 
 namespace pipebench::bench {
 
-// Version 2 added the stages table and the analytic figures other than bubble_formula (and pipes) to
+// Version 3 added the /comm groups of `pipebench comm` (bench/results/comm_results.hpp). Version 2 added the stages table and the analytic figures other than bubble_formula (and pipes) to
 // each run's attributes; version 1 files are still read.
-inline constexpr std::int64_t kResultsSchemaVersion = 2;
+inline constexpr std::int64_t kResultsSchemaVersion = 3;
 inline constexpr std::int64_t kOldestReadableSchemaVersion = 1;
 
 // Before the sweep, on the writing process: makes `path` ready for the sweep's appends. Without

@@ -1,0 +1,188 @@
+#include "bench/render/comm_text.hpp"
+
+#include <cstdio>
+
+namespace pipebench::bench {
+
+namespace {
+
+std::string get(const CommResult& r, const char* key, const char* fallback = "") {
+  const auto it = r.config.find(key);
+  return it == r.config.end() ? fallback : it->second;
+}
+
+bool p2p(const CommResult& r) { return r.op == "latency" || r.op == "bw" || r.op == "bibw"; }
+bool several(const CommResult& r) { return r.groups > 1; }
+
+// nccl-tests prints times with fewer decimals as they grow.
+std::string time_text(double us) {
+  char b[32];
+  std::snprintf(b, sizeof b, us < 1e4 ? "%7.2f" : us < 1e5 ? "%7.1f" : "%7.0f", us);
+  return b;
+}
+
+std::string wrong_text(std::int64_t w) {
+  char b[32];
+  if (w < 0) return "   N/A";
+  std::snprintf(b, sizeof b, "%6lld", static_cast<long long>(w));
+  return b;
+}
+
+}  // namespace
+
+std::string comm_table_head(const CommResult& r) {
+  const bool spread = several(r);
+  if (p2p(r)) {
+    std::string s = r.op == "latency" ? "# Size       Latency (us)" : "# Size     Bandwidth (MB/s)";
+    if (spread) s += r.op == "latency" ? "     Min (us)     Max (us)" : "  Min (MB/s)  Max (MB/s)";
+    return s + "\n";
+  }
+  std::string a = "#                                                              out-of-place                       in-place";
+  std::string b = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong";
+  std::string c = "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)";
+  if (spread) {
+    b += "    min-t    max-t";
+    c += "     (us)     (us)";
+  }
+  return a + "\n" + b + "\n" + c + "\n";
+}
+
+std::string comm_row_text(const CommResult& r, const CommBenchRow& o, const CommBenchRow* ip) {
+  char buf[512];
+  std::string s;
+  if (p2p(r)) {
+    if (r.op == "latency") {
+      std::snprintf(buf, sizeof buf, "%-10lld%18.2f", static_cast<long long>(o.bytes), o.latency_us);
+      s = buf;
+      if (several(r)) {
+        std::snprintf(buf, sizeof buf, "%13.2f%13.2f", o.time_us_min, o.time_us_max);
+        s += buf;
+      }
+    } else {
+      std::snprintf(buf, sizeof buf, "%-10lld%18.2f", static_cast<long long>(o.bytes), o.bandwidth_MBps);
+      s = buf;
+      if (several(r)) {
+        // A slower group moves fewer MB/s: min bandwidth comes from the slowest time.
+        const double k = r.op == "bibw" ? 2.0 : 1.0;
+        const double lo = o.time_us_max > 0 ? k * static_cast<double>(o.bytes) / o.time_us_max : 0;
+        const double hi = o.time_us_min > 0 ? k * static_cast<double>(o.bytes) / o.time_us_min : 0;
+        std::snprintf(buf, sizeof buf, "%12.2f%12.2f", lo, hi);
+        s += buf;
+      }
+    }
+    return s + "\n";
+  }
+  const bool reduces = r.op == "all_reduce" || r.op == "reduce_scatter" || r.op == "reduce";
+  const bool rooted = r.op == "broadcast" || r.op == "reduce";
+  const std::string redop = reduces ? get(r, "redop", "sum") : "none";
+  const std::string root = rooted ? get(r, "root", "0") : "-1";
+  std::snprintf(buf, sizeof buf, "%12lld  %12lld  %8s  %6s  %6s  %s  %6.2f  %6.2f  %s", static_cast<long long>(o.bytes),
+                static_cast<long long>(o.count), get(r, "dtype", "float").c_str(), redop.c_str(), root.c_str(),
+                time_text(o.time_us).c_str(), o.algbw_GBps, o.busbw_GBps, wrong_text(o.wrong).c_str());
+  s = buf;
+  if (ip) {
+    std::snprintf(buf, sizeof buf, "  %s  %6.2f  %6.2f  %s", time_text(ip->time_us).c_str(), ip->algbw_GBps, ip->busbw_GBps,
+                  wrong_text(ip->wrong).c_str());
+  } else {
+    std::snprintf(buf, sizeof buf, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+  }
+  s += buf;
+  if (several(r)) {
+    std::snprintf(buf, sizeof buf, "  %s  %s", time_text(o.time_us_min).c_str(), time_text(o.time_us_max).c_str());
+    s += buf;
+  }
+  return s + "\n";
+}
+
+std::string comm_rows_text(const CommResult& r) {
+  std::string s;
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    if (r.rows[i].in_place) continue;
+    const CommBenchRow* ip = nullptr;
+    if (i + 1 < r.rows.size() && r.rows[i + 1].in_place && r.rows[i + 1].bytes == r.rows[i].bytes) ip = &r.rows[i + 1];
+    s += comm_row_text(r, r.rows[i], ip);
+  }
+  return s;
+}
+
+std::string comm_fit_line(const CommResult& r) {
+  char buf[400];
+  const CommFit& f = r.fit;
+  if (f.points == 0) return "# fit " + r.op + " over " + r.group + ": no sizes measured\n";
+  char beta[64];
+  // comm/bench_model.hpp: a fit that finds no bandwidth term stores beta = 1e18 B/s.
+  if (f.beta_Bps >= 1e17)
+    std::snprintf(beta, sizeof beta, "0 (no bandwidth term measurable)");
+  else
+    std::snprintf(beta, sizeof beta, "bytes / %.4g GB/s", f.beta_Bps / 1e9);
+  std::snprintf(buf, sizeof buf, "# fit %s over %s: t(bytes) = %.3f us + %s (worst relative error %.1f %% over %lld sizes)\n",
+                r.op.c_str(), r.group.c_str(), f.alpha_s * 1e6, beta, 100 * f.max_rel_error,
+                static_cast<long long>(f.points));
+  return buf;
+}
+
+std::string comm_footer(const CommResult& r) {
+  long long wrong = 0;
+  bool checked = false;
+  double bus = 0;
+  int n = 0;
+  for (const auto& row : r.rows) {
+    if (row.wrong >= 0) wrong += row.wrong, checked = true;
+    bus += row.busbw_GBps;
+    ++n;
+  }
+  char buf[200];
+  std::string s;
+  if (checked)
+    std::snprintf(buf, sizeof buf, "# Out of bounds values : %lld %s\n", wrong, wrong ? "FAILED" : "OK");
+  else
+    std::snprintf(buf, sizeof buf, "# Out of bounds values : N/A (-c 0)\n");
+  s += buf;
+  std::snprintf(buf, sizeof buf, "# Avg bus bandwidth    : %g\n", n ? bus / n : 0.0);
+  s += buf;
+  return s + comm_fit_line(r);
+}
+
+nlohmann::ordered_json comm_rows_json(const CommResult& r) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& row : r.rows) {
+    nlohmann::ordered_json j;
+    j["op"] = r.op;
+    j["group"] = r.group;
+    j["groups"] = r.groups;
+    j["group_size"] = r.group_size;
+    j["backend"] = r.backend;
+    j["bytes"] = row.bytes;
+    j["count"] = row.count;
+    j["dtype"] = get(r, "dtype", "float");
+    j["redop"] = get(r, "redop", "none");
+    j["in_place"] = row.in_place != 0;
+    j["time_us"] = row.time_us;
+    j["time_us_min"] = row.time_us_min;
+    j["time_us_max"] = row.time_us_max;
+    j["algbw_GBps"] = row.algbw_GBps;
+    j["busbw_GBps"] = row.busbw_GBps;
+    if (row.wrong >= 0) j["wrong"] = row.wrong;
+    else j["wrong"] = nullptr;
+    if (r.op == "latency") j["latency_us"] = row.latency_us;
+    if (r.op == "bw" || r.op == "bibw") j["bandwidth_MBps"] = row.bandwidth_MBps;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::string render_comm_listing(const std::vector<StoredComm>& comms) {
+  std::string s;
+  for (const auto& c : comms) {
+    const CommResult& r = c.result;
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "# comm %d: %s over %s, %lld group(s) of %lld rank(s)%s, mapping %s, backend %s, %s\n",
+                  c.id, r.op.c_str(), r.group.c_str(), static_cast<long long>(r.groups),
+                  static_cast<long long>(r.group_size), r.one_group ? " (--one-group)" : " at once", r.mapping.c_str(),
+                  r.backend.c_str(), r.metadata.count("date_utc") ? r.metadata.at("date_utc").c_str() : "");
+    s += buf + comm_table_head(r) + comm_rows_text(r) + comm_footer(r);
+  }
+  return s;
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,29 @@
+#pragma once
+// Text and JSON of `pipebench comm` results (docs/comm-bench.md): nccl-tests' table for collectives
+// and sendrecv, OSU's columns for latency, bw and bibw, the footer lines and the fit; the JSON row
+// objects; and the listing `pipebench report` prints for the /comm groups of a results file.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/results/comm_results.hpp"
+
+namespace pipebench::bench {
+
+// The column header lines (each starting with '#').
+std::string comm_table_head(const CommResult& r);
+// One line for a size: the out-of-place row, and the in-place row where the operation has one.
+std::string comm_row_text(const CommResult& r, const CommBenchRow& out_of_place, const CommBenchRow* in_place);
+// Every row of r, paired by size.
+std::string comm_rows_text(const CommResult& r);
+// "# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1.23", and the fit line.
+std::string comm_footer(const CommResult& r);
+// "# fit all_reduce over tp: t(bytes) = 12.3 us + bytes / 4.56 GB/s (worst relative error 7.8 % over 10 sizes)"
+std::string comm_fit_line(const CommResult& r);
+// The objects of --json: one per row, with op, group, groups, group_size, backend, dtype, redop.
+nlohmann::ordered_json comm_rows_json(const CommResult& r);
+// What `pipebench report FILE` adds for the file's /comm groups ("" when it has none).
+std::string render_comm_listing(const std::vector<StoredComm>& comms);
+
+}  // namespace pipebench::bench

@@ -1,0 +1,149 @@
+#include "bench/results/comm_results.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+#include "bench/results/h5.hpp"
+#include "bench/results/layout.hpp"
+#include "bench/results/store.hpp"
+
+namespace pipebench::bench {
+
+bool CommBenchRow::operator==(const CommBenchRow& o) const {
+  return bytes == o.bytes && count == o.count && in_place == o.in_place && time_us == o.time_us &&
+         time_us_min == o.time_us_min && time_us_max == o.time_us_max && algbw_GBps == o.algbw_GBps &&
+         busbw_GBps == o.busbw_GBps && wrong == o.wrong && latency_us == o.latency_us && bandwidth_MBps == o.bandwidth_MBps;
+}
+
+bool CommFit::operator==(const CommFit& o) const {
+  return alpha_s == o.alpha_s && beta_Bps == o.beta_Bps && max_rel_error == o.max_rel_error && points == o.points;
+}
+
+bool CommResult::operator==(const CommResult& o) const {
+  return op == o.op && group == o.group && backend == o.backend && mapping == o.mapping && groups == o.groups &&
+         group_size == o.group_size && one_group == o.one_group && config == o.config && metadata == o.metadata &&
+         rows == o.rows && fit == o.fit;
+}
+
+namespace {
+
+// The rows' compound type, member by member in the struct's own layout (as the run tables are stored).
+h5::Id row_type() {
+  h5::Id t = h5::compound_type(sizeof(CommBenchRow));
+  const auto i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
+  h5::insert_member(t.get(), "bytes", offsetof(CommBenchRow, bytes), i64);
+  h5::insert_member(t.get(), "count", offsetof(CommBenchRow, count), i64);
+  h5::insert_member(t.get(), "in_place", offsetof(CommBenchRow, in_place), H5T_NATIVE_INT32);
+  h5::insert_member(t.get(), "time_us", offsetof(CommBenchRow, time_us), f64);
+  h5::insert_member(t.get(), "time_us_min", offsetof(CommBenchRow, time_us_min), f64);
+  h5::insert_member(t.get(), "time_us_max", offsetof(CommBenchRow, time_us_max), f64);
+  h5::insert_member(t.get(), "algbw_GBps", offsetof(CommBenchRow, algbw_GBps), f64);
+  h5::insert_member(t.get(), "busbw_GBps", offsetof(CommBenchRow, busbw_GBps), f64);
+  h5::insert_member(t.get(), "wrong", offsetof(CommBenchRow, wrong), i64);
+  h5::insert_member(t.get(), "latency_us", offsetof(CommBenchRow, latency_us), f64);
+  h5::insert_member(t.get(), "bandwidth_MBps", offsetof(CommBenchRow, bandwidth_MBps), f64);
+  return t;
+}
+
+void write_strings(hid_t g, const std::string& name, const std::map<std::string, std::string>& entries) {
+  const h5::Id sub = h5::create_group(g, name);
+  for (const auto& [k, v] : entries) h5::write_attr(sub.get(), utf8_escaped(k), utf8_escaped(v));
+}
+
+std::map<std::string, std::string> read_strings(hid_t g, const std::string& name) {
+  std::map<std::string, std::string> out;
+  if (h5::object_kind(g, name) != h5::ObjectKind::group) throw Error("HDF5: '" + h5::where(g) + "/" + name + "' is not a group");
+  const h5::Id sub = h5::open_group(g, name);
+  for (const auto& k : h5::attr_names(sub.get())) out[utf8_escaped(k)] = utf8_escaped(h5::read_string_attr(sub.get(), k));
+  return out;
+}
+
+void write_comm_group(hid_t g, const CommResult& r) {
+  h5::write_attr(g, "op", r.op);
+  h5::write_attr(g, "group", r.group);
+  h5::write_attr(g, "groups", r.groups);
+  h5::write_attr(g, "group_size", r.group_size);
+  h5::write_attr(g, "backend", r.backend);
+  h5::write_attr(g, "mapping", r.mapping);
+  h5::write_attr(g, "one_group", r.one_group);
+  write_strings(g, "config", r.config);
+  write_strings(g, "metadata", r.metadata);
+  const h5::Id type = row_type();
+  h5::write_table(g, "rows", type.get(), r.rows.data(), r.rows.size());
+  const h5::Id fit = h5::create_group(g, "fit");
+  h5::write_attr(fit.get(), "alpha_s", r.fit.alpha_s);
+  h5::write_attr(fit.get(), "beta_Bps", r.fit.beta_Bps);
+  h5::write_attr(fit.get(), "max_rel_error", r.fit.max_rel_error);
+  h5::write_attr(fit.get(), "points", r.fit.points);
+}
+
+CommResult read_comm_group(hid_t g) {
+  CommResult r;
+  r.op = utf8_escaped(h5::read_string_attr(g, "op"));
+  r.group = utf8_escaped(h5::read_string_attr(g, "group"));
+  r.groups = h5::read_int_attr(g, "groups");
+  r.group_size = h5::read_int_attr(g, "group_size");
+  r.backend = utf8_escaped(h5::read_string_attr(g, "backend"));
+  r.mapping = utf8_escaped(h5::read_string_attr(g, "mapping"));
+  r.one_group = h5::read_int_attr(g, "one_group");
+  r.config = read_strings(g, "config");
+  r.metadata = read_strings(g, "metadata");
+  const h5::Id type = row_type();
+  r.rows.resize(h5::checked_table_size(g, "rows", type.get()));
+  if (!r.rows.empty()) h5::read_table(g, "rows", type.get(), r.rows.data());
+  if (h5::object_kind(g, "fit") != h5::ObjectKind::group) throw Error("HDF5: '" + h5::where(g) + "/fit' is not a group");
+  const h5::Id fit = h5::open_group(g, "fit");
+  r.fit.alpha_s = h5::read_double_attr(fit.get(), "alpha_s");
+  r.fit.beta_Bps = h5::read_double_attr(fit.get(), "beta_Bps");
+  r.fit.max_rel_error = h5::read_double_attr(fit.get(), "max_rel_error");
+  r.fit.points = h5::read_int_attr(fit.get(), "points");
+  return r;
+}
+
+}  // namespace
+
+int append_comm(const std::string& path, const CommResult& r) {
+  const SignalDeferral hold;
+  {
+    // Checked read-only first, as append_run does: a refused file is never opened for writing.
+    h5::Id file = open_results_file(path, false);
+    check_version(check_root(file.get(), path), path, true);
+  }
+  if (::access(path.c_str(), W_OK) != 0) throw UsageError("results file '" + path + "' is not writable: " + std::strerror(errno));
+  h5::Id file = open_results_file(path, true);
+  int id = 0;
+  {
+    if (!h5::has_link(file.get(), "comm")) h5::create_group(file.get(), "comm");
+    const h5::Id comm = h5::open_group(file.get(), "comm");
+    const auto ids = run_ids(comm.get());
+    id = ids.empty() ? 1 : ids.back() + 1;
+    const h5::Id g = h5::create_unlinked_group(file.get());
+    write_comm_group(g.get(), r);
+    h5::flush(file.get());
+    h5::link(g.get(), comm.get(), run_name(id));
+    h5::flush(file.get());
+    h5::write_attr(g.get(), "complete", std::int64_t{1});
+  }
+  h5::close_file(file);
+  return id;
+}
+
+std::vector<StoredComm> read_comms(const std::string& path) {
+  h5::Id file = open_results_file(path, false);
+  check_version(check_root(file.get(), path), path, false);
+  std::vector<StoredComm> out;
+  if (h5::object_kind(file.get(), "comm") != h5::ObjectKind::group) return out;
+  const h5::Id comm = h5::open_group(file.get(), "comm");
+  for (int id : run_ids(comm.get())) {
+    if (h5::object_kind(comm.get(), run_name(id)) != h5::ObjectKind::group) continue;
+    const h5::Id g = h5::open_group(comm.get(), run_name(id));
+    if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) continue;
+    out.push_back({id, read_comm_group(g.get())});
+  }
+  return out;
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,255 @@
+#include "comm/bench_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "analysis/error.hpp"
+
+namespace pipebench::comm::bench {
+
+const char* bench_op_name(BenchOp op) {
+  switch (op) {
+    case BenchOp::all_reduce: return "all_reduce";
+    case BenchOp::all_gather: return "all_gather";
+    case BenchOp::reduce_scatter: return "reduce_scatter";
+    case BenchOp::broadcast: return "broadcast";
+    case BenchOp::reduce: return "reduce";
+    case BenchOp::alltoall: return "alltoall";
+    case BenchOp::sendrecv: return "sendrecv";
+    case BenchOp::latency: return "latency";
+    case BenchOp::bw: return "bw";
+    case BenchOp::bibw: return "bibw";
+  }
+  return "?";
+}
+
+BenchOp parse_bench_op(const std::string& text) {
+  std::string allowed;
+  for (BenchOp op : kBenchOps) {
+    if (text == bench_op_name(op)) return op;
+    allowed += (allowed.empty() ? "" : ", ") + std::string(bench_op_name(op));
+  }
+  throw UsageError("operation '" + text + "' is not allowed: expected one of " + allowed);
+}
+
+bool is_p2p(BenchOp op) { return op == BenchOp::latency || op == BenchOp::bw || op == BenchOp::bibw; }
+bool reduces(BenchOp op) {
+  return op == BenchOp::all_reduce || op == BenchOp::reduce_scatter || op == BenchOp::reduce;
+}
+bool has_root(BenchOp op) { return op == BenchOp::broadcast || op == BenchOp::reduce; }
+bool has_in_place(BenchOp op) { return !is_p2p(op) && op != BenchOp::alltoall && op != BenchOp::sendrecv; }
+
+const char* group_choice_name(GroupChoice g) {
+  switch (g) {
+    case GroupChoice::world: return "world";
+    case GroupChoice::tp: return "tp";
+    case GroupChoice::pp: return "pp";
+    case GroupChoice::dp: return "dp";
+    case GroupChoice::pp_pairs: return "pp-pairs";
+  }
+  return "?";
+}
+
+GroupChoice parse_group_choice(const std::string& text) {
+  for (GroupChoice g : {GroupChoice::world, GroupChoice::tp, GroupChoice::pp, GroupChoice::dp, GroupChoice::pp_pairs})
+    if (text == group_choice_name(g)) return g;
+  throw UsageError("--group '" + text + "' is not allowed: expected one of world, tp, pp, dp, pp-pairs");
+}
+
+double bus_factor(BenchOp op, int n) {
+  if (n < 1) return 0;
+  const double nn = n;
+  switch (op) {
+    case BenchOp::all_reduce: return 2 * (nn - 1) / nn;
+    case BenchOp::all_gather:
+    case BenchOp::reduce_scatter:
+    case BenchOp::alltoall: return (nn - 1) / nn;
+    default: return 1;
+  }
+}
+
+void check_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor, std::uint64_t increment) {
+  if (min_bytes > max_bytes)
+    throw UsageError("-b " + std::to_string(min_bytes) + " (minimum bytes) is above -e " + std::to_string(max_bytes) +
+                     " (maximum bytes): give -b <= -e");
+  if (increment == 0 && factor < 2)
+    throw UsageError("-f " + std::to_string(factor) + " is not allowed: the size factor must be 2 or more (or give -i BYTES)");
+  std::size_t n = 0;
+  for (std::uint64_t s = min_bytes; s <= max_bytes; ++n) {
+    if (n >= kMaxSizes)
+      throw UsageError("-b " + std::to_string(min_bytes) + " -e " + std::to_string(max_bytes) + " with " +
+                       (increment ? "-i " + std::to_string(increment) : "-f " + std::to_string(factor)) + " makes more than " +
+                       std::to_string(kMaxSizes) + " sizes: use a larger -i or -f");
+    const std::uint64_t next = increment ? s + increment : s * factor;
+    if (next <= s || s == 0) break;  // overflow, or a zero start (one size)
+    s = next;
+  }
+}
+
+std::vector<std::uint64_t> size_list(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor,
+                                     std::uint64_t increment) {
+  check_sweep(min_bytes, max_bytes, factor, increment);
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s = min_bytes; s <= max_bytes;) {
+    out.push_back(s);
+    const std::uint64_t next = increment ? s + increment : s * factor;
+    if (next <= s) break;
+    s = next;
+  }
+  return out;
+}
+
+Shape shape_of(BenchOp op, std::uint64_t requested_bytes, std::size_t elem_size, int n) {
+  Shape s;
+  const bool blocked = op == BenchOp::all_gather || op == BenchOp::reduce_scatter || op == BenchOp::alltoall;
+  const std::uint64_t unit = elem_size * static_cast<std::uint64_t>(blocked ? n : 1);
+  const std::uint64_t units = std::max<std::uint64_t>(requested_bytes / unit, 1);
+  s.bytes = units * unit;
+  s.count = s.bytes / elem_size;
+  s.block = blocked ? s.count / static_cast<std::uint64_t>(n) : s.count;
+  switch (op) {
+    case BenchOp::all_gather: s.send_elems = s.block, s.recv_elems = s.count; break;
+    case BenchOp::reduce_scatter: s.send_elems = s.count, s.recv_elems = s.block; break;
+    default: s.send_elems = s.recv_elems = s.count; break;
+  }
+  return s;
+}
+
+Fit fit_alpha_beta(const std::vector<std::uint64_t>& bytes, const std::vector<double>& seconds) {
+  Fit f;
+  double S = 0, Sx = 0, Sy = 0, Sxx = 0, Sxy = 0;
+  std::vector<std::pair<double, double>> pts;
+  for (std::size_t i = 0; i < bytes.size() && i < seconds.size(); ++i) {
+    const double x = static_cast<double>(bytes[i]), t = seconds[i];
+    if (!(t > 0) || !std::isfinite(t)) continue;
+    const double w = 1 / (t * t);
+    S += w, Sx += w * x, Sy += w * t, Sxx += w * x * x, Sxy += w * x * t;
+    pts.emplace_back(x, t);
+  }
+  f.points = static_cast<std::int64_t>(pts.size());
+  if (pts.empty()) return f;
+  double a = 0, b = 0;
+  const double det = S * Sxx - Sx * Sx;
+  if (pts.size() >= 2 && det > 1e-12 * S * Sxx) {
+    b = (S * Sxy - Sx * Sy) / det;
+    a = (Sy - b * Sx) / S;
+  } else {
+    a = -1;  // one size: no latency term can be told apart
+  }
+  if (a < 0) {  // through the origin
+    a = 0;
+    b = Sxy / Sxx;
+  }
+  if (!(b > 0)) {  // no measurable bandwidth term: a constant time
+    a = Sy / S;
+    b = 1e-18;
+  }
+  f.alpha_s = a;
+  f.beta_Bps = 1 / b;
+  for (const auto& [x, t] : pts) f.max_rel_error = std::max(f.max_rel_error, std::abs(a + b * x - t) / t);
+  return f;
+}
+
+GroupTimes group_times(const std::vector<double>& per_rank, const std::vector<std::vector<int>>& groups) {
+  GroupTimes g;
+  for (const auto& members : groups) {
+    double t = -1;
+    for (int r : members)
+      if (r >= 0 && static_cast<std::size_t>(r) < per_rank.size()) t = std::max(t, per_rank[static_cast<std::size_t>(r)]);
+    if (t < 0) continue;
+    g.slowest = g.groups == 0 ? t : std::max(g.slowest, t);
+    g.fastest = g.groups == 0 ? t : std::min(g.fastest, t);
+    ++g.groups;
+  }
+  return g;
+}
+
+namespace {
+
+// IEEE binary16 and bfloat16 from and to float, round to nearest even; the check values are small
+// integers, exact in both.
+std::uint16_t to_half(float f) {
+  std::uint32_t x = 0;
+  std::memcpy(&x, &f, 4);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+  std::uint32_t mant = x & 0x7fffffu;
+  if (((x >> 23) & 0xff) == 0xff) return static_cast<std::uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (exp >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<std::uint16_t>(sign);
+    mant |= 0x800000u;
+    const int shift = 14 - exp;
+    std::uint32_t h = mant >> shift;
+    const std::uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) ++h;
+    return static_cast<std::uint16_t>(sign | h);
+  }
+  std::uint32_t h = (static_cast<std::uint32_t>(exp) << 10) | (mant >> 13);
+  const std::uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
+  return static_cast<std::uint16_t>(sign | h);
+}
+
+float from_half(std::uint16_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16;
+  const int exp = (h >> 10) & 0x1f;
+  const std::uint32_t mant = h & 0x3ffu;
+  float v = 0;
+  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);
+  else if (exp == 31) v = mant ? NAN : INFINITY;
+  else v = std::ldexp(static_cast<float>(mant | 0x400u), exp - 25);
+  return sign ? -v : v;
+}
+
+std::uint16_t to_bf16(float f) {
+  std::uint32_t x = 0;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<std::uint16_t>(x >> 16);
+}
+
+float from_bf16(std::uint16_t b) {
+  const std::uint32_t x = static_cast<std::uint32_t>(b) << 16;
+  float f = 0;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+}  // namespace
+
+void store_value(DType t, void* base, std::uint64_t i, double v) {
+  auto* p = static_cast<unsigned char*>(base) + i * dtype_size(t);
+  switch (t) {
+    case DType::f32: { const float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
+    case DType::f64: std::memcpy(p, &v, 8); break;
+    case DType::f16: { const std::uint16_t x = to_half(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
+    case DType::bf16: { const std::uint16_t x = to_bf16(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
+    case DType::i32: { const auto x = static_cast<std::int32_t>(v); std::memcpy(p, &x, 4); break; }
+  }
+}
+
+double load_value(DType t, const void* base, std::uint64_t i) {
+  const auto* p = static_cast<const unsigned char*>(base) + i * dtype_size(t);
+  switch (t) {
+    case DType::f32: { float x; std::memcpy(&x, p, 4); return x; }
+    case DType::f64: { double x; std::memcpy(&x, p, 8); return x; }
+    case DType::f16: { std::uint16_t x; std::memcpy(&x, p, 2); return from_half(x); }
+    case DType::bf16: { std::uint16_t x; std::memcpy(&x, p, 2); return from_bf16(x); }
+    case DType::i32: { std::int32_t x; std::memcpy(&x, p, 4); return x; }
+  }
+  return 0;
+}
+
+double reduce_pattern(ReduceOp op, int n, std::uint64_t index) {
+  double acc = pattern(0, index);
+  for (int r = 1; r < n; ++r) {
+    const double v = pattern(r, index);
+    acc = op == ReduceOp::sum ? acc + v : op == ReduceOp::max ? std::max(acc, v) : std::min(acc, v);
+  }
+  return acc;
+}
+
+}  // namespace pipebench::comm::bench

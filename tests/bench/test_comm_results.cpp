@@ -1,0 +1,114 @@
+// The /comm groups of the results file (bench/results/comm_results.hpp) and their text and JSON
+// (bench/render/comm_text.hpp): exact round trips, the append discipline, older files.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "bench/render/comm_text.hpp"
+#include "bench/results/comm_results.hpp"
+#include "bench/results/h5.hpp"
+#include "bench/results/store.hpp"
+#include "errors.hpp"
+#include "scratch.hpp"
+
+using namespace pipebench::bench;
+using pipebench::bench::testing::ScratchDir;
+using pipebench::bench::testing::usage_error;
+
+namespace {
+
+CommResult sample(const std::string& op = "all_reduce") {
+  CommResult r;
+  r.op = op;
+  r.group = "tp";
+  r.backend = "mpi";
+  r.mapping = "2x2x1";
+  r.groups = 2;
+  r.group_size = 2;
+  r.one_group = 0;
+  r.config = {{"dtype", "float"}, {"redop", "sum"}, {"root", "-1"}};
+  r.metadata = {{"date_utc", "2026-01-01T00:00:00Z"}, {"ranks", "4"}};
+  CommBenchRow a;
+  a.bytes = 8, a.count = 2, a.in_place = 0, a.time_us = 1.5, a.time_us_min = 1.25, a.time_us_max = 1.5;
+  a.algbw_GBps = 8 / 1.5e-6 / 1e9, a.busbw_GBps = a.algbw_GBps, a.wrong = 0;
+  CommBenchRow b = a;
+  b.in_place = 1, b.time_us = 1.75, b.wrong = 3;
+  r.rows = {a, b};
+  r.fit = {1.5e-6, 2.5e9, 0.125, 1};
+  return r;
+}
+
+class CommResults : public ScratchDir {};
+
+}  // namespace
+
+TEST_F(CommResults, RoundTripIsExactAndIdsCount) {
+  const std::string file = path("c.h5");
+  prepare_results_file(file, false);
+  EXPECT_TRUE(read_comms(file).empty());  // no /comm yet
+  const CommResult one = sample(), two = sample("latency");
+  EXPECT_EQ(append_comm(file, one), 1);
+  EXPECT_EQ(append_comm(file, two), 2);
+  const auto back = read_comms(file);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].id, 1);
+  EXPECT_EQ(back[1].id, 2);
+  EXPECT_TRUE(back[0].result == one);
+  EXPECT_TRUE(back[1].result == two);
+  EXPECT_TRUE(list_runs(file).runs.empty());  // runs and comm results share the file
+}
+
+TEST_F(CommResults, IncompleteGroupIsSkipped) {
+  const std::string file = path("c.h5");
+  prepare_results_file(file, false);
+  append_comm(file, sample());
+  {
+    h5::Id f = h5::open_file(file, true);
+    h5::Id g = h5::open_group(f.get(), "comm/000001");
+    H5Adelete(g.get(), "complete");
+    h5::close_file(f);
+  }
+  EXPECT_TRUE(read_comms(file).empty());
+  EXPECT_EQ(append_comm(file, sample()), 2);  // the cut-short id is not reused
+  EXPECT_EQ(read_comms(file).size(), 1u);
+}
+
+TEST_F(CommResults, VersionTwoFileIsReadWithoutComm) {
+  const std::string file = path("v2.h5");
+  {
+    h5::Id f = h5::create_file(file);
+    h5::write_attr(f.get(), "pipebench_schema_version", std::int64_t{2});
+    h5::create_group(f.get(), "runs");
+    h5::close_file(f);
+  }
+  EXPECT_TRUE(read_comms(file).empty());
+  EXPECT_EQ(usage_error([&] { append_comm(file, sample()); }),
+            "'" + file + "' holds pipebench results of schema version 2; this pipebench writes version 3 and reads "
+            "versions 1-3: write to a new file");
+}
+
+TEST_F(CommResults, TextHasNcclTestsColumnsAndTheFit) {
+  const CommResult r = sample();
+  const std::string rows = comm_rows_text(r);
+  EXPECT_EQ(rows,
+            "           8             2     float     sum      -1     1.50    0.01    0.01       0     1.75    0.01    0.01"
+            "       3     1.25     1.50\n");
+  EXPECT_EQ(comm_footer(r),
+            "# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 0.00533333\n"
+            "# fit all_reduce over tp: t(bytes) = 1.500 us + bytes / 2.5 GB/s (worst relative error 12.5 % over 1 sizes)\n");
+  const auto j = comm_rows_json(r);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[1]["in_place"], true);
+  EXPECT_EQ(j[1]["wrong"], 3);
+  EXPECT_EQ(j[0]["op"], "all_reduce");
+  EXPECT_FALSE(j[0].contains("latency_us"));
+}
+
+TEST_F(CommResults, PointToPointRowsAreOsuColumns) {
+  CommResult r = sample("latency");
+  r.rows.resize(1);
+  r.rows[0].latency_us = 1.5;
+  EXPECT_EQ(comm_table_head(r), "# Size       Latency (us)     Min (us)     Max (us)\n");
+  EXPECT_EQ(comm_rows_text(r), "8                       1.50         1.25         1.50\n");
+  EXPECT_EQ(comm_rows_json(r)[0]["latency_us"], 1.5);
+}
