@@ -110,13 +110,15 @@ refuse)
 comm)
   "$B" --help | grep -qE '^  comm ' || { echo "skipped: pipebench comm is not in this build"; exit 77; }
   help=$("$B" comm --help 2>&1)
-  for f in --op --out -b -e -n -w; do
+  for f in --out --append -b -e -n -w; do
     grep -q -- "$f" <<<"$help" || { echo "skipped: pipebench comm has no $f flag, which comm.sbatch passes"; exit 77; }
   done
   j=$(PIPEBENCH_COMM_OPS="all_reduce latency" sbatch --parsable --nodes=1 --ntasks-per-node=2 "$J/comm.sbatch" \
         -b 8 -e 1K -n 2 -w 1) || fail "sbatch"
   "$CI" wait -t 60 "$j" >wait.txt || fail "job $j: $(cat wait.txt)"
   [ -s "results/comm-$j.h5" ] || fail "no results/comm-$j.h5"
+  n=$("$B" report "results/comm-$j.h5" | grep -c '^# comm ' || true)
+  [ "$n" -ge 2 ] || fail "expected two comm results in results/comm-$j.h5: $("$B" report "results/comm-$j.h5")"
   ;;
 *) fail "unknown case" ;;
 esac
