@@ -21,5 +21,6 @@ void add_simulate_command(CLI::App& app);
 void add_topology_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 
 }  // namespace pipebench::bench

@@ -20,6 +20,9 @@ std::vector<std::string> run_row(int id, const RunResult& run);  // id <= 0 prin
 
 // The run listing of a file: '#' context lines and the table.
 std::string render_listing(const std::string& path, const RunListing& listing);
+// "# over timed steps: step time min .. / median .. / max .. ms, cv .. %; bubble min .. %", with the
+// spread flag past kSpreadFlag, or "unknown" for files before schema version 3.
+std::string variability_line(const RunSummary& s);
 // One run: its summary, configuration, per-rank table and metadata.
 std::string render_run(const std::string& path, int id, const RunResult& run);
 
