@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "analysis/metrics.hpp"
 #include "bench/render/plot.hpp"
 #include "bench/render/report.hpp"
 #include "bench/render/svg.hpp"
@@ -323,11 +324,17 @@ void timeline_section(std::ostream& o, const ReportInput& in) {
       if (r.id == t.id) run = &r;
     const std::string label = run ? run_label(t.id, run->run) : "run " + std::to_string(t.id);
     o << "<h3>" << (run ? swatch(cfg(run->run, "schedule")) : "") << esc(label) << "</h3>\n<div class=\"wide\">\n";
+    // One time scale for both pictures: the longer one takes the full width.
     SvgOptions opt;
     opt.time_unit = "s";
-    opt.plot_width = std::min(1100.0, svg_plot_width(t.schedule, opt));
+    const double full = std::min(1100.0, svg_plot_width(t.schedule, opt));
+    const double tm = analysis::compute_metrics(t.schedule, t.measured).makespan;
+    const double ts = analysis::compute_metrics(t.schedule, t.simulated).makespan;
+    const double longest = std::max(tm, ts);
+    opt.plot_width = longest > 0 && tm > 0 ? std::max(120.0, full * tm / longest) : full;
     opt.title = label + ": measured (first timed step, pipeline 0)";
     o << inline_svg(render_svg(t.schedule, t.measured, opt), "Timeline measured: " + label) << '\n';
+    opt.plot_width = longest > 0 && ts > 0 ? std::max(120.0, full * ts / longest) : full;
     opt.title = label + ": simulated from the measured op times";
     o << inline_svg(render_svg(t.schedule, t.simulated, opt), "Timeline simulated: " + label) << "</div>\n";
   }
@@ -558,6 +565,19 @@ void write_html_compare(std::ostream& o, const Comparison& c) {
       s.lo.push_back(f.b_lo ? *f.b_lo * f.scale : kNaN);
       s.hi.push_back(f.b_hi ? *f.b_hi * f.scale : kNaN);
       s.tips.push_back(m.label + ": A " + fmt("%.3f", *f.a * f.scale) + " ms, B " + fmt("%.3f", *f.b * f.scale) + " ms");
+    }
+    // The diagonal B = A: points below it are faster in B.
+    double lo = 1e300, hi = 0;
+    for (const auto& s : series)
+      for (std::size_t i = 0; i < s.x.size(); ++i) {
+        lo = std::min({lo, s.x[i], s.y[i]});
+        hi = std::max({hi, s.x[i], s.y[i]});
+      }
+    if (hi > 0) {
+      PlotSeries same("B = A", "#999999", SeriesStyle::dashed);
+      same.x = {lo, hi};
+      same.y = {lo, hi};
+      series.push_back(std::move(same));
     }
     PlotOptions opt;
     opt.title = "Step time, B against A (one point per configuration)";

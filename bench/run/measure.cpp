@@ -288,7 +288,8 @@ void set_analytic(RunSummary& sum, const analysis::AnalyticFigures& a) {
     if (!reason->empty()) sum.analytic_notes[key] = *reason;
 }
 
-// Min, max and coefficient of variation over the timed steps (docs/results-schema.md [v3]).
+}  // namespace
+
 void set_variability(RunSummary& sum, const std::vector<double>& step_times, const std::vector<double>& bubbles) {
   if (step_times.empty()) return;
   const auto [tmin, tmax] = std::minmax_element(step_times.begin(), step_times.end());
@@ -305,8 +306,6 @@ void set_variability(RunSummary& sum, const std::vector<double>& step_times, con
   for (double x : step_times) ss += (x - mean) * (x - mean);
   sum.step_time_cv = step_times.size() > 1 && mean > 0 ? std::sqrt(ss / (n - 1)) / mean : 0.0;
 }
-
-}  // namespace
 
 Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in) {
   const int world = grid.world_size();

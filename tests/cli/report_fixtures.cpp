@@ -2,7 +2,11 @@
 // binary file is committed: results.h5 (runs 1 and 2 complete, run 3 cut short), schema99.h5 (another
 // schema version), plain.h5 (HDF5 but not pipebench), notes.txt (not HDF5), damaged.h5 (runs 1-3, run 2
 // damaged: its ranks table is a group) and odd.h5 (metadata that is not UTF-8, written raw as another
-// tool would) and notgroup.h5 (a pipebench version attribute, but /runs is a dataset).
+// tool would) and notgroup.h5 (a pipebench version attribute, but /runs is a dataset). For
+// report --html and compare (tests/cli/report_html.cmake): empty.h5 (no runs), v2.h5 (one run as
+// schema version 2 wrote it: no variability), compare_b.h5 (results.h5's runs measured again on
+// another CPU: run 1 slower beyond the noise, run 2 within it, and one more configuration) and
+// disjoint.h5 (a configuration results.h5 does not hold).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,13 +26,15 @@ int main(int argc, char** argv) {
   const fs::path dir = argv[1];
   try {
     fs::create_directories(dir);
-    for (const char* name : {"results.h5", "schema99.h5", "plain.h5", "notes.txt", "damaged.h5", "odd.h5", "notgroup.h5"}) fs::remove(dir / name);
+    for (const char* name : {"results.h5", "schema99.h5", "plain.h5", "notes.txt", "damaged.h5", "odd.h5", "notgroup.h5",
+                             "empty.h5", "v2.h5", "compare_b.h5", "disjoint.h5"}) fs::remove(dir / name);
 
     const std::string results = (dir / "results.h5").string();
     b::append_run(results, b::testing::sample_run("schedule=1f1b,p=2,m=2"));
     b::RunResult second = b::testing::sample_run("schedule=zb-h1,p=2,m=2");
     second.config["schedule"] = "zb-h1";
     second.summary.bubble_formula.reset();
+    second.summary.step_time_max = 0.0121;  // spread 2.5 %: not flagged
     b::append_run(results, second);
     {
       b::h5::Id f = b::h5::open_file(results, true);
@@ -71,6 +77,40 @@ int main(int argc, char** argv) {
       b::h5::write_attr(meta.get(), "env.SLURM_BAD", std::string("a\xff" "b"));
       b::h5::close_file(f);
     }
+
+    b::prepare_results_file((dir / "empty.h5").string(), false);
+
+    const std::string v2 = (dir / "v2.h5").string();
+    b::append_run(v2, b::testing::sample_run("schedule=1f1b,p=2,m=2"));
+    {
+      b::h5::Id f = b::h5::open_file(v2, true);
+      H5Adelete(f.get(), "pipebench_schema_version");
+      b::h5::write_attr(f.get(), "pipebench_schema_version", std::int64_t{2});
+      b::h5::Id g = b::h5::open_group(f.get(), "runs/000001");
+      for (const char* a : {"step_time_min", "step_time_max", "step_time_cv", "bubble_min", "bubble_max"}) H5Adelete(g.get(), a);
+      b::h5::close_file(f);
+    }
+
+    const std::string compare_b = (dir / "compare_b.h5").string();
+    b::RunResult slow = b::testing::sample_run("schedule=1f1b,p=2,m=2");
+    slow.metadata["cpu"] = "Other CPU (x 64)";
+    slow.summary.step_time = 0.018;
+    slow.summary.step_time_min = 0.0175;
+    slow.summary.step_time_max = 0.019;
+    b::append_run(compare_b, slow);
+    b::RunResult same = second;
+    same.metadata["cpu"] = "Other CPU (x 64)";
+    same.summary.step_time = 0.01212;
+    same.summary.step_time_min = 0.0119;
+    same.summary.step_time_max = 0.0124;
+    b::append_run(compare_b, same);
+    b::RunResult more = slow;
+    more.config["m"] = "4";
+    b::append_run(compare_b, more);
+
+    b::RunResult apart = b::testing::sample_run("schedule=1f1b,p=2,m=16");
+    apart.config["m"] = "16";
+    b::append_run((dir / "disjoint.h5").string(), apart);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "report_fixtures: %s\n", e.what());
     return 1;
