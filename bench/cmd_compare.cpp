@@ -13,6 +13,7 @@
 #include "bench/flags.hpp"
 #include "bench/render/html.hpp"
 #include "bench/render/output.hpp"
+#include "bench/results/comm_reader.hpp"
 #include "bench/results/store.hpp"
 
 namespace pipebench::bench {
@@ -26,21 +27,37 @@ struct Options {
   bool force = false;
 };
 
-RunListing read_side(const std::string& path) {
-  RunListing l = list_runs(path);
-  for (const auto& d : l.damaged)
+struct Side {
+  RunListing listing;
+  std::vector<CommResult> comm;
+};
+
+Side read_side(const std::string& path) {
+  Side s;
+  s.listing = list_runs(path);
+  for (const auto& d : s.listing.damaged)
     std::cerr << "pipebench: warning: run " << d.id << " of " << quoted(path, 200) << " is damaged and is skipped: " << d.reason
               << '\n';
-  if (l.runs.empty()) throw UsageError(quoted(path, 200) + " holds no complete runs, so there is nothing to compare");
-  return l;
+  try {
+    s.comm = read_comm_results(path);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::cerr << "pipebench: warning: the communication results of " << quoted(path, 200)
+              << " are damaged and are left out: " << e.what() << '\n';
+  }
+  if (s.listing.runs.empty() && s.comm.empty())
+    throw UsageError(quoted(path, 200) + " holds no complete runs, so there is nothing to compare");
+  return s;
 }
 
 void compare(const Options& o) {
   if (!o.html.empty()) check_output_path(o.html, "--html", o.force);
-  const RunListing a = read_side(o.a);
-  const RunListing b = read_side(o.b);
-  const Comparison c = compare_listings(o.a, a, o.b, b);
-  if (c.matches.empty())
+  const Side a = read_side(o.a);
+  const Side b = read_side(o.b);
+  Comparison c = compare_listings(o.a, a.listing, o.b, b.listing);
+  compare_comm(c, a.comm, b.comm);
+  if (c.matches.empty() && c.comm.empty())
     throw UsageError(quoted(o.a, 200) + " and " + quoted(o.b, 200) + " have no configuration in common (" +
                      std::to_string(c.only_a.size()) + " and " + std::to_string(c.only_b.size()) +
                      " configurations), so there is nothing to compare");

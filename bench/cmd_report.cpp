@@ -59,7 +59,9 @@ void report_html(const Options& o) {
   const ReportInput in = report_input(o.file, o.timeline);
   warn_damaged(o, in.listing);
   write_output(o.html, "--html", [&](std::ostream& out) { write_html_report(out, in); }, o.force);
-  std::cout << "# HTML report of " << in.listing.runs.size() << " run(s) written to " << o.html << '\n';
+  std::cout << "# HTML report of " << in.listing.runs.size() << " run(s)";
+  if (!in.comm.empty()) std::cout << " and " << in.comm.size() << " communication result(s)";
+  std::cout << " written to " << o.html << '\n';
 }
 
 void report(const Options& o) {

@@ -90,6 +90,16 @@ nlohmann::ordered_json opt_json(const std::optional<double>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
+std::map<std::string, std::string> joined(const std::map<std::string, std::set<std::string>>& vals) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, set] : vals) {
+    std::string j;
+    for (const auto& v : set) j += (j.empty() ? "" : " | ") + v;
+    out[k] = j;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string match_key(const RunResult& run) {
@@ -204,7 +214,12 @@ Comparison compare_listings(const std::string& path_a, const RunListing& a, cons
     c.groups.push_back({g, n, geomean(group_ratios[g])});
   }
   c.geomean_step_ratio = geomean(all);
-  const auto ma = file_metadata(a), mb = file_metadata(b);
+  metadata_diffs(c, file_metadata(a), file_metadata(b));
+  return c;
+}
+
+void metadata_diffs(Comparison& c, const std::map<std::string, std::string>& ma, const std::map<std::string, std::string>& mb) {
+  c.metadata.clear();
   std::set<std::string> keys;
   for (const auto& [k, v] : ma) keys.insert(k);
   for (const auto& [k, v] : mb) keys.insert(k);
@@ -215,7 +230,59 @@ Comparison compare_listings(const std::string& path_a, const RunListing& a, cons
     const std::string vb = y == mb.end() ? "(not recorded)" : y->second;
     if (va != vb) c.metadata.push_back({k, va, vb});
   }
-  return c;
+}
+
+std::string comm_label(const CommResult& r) {
+  return r.op + " " + r.group + " " + std::to_string(r.groups) + " x " + std::to_string(r.group_size) + " " + r.backend +
+         (r.mapping.empty() ? "" : " " + r.mapping) + (r.one_group ? " one-group" : "");
+}
+
+void compare_comm(Comparison& c, const std::vector<CommResult>& a, const std::vector<CommResult>& b) {
+  std::map<std::string, const CommResult*> in_b;
+  for (const auto& r : b) in_b[comm_label(r)] = &r;  // the latest of a label counts
+  std::map<std::string, const CommResult*> in_a;
+  for (const auto& r : a) in_a[comm_label(r)] = &r;
+  for (const auto& [label, ra] : in_a) {
+    const auto it = in_b.find(label);
+    if (it == in_b.end()) {
+      c.comm_only_a.push_back(label);
+      continue;
+    }
+    const CommResult& rb = *it->second;
+    Comparison::CommMatch m;
+    m.label = label;
+    m.id_a = ra->id;
+    m.id_b = rb.id;
+    std::map<std::int64_t, const CommRow*> rows_b;
+    for (const auto& row : rb.rows) rows_b[row.bytes] = &row;
+    std::vector<double> ratios;
+    for (const auto& row : ra->rows) {
+      const auto jt = rows_b.find(row.bytes);
+      if (jt == rows_b.end()) continue;
+      Comparison::CommSize sz;
+      sz.bytes = row.bytes;
+      sz.busbw_a = row.busbw_GBps;
+      sz.busbw_b = jt->second->busbw_GBps;
+      if (sz.busbw_a > 0 && sz.busbw_b > 0) {
+        sz.ratio = sz.busbw_b / sz.busbw_a;
+        ratios.push_back(*sz.ratio);
+      }
+      sz.significant = ranges_disjoint(row.time_us_min, row.time_us_max, jt->second->time_us_min, jt->second->time_us_max);
+      m.sizes.push_back(sz);
+    }
+    m.geomean_busbw_ratio = geomean(ratios);
+    c.comm.push_back(std::move(m));
+  }
+  for (const auto& [label, rb] : in_b)
+    if (!in_a.count(label)) c.comm_only_b.push_back(label);
+  if (c.matches.empty() && c.only_a.empty() && c.only_b.empty()) {  // files of communication results only
+    std::map<std::string, std::set<std::string>> va, vb;
+    for (const auto& r : a)
+      for (const auto& [k, v] : r.metadata) va[k].insert(k == "placement" ? placement_shape(v) : v);
+    for (const auto& r : b)
+      for (const auto& [k, v] : r.metadata) vb[k].insert(k == "placement" ? placement_shape(v) : v);
+    metadata_diffs(c, joined(va), joined(vb));
+  }
 }
 
 std::string render_comparison(const Comparison& c) {
@@ -247,6 +314,18 @@ std::string render_comparison(const Comparison& c) {
        " within the noise, " + std::to_string(c.unknown) + " unknown\n";
   for (const auto& u : c.only_a) s += "# only in A: " + u.label + "\n";
   for (const auto& u : c.only_b) s += "# only in B: " + u.label + "\n";
+  for (const auto& m : c.comm) {
+    s += "# comm " + m.label + " (A " + std::to_string(m.id_a) + ", B " + std::to_string(m.id_b) +
+         "): busbw B/A geometric mean " + fixed_or_dash(m.geomean_busbw_ratio, 1, 3) + "\n";
+    Table ct({{"size", "B", true}, {"busbw A", "GB/s", true}, {"busbw B", "GB/s", true}, {"B/A", "", true}, {"sig", "", false}});
+    std::vector<std::vector<std::string>> crow;
+    for (const auto& z : m.sizes)
+      crow.push_back({std::to_string(z.bytes), fixed(z.busbw_a, 2), fixed(z.busbw_b, 2), fixed_or_dash(z.ratio, 1, 3),
+                      z.significant ? "yes" : "no"});
+    s += ct.render(crow);
+  }
+  for (const auto& k : c.comm_only_a) s += "# comm only in A: " + k + "\n";
+  for (const auto& k : c.comm_only_b) s += "# comm only in B: " + k + "\n";
   if (c.metadata.empty()) s += "# metadata: no difference (dates, hosts, process and job ids aside)\n";
   else s += "# metadata that differs (A | B):\n";
   for (const auto& d : c.metadata) s += "#   " + d.key + ": " + d.a + "  |  " + d.b + "\n";
@@ -281,6 +360,17 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
   for (const auto& g : c.groups)
     j["groups"].push_back({{"group", g.name}, {"runs", g.runs}, {"geomean_step_time_ratio", opt_json(g.geomean_step_ratio)}});
   j["geomean_step_time_ratio"] = opt_json(c.geomean_step_ratio);
+  j["comm_matches"] = J::array();
+  for (const auto& m : c.comm) {
+    J jm = {{"label", m.label}, {"comm_a", m.id_a}, {"comm_b", m.id_b}, {"sizes", J::array()},
+            {"geomean_busbw_ratio", opt_json(m.geomean_busbw_ratio)}};
+    for (const auto& z : m.sizes)
+      jm["sizes"].push_back({{"bytes", z.bytes}, {"busbw_a_GBps", z.busbw_a}, {"busbw_b_GBps", z.busbw_b},
+                             {"ratio", opt_json(z.ratio)}, {"significant", z.significant}});
+    j["comm_matches"].push_back(jm);
+  }
+  j["comm_only_in_a"] = c.comm_only_a;
+  j["comm_only_in_b"] = c.comm_only_b;
   j["significant"] = c.significant;
   j["insignificant"] = c.insignificant;
   j["unknown"] = c.unknown;

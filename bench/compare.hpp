@@ -29,7 +29,15 @@ bool ranges_disjoint(double a_lo, double a_hi, double b_lo, double b_hi);
 bool metadata_is_noise(const std::string& key);
 std::string placement_shape(const std::string& placement);
 
+// Sets c.metadata to the entries of `a` and `b` (key -> value, values of several runs joined by " | ")
+// that differ and are not noise.
+void metadata_diffs(Comparison& c, const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b);
+
 Comparison compare_listings(const std::string& path_a, const RunListing& a, const std::string& path_b, const RunListing& b);
+// Adds the communication results of both files to `c`: groups matched by comm_label(), sizes present
+// in both, busbw B/A and its geometric mean per group.
+void compare_comm(Comparison& c, const std::vector<CommResult>& a, const std::vector<CommResult>& b);
+std::string comm_label(const CommResult& r);
 
 // The comparison as text (nccl-tests style '#' lines and a table) and as the --json object.
 std::string render_comparison(const Comparison& c);

@@ -8,6 +8,7 @@
 #include "analysis/generators.hpp"
 #include "analysis/simulate.hpp"
 #include "analysis/text.hpp"
+#include "bench/results/comm_reader.hpp"
 #include "bench/results/store.hpp"
 #include "bench/run/measure.hpp"
 
@@ -118,7 +119,16 @@ ReportInput report_input(const std::string& path, const std::vector<int>& timeli
   in.path = path;
   in.listing = list_runs(path);
   const RunListing& l = in.listing;
-  if (l.runs.empty()) throw UsageError(quoted(path, 200) + " holds no complete runs, so there is nothing to report");
+  try {
+    in.comm = read_comm_results(path);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pipebench: warning: the communication results of %s are damaged and are left out: %s\n",
+                 quoted(path, 200).c_str(), e.what());
+  }
+  if (l.runs.empty() && in.comm.empty())
+    throw UsageError(quoted(path, 200) + " holds no complete runs, so there is nothing to report");
   std::vector<int> ids = timeline_ids;
   for (int id : ids)
     if (std::find(l.complete.begin(), l.complete.end(), id) == l.complete.end())

@@ -24,8 +24,8 @@ constexpr const char* kStyle = R"(
 body{font-family:sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}
 h3{font-size:15px}
-table{border-collapse:collapse;font-size:13px;margin:8px 0}
-th,td{padding:3px 8px;border-bottom:1px solid #e6e6e6;text-align:right;white-space:nowrap}
+table{border-collapse:collapse;font-size:12.5px;margin:8px 0}
+th,td{padding:3px 7px;border-bottom:1px solid #e6e6e6;text-align:right;white-space:nowrap}
 th{background:#f4f5f7;position:sticky;top:0}
 td.t,th.t{text-align:left}td.wrap{white-space:normal;text-align:left;max-width:900px;word-break:break-all}
 table.sortable th{cursor:pointer}
@@ -141,8 +141,13 @@ void meta_row(std::ostream& o, const Values& v, const std::string& key, const st
 
 void summary_section(std::ostream& o, const ReportInput& in) {
   const RunListing& l = in.listing;
-  const Values v = metadata_values(l);
-  const std::size_t n = l.runs.size();
+  Values v = metadata_values(l);
+  std::size_t n = l.runs.size();
+  if (l.runs.empty()) {  // a file of communication results only
+    for (const auto& c : in.comm)
+      for (const auto& [k, val] : c.metadata) v[k][val].push_back(c.id);
+    n = in.comm.size();
+  }
   o << "<h2 id=\"summary\">Summary</h2>\n<p class=\"note\">" << esc(in.path) << ": " << n << " complete run(s)";
   if (!l.incomplete.empty()) o << ", incomplete run(s) " << esc(id_ranges(l.incomplete)) << " ignored";
   if (!l.damaged.empty()) {
@@ -194,9 +199,10 @@ void runs_section(std::ostream& o, const RunListing& l) {
     << fmt("%.0f", kSpreadFlag * 100) << " %. Click a header to sort.</p>\n<div class=\"wide\"><table class=\"sortable\" id=\"runs-table\"><thead><tr>";
   const Table t = runs_table();
   for (const auto& c : t.columns())
-    o << "<th" << (c.numeric ? "" : " class=\"t\"") << ">" << esc(c.name) << (c.unit.empty() ? "" : " (" + esc(c.unit) + ")")
-      << "</th>";
-  o << "<th>step min (ms)</th><th>step max (ms)</th><th>cv (%)</th><th>spread (%)</th></tr></thead>\n<tbody>\n";
+    o << "<th" << (c.numeric ? "" : " class=\"t\"") << ">" << esc(c.name)
+      << (c.unit.empty() ? "" : "<br><span class=\"muted\">(" + esc(c.unit) + ")</span>") << "</th>";
+  o << "<th>step min<br><span class=\"muted\">(ms)</span></th><th>step max<br><span class=\"muted\">(ms)</span></th>"
+       "<th>cv<br><span class=\"muted\">(%)</span></th><th>spread<br><span class=\"muted\">(%)</span></th></tr></thead>\n<tbody>\n";
   for (const auto& r : l.runs) {
     const auto cells = run_row(r.id, r.run);
     o << "<tr>";
@@ -489,12 +495,14 @@ void write_html_report(std::ostream& o, const ReportInput& in) {
        "<a href=\"#timelines\">timelines</a> &middot; <a href=\"#memory\">memory</a>"
     << (in.comm.empty() ? "" : " &middot; <a href=\"#comm\">communication</a>") << "</p>\n";
   summary_section(o, in);
-  runs_section(o, in.listing);
-  bubble_section(o, in.listing);
-  breakdown_section(o, in);
-  timeline_section(o, in);
-  memory_section(o, in);
-  transformer_section(o, in);
+  if (!in.listing.runs.empty()) {
+    runs_section(o, in.listing);
+    bubble_section(o, in.listing);
+    breakdown_section(o, in);
+    timeline_section(o, in);
+    memory_section(o, in);
+    transformer_section(o, in);
+  }
   write_comm_section(o, in.comm);
   page_end(o);
 }
@@ -607,6 +615,40 @@ void write_html_compare(std::ostream& o, const Comparison& c) {
     o << "</tr>\n";
   }
   o << "</tbody></table></div>\n";
+  if (!c.comm.empty()) {
+    o << "<h2 id=\"comm\">Communication</h2>\n<p class=\"note\">Bus bandwidth of the <code>pipebench comm</code> "
+         "results both files hold, per message size; B/A above 1 means B moves data faster. Significant when the "
+         "min-max time ranges do not overlap.</p>\n";
+    std::vector<PlotSeries> series;
+    int k = 0;
+    for (const auto& m : c.comm) {
+      PlotSeries s(m.label, series_colour(k++), SeriesStyle::line_points);
+      for (const auto& z : m.sizes)
+        if (z.ratio) {
+          s.x.push_back(static_cast<double>(z.bytes));
+          s.y.push_back(*z.ratio);
+        }
+      series.push_back(std::move(s));
+    }
+    PlotOptions opt;
+    opt.title = "Bus bandwidth B/A against message size";
+    opt.x_label = "message size";
+    opt.y_label = "busbw B/A";
+    opt.log_x = true;
+    opt.width = 900;
+    o << "<div class=\"wide\">" << render_plot(opt, series) << "</div>\n";
+    o << "<table class=\"sortable\"><thead><tr><th class=\"t\">group</th><th>size (B)</th><th>busbw A (GB/s)</th>"
+         "<th>busbw B (GB/s)</th><th>B/A</th><th>significant</th></tr></thead><tbody>\n";
+    for (const auto& m : c.comm)
+      for (const auto& z : m.sizes) {
+        o << "<tr><td class=\"t\">" << esc(m.label) << "</td><td>" << z.bytes << "</td><td>" << fmt("%.3f", z.busbw_a)
+          << "</td><td>" << fmt("%.3f", z.busbw_b) << "</td><td>" << (z.ratio ? fmt("%.3f", *z.ratio) : "-") << "</td>"
+          << "<td" << (z.significant ? " class=\"flag\">yes" : ">no") << "</td></tr>\n";
+      }
+    o << "</tbody></table>\n";
+    for (const auto& k2 : c.comm_only_a) o << "<p class=\"note\">only in A: " << esc(k2) << "</p>\n";
+    for (const auto& k2 : c.comm_only_b) o << "<p class=\"note\">only in B: " << esc(k2) << "</p>\n";
+  }
   o << "<h2 id=\"unmatched\">Configurations in one file only</h2>\n";
   for (const auto& [name, list] : {std::make_pair("A", &c.only_a), std::make_pair("B", &c.only_b)}) {
     o << "<h3>only in " << name << " (" << list->size() << ")</h3>\n<ul>\n";

@@ -12,6 +12,7 @@
 
 #include "analysis/schedule.hpp"
 #include "analysis/timeline.hpp"
+#include "bench/results/comm_reader.hpp"
 #include "bench/results/records.hpp"
 #include "bench/results/store.hpp"
 
@@ -35,21 +36,6 @@ struct TimelineView {
   int id = 0;
   analysis::Schedule schedule;
   analysis::Timeline measured, simulated;
-};
-
-// A group of /comm results (issue 9's layout, docs/results-schema.md); rows as stored.
-struct CommRow {
-  std::int64_t bytes = 0, count = 0;
-  double time_us = 0, time_us_min = 0, time_us_max = 0, algbw_GBps = 0, busbw_GBps = 0;
-  std::int64_t wrong = 0;
-};
-struct CommResult {
-  int id = 0;
-  std::string op, group, backend, mapping;
-  std::int64_t groups = 0, group_size = 0;
-  std::vector<CommRow> rows;
-  std::optional<double> alpha_s, beta_Bps, max_rel_error;
-  std::map<std::string, std::string> metadata;
 };
 
 struct ReportInput {
@@ -100,6 +86,22 @@ struct Comparison {
   std::vector<CompareGroup> groups;
   std::optional<double> geomean_step_ratio;  // over every match
   int significant = 0, insignificant = 0, unknown = 0;  // step time differences
+  // Communication results matched by op, group, groups, group size, backend and mapping: busbw per
+  // size in both, significant when the min-max time ranges do not overlap.
+  struct CommSize {
+    std::int64_t bytes = 0;
+    double busbw_a = 0, busbw_b = 0;
+    std::optional<double> ratio;  // busbw B/A: above 1, B is faster
+    bool significant = false;
+  };
+  struct CommMatch {
+    std::string label;  // "allreduce world 1 x 4 mpi 1x4x1"
+    int id_a = 0, id_b = 0;
+    std::vector<CommSize> sizes;
+    std::optional<double> geomean_busbw_ratio;
+  };
+  std::vector<CommMatch> comm;
+  std::vector<std::string> comm_only_a, comm_only_b;
 };
 
 void write_html_compare(std::ostream& os, const Comparison& c);

@@ -242,5 +242,35 @@ TEST(Compare, UnknownVariabilityIsNotSignificant) {
   EXPECT_EQ(comparison_json(c)["matches"][0]["variability_known"], false);
 }
 
+TEST(Compare, CommBusbwPerSize) {
+  CommResult a;
+  a.id = 1;
+  a.op = "allreduce";
+  a.group = "dp";
+  a.groups = 2;
+  a.group_size = 4;
+  a.backend = "mpi";
+  a.rows = {{1024, 256, 10, 9, 11, 0.1, 0.15, 0}, {4096, 1024, 20, 19, 21, 0.2, 0.3, 0}};
+  CommResult b = a;
+  b.id = 7;
+  b.rows[1].busbw_GBps = 1.2;  // four times a's
+  b.rows[1].time_us_min = 4;
+  b.rows[1].time_us_max = 6;
+  CommResult other = a;
+  other.op = "allgather";
+  Comparison c;
+  compare_comm(c, {a, other}, {b});
+  ASSERT_EQ(c.comm.size(), 1u);
+  EXPECT_EQ(c.comm[0].label, "allreduce dp 2 x 4 mpi");
+  EXPECT_EQ(c.comm[0].id_b, 7);
+  ASSERT_EQ(c.comm[0].sizes.size(), 2u);
+  EXPECT_DOUBLE_EQ(*c.comm[0].sizes[0].ratio, 1.0);
+  EXPECT_FALSE(c.comm[0].sizes[0].significant);
+  EXPECT_DOUBLE_EQ(*c.comm[0].sizes[1].ratio, 4.0);
+  EXPECT_TRUE(c.comm[0].sizes[1].significant);
+  EXPECT_DOUBLE_EQ(*c.comm[0].geomean_busbw_ratio, 2.0);
+  EXPECT_EQ(c.comm_only_a, std::vector<std::string>{"allgather dp 2 x 4 mpi"});
+}
+
 }  // namespace
 }  // namespace pipebench::bench

@@ -36,7 +36,7 @@ report_html_case(report_spread_flag RC 0
 # compare: results.h5 against compare_b.h5 (run 1 slower beyond the noise, run 2 within it, one
 # configuration each file alone, a different CPU).
 report_html_case(compare_text RC 0
-  MATCH "# pipebench compare .*results.h5 \\(A\\) vs .*compare_b.h5 \\(B\\): 2 matched configuration\\(s\\), 0 only in A, 1 only in B\n.*\n +1 +1  1f1b t=1 p=2 d=1 v=1 m=2 +12.000 +18.000 +1.500  yes +25.00 +25.00 +1.000  no .*\n +2 +2  zb-h1 t=1 p=2 d=1 v=1 m=2 +12.000 +12.120 +1.010  no .*# step time B/A, geometric mean: 1f1b 1.500 \\(1\\), zb-h1 1.010 \\(1\\), all 1.231 \\(2\\)\n# step time differences: 1 significant, 1 within the noise, 0 unknown\n# only in B: 1f1b t=1 p=2 d=1 v=1 m=4\n# metadata that differs \\(A | B\\):\n#   cpu: Café CPU \\(x 2\\)  |  Other CPU \\(x 64\\)\n$"
+  MATCH "# pipebench compare .*results.h5 \\(A\\) vs .*compare_b.h5 \\(B\\): 2 matched configuration\\(s\\), 0 only in A, 1 only in B\n.*\n +1 +1  1f1b t=1 p=2 d=1 v=1 m=2 +12.000 +18.000 +1.500  yes +25.00 +25.00 +1.000  no .*\n +2 +2  zb-h1 t=1 p=2 d=1 v=1 m=2 +12.000 +12.120 +1.010  no .*# step time B/A, geometric mean: 1f1b 1.500 \\(1\\), zb-h1 1.010 \\(1\\), all 1.231 \\(2\\)\n# step time differences: 1 significant, 1 within the noise, 0 unknown\n# only in B: 1f1b t=1 p=2 d=1 v=1 m=4\n# metadata that differs \\(A \\| B\\):\n#   cpu: Café CPU \\(x 2\\)  \\|  Other CPU \\(x 64\\)\n$"
   ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5)
 report_html_case(compare_json RC 0
   MATCH "\"matches\": .\n    {\n      \"key\": \"d=1 m=2 note= p=2 schedule=1f1b t=1 v=1\",.*\"ratio\": 1.49999.*\"significant\": true,\n      \"variability_known\": true\n    },.*\"only_in_b\": \\[\n    \"d=1 m=4 note= p=2 schedule=1f1b t=1 v=1\"\n  \\],\n  \"metadata_differs\": .\n    {\n      \"key\": \"cpu\","
@@ -61,3 +61,12 @@ add_test(NAME cli.report_html_browser
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/browser_check.py $<TARGET_FILE:pipebench>
                  ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/cli_work/browser)
 set_tests_properties(cli.report_html_browser PROPERTIES LABELS mpi PROCESSORS 4 TIMEOUT 120 SKIP_RETURN_CODE 77)
+
+# Communication results (/comm, written by `pipebench comm`): files that hold only those.
+report_html_case(report_html_comm RC 0
+  MATCH "^# HTML report of 0 run\\(s\\) and 1 communication result\\(s\\) written to comm.html\n$"
+  ARGS report ${_rf}/comm_a.h5 --html comm.html --force)
+report_html_case(compare_comm RC 0
+  MATCH "# comm allreduce world 1 x 4 mpi 1x4x1 \\(A 1, B 1\\): busbw B/A geometric mean 1.260\n#  +size +busbw A +busbw B +B/A +sig\n# +\\(B\\) +\\(GB/s\\) +\\(GB/s\\)\n +1024 +[0-9.]+ +[0-9.]+ +1.000  no\n +65536 +[0-9.]+ +[0-9.]+ +1.000  no\n +1048576 +[0-9.]+ +[0-9.]+ +2.000  yes\n.*#   cpu: Café CPU \\(x 2\\)  \\|  Other CPU \\(x 64\\)\n$"
+  ARGS compare ${_rf}/comm_a.h5 ${_rf}/comm_b.h5)
+set_tests_properties(cli.report_html_comm cli.compare_comm PROPERTIES FIXTURES_REQUIRED report_files)
