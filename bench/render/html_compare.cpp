@@ -54,12 +54,14 @@ void write_html_compare(std::ostream& o, const Comparison& c) {
   {
     std::vector<std::string> cats;
     std::vector<BarSeries> series;
-    for (std::size_t i = 0; i < c.groups.size(); ++i) cats.push_back(c.groups[i].name);
-    for (std::size_t i = 0; i < c.groups.size(); ++i) {
-      BarSeries s{c.groups[i].name, schedule_colour(c.groups[i].name), std::vector<double>(cats.size(), kNaN)};
-      if (c.groups[i].geomean_step_ratio) s.values[i] = *c.groups[i].geomean_step_ratio;
-      series.push_back(std::move(s));
+    // One bar per schedule, in its colour.
+    BarSeries s{"geometric mean of step time B/A", "#888888", {}};
+    for (const auto& g : c.groups) {
+      cats.push_back(g.name);
+      s.values.push_back(g.geomean_step_ratio.value_or(kNaN));
+      s.colours.push_back(schedule_colour(g.name));
     }
+    series.push_back(std::move(s));
     PlotOptions opt;
     opt.title = "Geometric-mean step time B/A per schedule";
     opt.x_label = "schedule";

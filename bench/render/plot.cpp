@@ -322,7 +322,9 @@ std::string render_bars(const PlotOptions& opt, const std::vector<std::string>& 
       if (!finite(v)) continue;
       const double x0 = x.p0 + static_cast<double>(c) * group_w + group_w * 0.1 + static_cast<double>(k) * bar_w, top = y.map(std::max(0.0, v));
       o << "<rect x=\"" << px(x0) << "\" y=\"" << px(top) << "\" width=\"" << px(bar_w * 0.95) << "\" height=\""
-        << px(y.p0 - top) << "\"><title>" << xml_escape(series[k].name + ", " + categories[c] + ": " + short_num(v))
+        << px(y.p0 - top) << '"';
+      if (c < series[k].colours.size()) o << " fill=\"" << series[k].colours[c] << '"';
+      o << "><title>" << xml_escape(series[k].name + ", " + categories[c] + ": " + short_num(v))
         << "</title></rect>\n";
     }
     o << "</g>\n";

@@ -47,6 +47,7 @@ std::string render_plot(const PlotOptions& opt, const std::vector<PlotSeries>& s
 struct BarSeries {
   std::string name, colour;
   std::vector<double> values;  // one per category; NaN: no bar
+  std::vector<std::string> colours = {};  // empty, or one per category: that bar's colour
 };
 std::string render_bars(const PlotOptions& opt, const std::vector<std::string>& categories,
                         const std::vector<BarSeries>& series);
