@@ -70,3 +70,9 @@ report_html_case(compare_comm RC 0
   MATCH "# comm allreduce world 1 x 4 mpi 1x4x1 \\(A 1, B 1\\): busbw B/A geometric mean 1.260\n#  +size +busbw A +busbw B +B/A +sig\n# +\\(B\\) +\\(GB/s\\) +\\(GB/s\\)\n +1024 +[0-9.]+ +[0-9.]+ +1.000  no\n +65536 +[0-9.]+ +[0-9.]+ +1.000  no\n +1048576 +[0-9.]+ +[0-9.]+ +2.000  yes\n.*#   cpu: Café CPU \\(x 2\\)  \\|  Other CPU \\(x 64\\)\n$"
   ARGS compare ${_rf}/comm_a.h5 ${_rf}/comm_b.h5)
 set_tests_properties(cli.report_html_comm cli.compare_comm PROPERTIES FIXTURES_REQUIRED report_files)
+
+# A real run stores its variability over timed steps (schema version 3) and report shows it.
+pipebench_mpirun_test(run_stores_variability NP 2 RC 0 MATCH "# results: v.h5"
+  ARGS --schedule 1f1b -m 2 --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 3 -o v.h5
+  THEN report v.h5 --run 1
+  THEN_MATCH "# over timed steps: step time min [0-9.]+ / median [0-9.]+ / max [0-9.]+ ms, cv [0-9.]+ %. bubble min [0-9.]+ / median [0-9.]+ / max [0-9.]+ %")
