@@ -115,6 +115,8 @@ RunListing listing_of(std::vector<RunResult> runs) {
 
 TEST(HtmlReport, SectionsPlotsAndTitles) {
   RunResult a = testing::sample_run();
+  a.metadata["slurm_job_id"] = "4242";
+  a.metadata["job_id"] = "4242";
   RunResult b = testing::sample_run();
   b.config["schedule"] = "zb-h1";
   b.summary.step_time_min.reset();  // as a version 2 file holds it
@@ -142,6 +144,10 @@ TEST(HtmlReport, SectionsPlotsAndTitles) {
   // Metadata: a value with a non-ASCII character and the placement.
   EXPECT_NE(html.find("Café CPU (x 2)"), std::string::npos);
   EXPECT_NE(html.find("node01:0,node02:1"), std::string::npos);
+  // Slurm entries in the summary; a value only some runs have names them.
+  EXPECT_NE(html.find("<th class=\"t\">slurm_job_id</th><td class=\"wrap\">4242 <span class=\"muted\">(run 1)</span>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<th class=\"t\">batch job</th>"), std::string::npos);
   // No resource from outside the page.
   EXPECT_EQ(html.find("src=\""), std::string::npos);
   EXPECT_EQ(html.find("href=\"http"), std::string::npos);
