@@ -1,4 +1,5 @@
-// `pipebench report FILE [--run ID] [--json] [--trace OUT.json] [--force]`: reads a results file back;
+// `pipebench report FILE [--run ID] [--json] [--trace OUT.json] [--html OUT.html [--timeline RUN,...]]
+// [--force]`: reads a results file back;
 // never needs MPI. The file may be damaged: it is read in a child process (bench/results/store.hpp), a
 // damaged run is skipped with a warning, a damaged file is one error line. docs/report.md shows the output.
 #include <cstdio>
@@ -15,6 +16,8 @@
 #include "bench/render/report.hpp"
 #include "bench/results/store.hpp"
 #include "bench/render/trace.hpp"
+#include "bench/render/html.hpp"
+#include "bench/report_input.hpp"
 
 namespace pipebench::bench {
 
@@ -25,6 +28,8 @@ struct Options {
   int run = 0;  // 0: none chosen
   bool json = false;
   std::string trace;
+  std::string html;
+  std::vector<int> timeline;  // runs whose timelines the HTML page shows (empty: one per schedule)
   bool force = false;
 };
 
@@ -47,7 +52,22 @@ std::string dump(const nlohmann::ordered_json& j) {
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+// --html: the whole page is rendered before the file is written (write_output: temporary + rename).
+void report_html(const Options& o) {
+  if (o.run != 0 || o.json || !o.trace.empty())
+    throw UsageError("--html makes the whole page: give it without --run, --json and --trace");
+  check_output_path(o.html, "--html", o.force);
+  const ReportInput in = report_input(o.file, o.timeline);
+  warn_damaged(o, in.listing);
+  write_output(o.html, "--html", [&](std::ostream& out) { write_html_report(out, in); }, o.force);
+  std::cout << "# HTML report of " << in.listing.runs.size() << " run(s)";
+  if (!in.comm.empty()) std::cout << " and " << in.comm.size() << " communication result(s)";
+  std::cout << " written to " << o.html << '\n';
+}
+
 void report(const Options& o) {
+  if (!o.html.empty()) return report_html(o);
+  if (!o.timeline.empty()) throw UsageError("--timeline chooses the runs of the --html page; give --html OUT.html too");
   // A trace path that cannot be written is refused before the file is read.
   if (!o.trace.empty()) check_output_path(o.trace, "--trace", o.force);
   if (o.run == 0) {
@@ -85,7 +105,10 @@ void add_report_command(CLI::App& app) {
   add(*cmd, {"--run", "Show this run (an id >= 1): its summary, per-rank table and metadata"}, o->run);
   add(*cmd, flag::json, o->json)->description("Print JSON instead of tables (times in seconds): the run object of docs/json.md");
   add(*cmd, flag::trace, o->trace)->description("Write the run's Chrome trace (Perfetto, chrome://tracing) to this file");
-  add(*cmd, flag::force, o->force)->description("Replace the --trace file if it exists");
+  add(*cmd, flag::html, o->html);
+  add(*cmd, {"--timeline", "Runs whose measured and simulated timelines the --html page shows (comma list of ids; default: the first run of each schedule)", 1},
+      o->timeline);
+  add(*cmd, flag::force, o->force)->description("Replace the --trace or --html file if it exists");
   cmd->callback([o] { report(*o); });
 }
 

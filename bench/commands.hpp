@@ -25,5 +25,6 @@ void add_merge_command(CLI::App& app);
 void add_rerun_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_comm_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 
 }  // namespace pipebench::bench

@@ -57,6 +57,7 @@ inline constexpr Flag json{"--json", "Print JSON (docs/json.md) instead of text"
 inline constexpr Flag out{"-o,--out", "Write to this file"};
 inline constexpr Flag svg{"--svg",
                            "Write the timeline picture (SVG) to this file; a sweep inserts each configuration's name before .svg"};
+inline constexpr Flag html{"--html", "Write a self-contained HTML page (inline SVG plots, no network access) to this file"};
 inline constexpr Flag trace{"--trace", "Write a Chrome trace (Perfetto, chrome://tracing) to this file"};
 inline constexpr Flag force{"--force", "Replace output files (--trace, --svg, ...) that already exist; results files are never replaced"};
 

@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
     pipebench::bench::add_rerun_command(app);
     pipebench::bench::add_plan_command(app);
     pipebench::bench::add_comm_command(app);
+    pipebench::bench::add_compare_command(app);
     pipebench::bench::add_config_option(app);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -4,6 +4,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./jobs/setup.sh release
+# The browser test of `report --html` and `compare --html` (tests/cli/browser_check.py) needs Debian's
+# chromium; without it that one test is skipped.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [[ $(id -u) -eq 0 ]]; then
+    echo "# test.sh: installing chromium for the browser test"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; } ||
+      echo "# test.sh: chromium could not be installed: the browser test is skipped"
+  else
+    echo "# test.sh: chromium is missing and this is not root: the browser test is skipped (sudo apt-get install chromium)"
+  fi
+fi
 ctest --preset release -j "$(nproc)" "$@"
 
 # Issue 12: the Slurm batch scripts on a real one-node Slurm (label slurm, skipped above without one):

@@ -90,6 +90,19 @@ std::string record_table(const std::vector<Record>& records) {
 
 }  // namespace
 
+std::string variability_line(const RunSummary& s) {
+  if (!s.step_time_min || !s.step_time_max) return "# variability over timed steps: unknown (written before schema version 3)\n";
+  std::string out = "# over timed steps: step time min " + ms(*s.step_time_min) + " / median " + ms(s.step_time) +
+                    " / max " + ms(*s.step_time_max) + " ms";
+  if (s.step_time_cv) out += ", cv " + percent(*s.step_time_cv) + " %";
+  if (s.bubble_min && s.bubble_max)
+    out += "; bubble min " + percent(*s.bubble_min) + " / median " + percent(s.bubble_measured) + " / max " +
+           percent(*s.bubble_max) + " %";
+  const auto spread = step_time_spread(s);
+  if (spread && *spread > kSpreadFlag) out += "; spread " + percent(*spread) + " % > " + percent(kSpreadFlag) + " %";
+  return out + "\n";
+}
+
 // Widths fit the usual values, so rows printed one at a time as a sweep runs line up.
 Table runs_table() {
   return Table({{"run", "", true, 4},
@@ -141,9 +154,20 @@ std::string render_listing(const std::string& path, const RunListing& listing) {
   }
   s += "\n# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
   std::vector<std::vector<std::string>> rows;
-  for (const auto& r : listing.runs) rows.push_back(run_row(r.id, r.run));
+  std::vector<int> noisy, unknown;
+  for (const auto& r : listing.runs) {
+    rows.push_back(run_row(r.id, r.run));
+    const auto spread = step_time_spread(r.run.summary);
+    if (!spread) unknown.push_back(r.id);
+    else if (*spread > kSpreadFlag) noisy.push_back(r.id);
+  }
   Table t = runs_table();
   s += t.render(rows);
+  if (!noisy.empty())
+    s += "# step time spread (max - min) / median over timed steps above " + percent(kSpreadFlag) + " %: run(s) " +
+         id_ranges(noisy) + "\n";
+  if (!unknown.empty())
+    s += "# variability unknown (written before schema version 3): run(s) " + id_ranges(unknown) + "\n";
   // Where the runs came from, for runs of Slurm jobs: one line per job (a merged job array has several).
   std::vector<std::pair<std::string, std::vector<int>>> jobs;
   for (const auto& r : listing.runs) {
@@ -185,6 +209,7 @@ std::string render_run(const std::string& path, int id, const RunResult& run) {
   out += "# bubble " + percent(s.bubble_measured) + " % measured, " + percent(s.bubble_simulated) + " % simulated, " +
          (s.bubble_formula ? percent(*s.bubble_formula) + " %" : std::string("no")) + " formula; measured - simulated " +
          fixed((s.bubble_measured - s.bubble_simulated) * 100, 2, true) + " pp\n";
+  out += variability_line(s);
   for (const auto& [k, v] : s.extra) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -220,7 +245,7 @@ nlohmann::ordered_json run_json(int id, const RunResult& run, bool with_ranks) {
 
 nlohmann::ordered_json listing_json(const std::string& path, const RunListing& listing) {
   nlohmann::ordered_json j = {{"file", path},
-                              {"schema_version", kResultsSchemaVersion},
+                              {"schema_version", listing.schema_version},
                               {"runs", nlohmann::ordered_json::array()},
                               {"incomplete_runs", listing.incomplete},
                               {"damaged_runs", nlohmann::ordered_json::array()}};

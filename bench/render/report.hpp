@@ -23,6 +23,9 @@ std::string render_listing(const std::string& path, const RunListing& listing);
 // A run's Slurm job in one line, from its slurm_* metadata: "job 12 (array 10_2), partition debug,
 // nodes vm, tasks 4, tasks per node 4, cpu bind cores, restarts 1"; "" for a run outside Slurm.
 std::string slurm_summary(const std::map<std::string, std::string>& metadata);
+// "# over timed steps: step time min .. / median .. / max .. ms, cv .. %; bubble min .. %", with the
+// spread flag past kSpreadFlag, or "unknown" for files before schema version 3.
+std::string variability_line(const RunSummary& s);
 // One run: its summary, configuration, per-rank table and metadata.
 std::string render_run(const std::string& path, int id, const RunResult& run);
 

@@ -23,6 +23,7 @@ class Table {
   std::string row(const std::vector<std::string>& cells) const;  // one line; throws Error on a wrong cell count
   // fit, then header and rows.
   std::string render(const std::vector<std::vector<std::string>>& rows);
+  const std::vector<Column>& columns() const { return columns_; }
 
  private:
   std::string line(char lead, const std::vector<std::string>& cells) const;

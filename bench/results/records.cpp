@@ -14,6 +14,11 @@ const char* comm_kind_name(CommKind k) {
   return "?";
 }
 
+std::optional<double> step_time_spread(const RunSummary& s) {
+  if (!s.step_time_min || !s.step_time_max || !(s.step_time > 0)) return std::nullopt;
+  return (*s.step_time_max - *s.step_time_min) / s.step_time;
+}
+
 const char* comm_group_name(CommGroup g) {
   switch (g) {
     case CommGroup::pp: return "pp";

@@ -135,6 +135,11 @@ struct RunSummary {
   std::string analytic_source;
   std::map<std::string, std::string> analytic_notes;
   std::map<std::string, double> extra;  // workload-specific figures (loss, FLOP/s, ...: docs/json.md)
+  // [v3] Variability over the timed steps (step_time and bubble_measured are the medians): min and max
+  // of step time and measured bubble, and the step time's coefficient of variation (sample standard
+  // deviation / mean; 0 for one step). None in files of schema version 1 and 2: unknown there.
+  std::optional<double> step_time_min, step_time_max, step_time_cv;
+  std::optional<double> bubble_min, bubble_max;
 
   static constexpr auto fields() {
     using R = RunSummary;
@@ -146,7 +151,10 @@ struct RunSummary {
         field("analytic_makespan", &R::analytic_makespan), field("analytic_idle", &R::analytic_idle),
         field("analytic_peak_inflight", &R::analytic_peak_inflight),
         field("analytic_idle_measure", &R::analytic_idle_measure), field("analytic_source", &R::analytic_source),
-        field("analytic_notes", &R::analytic_notes), field("extra", &R::extra));
+        field("analytic_notes", &R::analytic_notes), field("extra", &R::extra),
+        field("step_time_min", &R::step_time_min), field("step_time_max", &R::step_time_max),
+        field("step_time_cv", &R::step_time_cv), field("bubble_min", &R::bubble_min),
+        field("bubble_max", &R::bubble_max));
   }
 };
 
@@ -167,6 +175,13 @@ inline bool operator==(const RankSummary& a, const RankSummary& b) { return fiel
 inline bool operator==(const StageSummary& a, const StageSummary& b) { return fields_equal(a, b); }
 inline bool operator==(const RunSummary& a, const RunSummary& b) { return fields_equal(a, b); }
 bool operator==(const RunResult& a, const RunResult& b);
+
+// The spread of a run's step time over its timed steps, (max - min) / median; none where the file
+// does not record it (schema versions 1 and 2) or the median is 0. The report flags a run whose spread
+// exceeds kSpreadFlag, and `pipebench compare` calls a difference significant only when the min-max
+// ranges of two runs do not overlap.
+std::optional<double> step_time_spread(const RunSummary& s);
+inline constexpr double kSpreadFlag = 0.05;
 
 // `s` as valid UTF-8: every byte that does not belong to a well-formed UTF-8 sequence becomes the four
 // characters \xHH; valid text (and backslashes) are left as they are. Text goes through this when it is

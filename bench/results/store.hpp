@@ -12,8 +12,9 @@
 
 namespace pipebench::bench {
 
-// Version 3 added the /comm groups of `pipebench comm` (bench/results/comm_results.hpp). Version 2 added the stages table and the analytic figures other than bubble_formula (and pipes) to
-// each run's attributes; version 1 files are still read.
+// Version 2 added the stages table and the analytic figures other than bubble_formula (and pipes) to
+// each run's attributes; version 3 the /comm groups of `pipebench comm` (bench/results/comm_results.hpp)
+// and the variability over timed steps (step_time_min, ...). Version 1 and 2 files are still read.
 inline constexpr std::int64_t kResultsSchemaVersion = 3;
 inline constexpr std::int64_t kOldestReadableSchemaVersion = 1;
 

@@ -1,6 +1,7 @@
 #include "bench/run/measure.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -21,9 +22,6 @@ double median(std::vector<double> v) {
   return 0.5 * (hi + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n)));
 }
 
-namespace {
-
-// Per stage, the median measured duration of each kind, as the simulator's costs.
 analysis::SimCosts measured_costs(const analysis::Schedule& s, const std::vector<ActionRecord>& actions, double p2p) {
   const int S = s.num_stages();
   std::vector<std::vector<double>> d(static_cast<std::size_t>(S) * 4);  // F, B, I, W
@@ -49,6 +47,8 @@ analysis::SimCosts measured_costs(const analysis::Schedule& s, const std::vector
   c.p2p = p2p;
   return c;
 }
+
+namespace {
 
 // Effective point-to-point time: for the receives that kept their action waiting, from the matching
 // send being posted to the receive completing, averaged. The mean, not the median: the delays have a
@@ -290,6 +290,23 @@ void set_analytic(RunSummary& sum, const analysis::AnalyticFigures& a) {
 
 }  // namespace
 
+void set_variability(RunSummary& sum, const std::vector<double>& step_times, const std::vector<double>& bubbles) {
+  if (step_times.empty()) return;
+  const auto [tmin, tmax] = std::minmax_element(step_times.begin(), step_times.end());
+  const auto [bmin, bmax] = std::minmax_element(bubbles.begin(), bubbles.end());
+  sum.step_time_min = *tmin;
+  sum.step_time_max = *tmax;
+  if (!bubbles.empty()) {
+    sum.bubble_min = *bmin;
+    sum.bubble_max = *bmax;
+  }
+  const double n = static_cast<double>(step_times.size());
+  double mean = 0, ss = 0;
+  for (double x : step_times) mean += x / n;
+  for (double x : step_times) ss += (x - mean) * (x - mean);
+  sum.step_time_cv = step_times.size() > 1 && mean > 0 ? std::sqrt(ss / (n - 1)) / mean : 0.0;
+}
+
 Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in) {
   const int world = grid.world_size();
   if (static_cast<int>(in.clocks.size()) != world || static_cast<int>(in.timing.size()) != world)
@@ -328,6 +345,7 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
   sum.makespan = median(steps.makespans);
   sum.bubble_measured = median(steps.bubbles);
   sum.step_time = median(steps.step_times);
+  set_variability(sum, steps.step_times, steps.bubbles);
   sum.dp_sync_time = std::max(0.0, sum.step_time - sum.makespan);
   sum.simulated_makespan = pred.sim.metrics.makespan;
   sum.bubble_simulated = pred.sim.metrics.bubble_fraction;

@@ -71,6 +71,11 @@ inline RunResult sample_run(const std::string& key = "schedule=1f1b,t=1,p=2,d=1,
   r.summary.simulated_makespan = 0.0105;
   r.summary.dp_sync_time = 0.001;
   r.summary.extra = {{"loss", 2.5}};
+  r.summary.step_time_min = 0.0118;
+  r.summary.step_time_max = 0.0125;
+  r.summary.step_time_cv = 0.03;
+  r.summary.bubble_min = 0.24;
+  r.summary.bubble_max = 0.26;
   r.summary.analytic_makespan = 0.009;
   r.summary.analytic_peak_inflight = {2, 1};
   r.summary.analytic_idle_measure = "idle per rank";

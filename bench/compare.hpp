@@ -1,0 +1,46 @@
+#pragma once
+// `pipebench compare A.h5 B.h5`: runs of two results files matched by configuration, with B/A ratios,
+// significance from the min-max ranges over timed steps, geometric means per schedule, configurations
+// in one file only and the metadata that differs (docs/report.md "compare").
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/render/html.hpp"
+#include "bench/results/store.hpp"
+
+namespace pipebench::bench {
+
+// The configuration a run is matched by: its config entries without the measurement settings
+// warmup_steps and timed_steps ("name=value" joined by spaces, sorted by name), or its key when it has
+// no config.
+std::string match_key(const RunResult& run);
+
+// Whether two measured ranges [a_lo, a_hi] and [b_lo, b_hi] do not overlap.
+bool ranges_disjoint(double a_lo, double a_hi, double b_lo, double b_hi);
+
+// Metadata entries that differ between the files and matter (hardware, libraries, build flags,
+// settings, the recorded environment). Left out as noise: date_utc, writer_host, writer_pid, job_id,
+// slurm_job_id, slurm_nodelist, command_line (it names the output file), environment variables that
+// name a job, step, process or node (SLURM_JOB_ID, SLURM_TASK_PID, ...); placement is compared with
+// host names replaced by their order ("host1:0-3,host2:4-7"), so only a different layout counts.
+bool metadata_is_noise(const std::string& key);
+std::string placement_shape(const std::string& placement);
+
+// Sets c.metadata to the entries of `a` and `b` (key -> value, values of several runs joined by " | ")
+// that differ and are not noise.
+void metadata_diffs(Comparison& c, const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b);
+
+Comparison compare_listings(const std::string& path_a, const RunListing& a, const std::string& path_b, const RunListing& b);
+// Adds the communication results of both files to `c`: groups matched by comm_label(), sizes present
+// in both, busbw B/A and its geometric mean per group.
+void compare_comm(Comparison& c, const std::vector<CommResult>& a, const std::vector<CommResult>& b);
+std::string comm_label(const CommResult& r);
+
+// The comparison as text (nccl-tests style '#' lines and a table) and as the --json object.
+std::string render_comparison(const Comparison& c);
+nlohmann::ordered_json comparison_json(const Comparison& c);
+
+}  // namespace pipebench::bench

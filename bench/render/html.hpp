@@ -1,0 +1,109 @@
+#pragma once
+// The HTML report of a results file (`pipebench report FILE --html OUT.html`) and the comparison of
+// two (`pipebench compare A B --html OUT.html`): one self-contained page each, inline CSS and SVG, no
+// network access, a few lines of inline JavaScript to sort tables (the page reads without it).
+// docs/report.md shows what each section holds. The front-ends (bench/cmd_report.cpp,
+// bench/cmd_compare.cpp) read the files and compute what needs the simulator; this renders.
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "analysis/schedule.hpp"
+#include "analysis/timeline.hpp"
+#include "bench/results/comm_reader.hpp"
+#include "bench/results/records.hpp"
+#include "bench/results/store.hpp"
+
+namespace pipebench::bench {
+
+// Where a run's step time went, seconds, averaged over ranks; the parts add up to the step time.
+//   compute   the rank's busy time (its actions)
+//   overhead  the executor's own time between actions (extra executor_overhead_per_action x actions)
+//   bubble    the idle the schedule itself implies for that compute: the simulator fed the run's stage
+//             times with no communication time and no overhead gives an idle fraction f, and the
+//             bubble is compute x f / (1 - f)
+//   waiting   the rest of the makespan: waiting for inputs (messages, a late neighbour)
+//   dp_sync   step time - makespan: data-parallel gradient sync and optimizer
+struct Breakdown {
+  double compute = 0, overhead = 0, bubble = 0, waiting = 0, dp_sync = 0;
+};
+
+// One run's timelines for the report: the first timed step of pipeline 0, measured, and the
+// simulator's prediction from the run's measured op times.
+struct TimelineView {
+  int id = 0;
+  analysis::Schedule schedule;
+  analysis::Timeline measured, simulated;
+};
+
+struct ReportInput {
+  std::string path;
+  RunListing listing;
+  std::map<int, Breakdown> breakdown;    // by run id; runs without one are left out of the plot
+  std::vector<TimelineView> timelines;
+  std::vector<CommResult> comm;          // empty: no communication section
+};
+
+void write_html_report(std::ostream& os, const ReportInput& in);
+// The communication section alone (busbw against size per op, one series per group, and the fits).
+void write_comm_section(std::ostream& os, const std::vector<CommResult>& comm);
+
+// The comparison, computed by bench/cmd_compare.cpp (compare.hpp there); rendered here.
+struct CompareFigure {
+  std::string name, unit;       // "step time", "ms": the display unit
+  double scale = 1;             // display unit per SI unit (1e3 for ms)
+  std::optional<double> a, b;   // SI units (s, fraction, FLOP/s), as --json gives them
+  std::optional<double> ratio;  // b / a
+  std::optional<double> a_lo, a_hi, b_lo, b_hi;  // min-max over timed steps, where known
+  std::optional<bool> significant;               // none: variability unknown
+};
+struct CompareMatch {
+  std::string key;      // the configuration key both runs carry
+  std::string label;    // "1f1b t=1 p=4 d=1 v=1 m=8"
+  std::string group;    // runs of one group get one geometric-mean ratio (the schedule)
+  std::string schedule;
+  int id_a = 0, id_b = 0;
+  std::vector<CompareFigure> figures;
+};
+struct CompareGroup {
+  std::string name;
+  int runs = 0;
+  std::optional<double> geomean_step_ratio;  // geometric mean of B/A step time
+};
+struct Comparison {
+  std::string path_a, path_b;
+  std::vector<CompareMatch> matches;
+  struct Unmatched {
+    std::string label, key;
+  };
+  std::vector<Unmatched> only_a, only_b;  // configurations present in one file only
+  struct MetaDiff {
+    std::string key, a, b;
+  };
+  std::vector<MetaDiff> metadata;
+  std::vector<CompareGroup> groups;
+  std::optional<double> geomean_step_ratio;  // over every match
+  int significant = 0, insignificant = 0, unknown = 0;  // step time differences
+  // Communication results matched by op, group, groups, group size, backend and mapping: busbw per
+  // size in both, significant when the min-max time ranges do not overlap.
+  struct CommSize {
+    std::int64_t bytes = 0;
+    double busbw_a = 0, busbw_b = 0;
+    std::optional<double> ratio;  // busbw B/A: above 1, B is faster
+    bool significant = false;
+  };
+  struct CommMatch {
+    std::string label;  // "allreduce world 1 x 4 mpi 1x4x1"
+    int id_a = 0, id_b = 0;
+    std::vector<CommSize> sizes;
+    std::optional<double> geomean_busbw_ratio;
+  };
+  std::vector<CommMatch> comm;
+  std::vector<std::string> comm_only_a, comm_only_b;
+};
+
+void write_html_compare(std::ostream& os, const Comparison& c);
+
+}  // namespace pipebench::bench
