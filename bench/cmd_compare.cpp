@@ -13,7 +13,7 @@
 #include "bench/flags.hpp"
 #include "bench/render/html.hpp"
 #include "bench/render/output.hpp"
-#include "bench/results/comm_reader.hpp"
+#include "bench/results/comm_results.hpp"
 #include "bench/results/store.hpp"
 
 namespace pipebench::bench {
@@ -29,7 +29,7 @@ struct Options {
 
 struct Side {
   RunListing listing;
-  std::vector<CommResult> comm;
+  std::vector<StoredComm> comm;
 };
 
 Side read_side(const std::string& path) {
@@ -39,7 +39,7 @@ Side read_side(const std::string& path) {
     std::cerr << "pipebench: warning: run " << d.id << " of " << quoted(path, 200) << " is damaged and is skipped: " << d.reason
               << '\n';
   try {
-    s.comm = read_comm_results(path);
+    s.comm = read_comms(path);
   } catch (const UsageError&) {
     throw;
   } catch (const std::exception& e) {

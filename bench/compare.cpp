@@ -237,26 +237,29 @@ std::string comm_label(const CommResult& r) {
          (r.mapping.empty() ? "" : " " + r.mapping) + (r.one_group ? " one-group" : "");
 }
 
-void compare_comm(Comparison& c, const std::vector<CommResult>& a, const std::vector<CommResult>& b) {
-  std::map<std::string, const CommResult*> in_b;
-  for (const auto& r : b) in_b[comm_label(r)] = &r;  // the latest of a label counts
-  std::map<std::string, const CommResult*> in_a;
-  for (const auto& r : a) in_a[comm_label(r)] = &r;
+void compare_comm(Comparison& c, const std::vector<StoredComm>& a, const std::vector<StoredComm>& b) {
+  std::map<std::string, const StoredComm*> in_b;
+  for (const auto& r : b) in_b[comm_label(r.result)] = &r;  // the latest of a label counts
+  std::map<std::string, const StoredComm*> in_a;
+  for (const auto& r : a) in_a[comm_label(r.result)] = &r;
   for (const auto& [label, ra] : in_a) {
     const auto it = in_b.find(label);
     if (it == in_b.end()) {
       c.comm_only_a.push_back(label);
       continue;
     }
-    const CommResult& rb = *it->second;
+    const CommResult& rb = it->second->result;
     Comparison::CommMatch m;
     m.label = label;
     m.id_a = ra->id;
-    m.id_b = rb.id;
-    std::map<std::int64_t, const CommRow*> rows_b;
-    for (const auto& row : rb.rows) rows_b[row.bytes] = &row;
+    m.id_b = it->second->id;
+    // Out-of-place rows only, as nccl-tests' first columns (each size has an in-place row too).
+    std::map<std::int64_t, const CommBenchRow*> rows_b;
+    for (const auto& row : rb.rows)
+      if (!row.in_place) rows_b[row.bytes] = &row;
     std::vector<double> ratios;
-    for (const auto& row : ra->rows) {
+    for (const auto& row : ra->result.rows) {
+      if (row.in_place) continue;
       const auto jt = rows_b.find(row.bytes);
       if (jt == rows_b.end()) continue;
       Comparison::CommSize sz;
@@ -278,9 +281,9 @@ void compare_comm(Comparison& c, const std::vector<CommResult>& a, const std::ve
   if (c.matches.empty() && c.only_a.empty() && c.only_b.empty()) {  // files of communication results only
     std::map<std::string, std::set<std::string>> va, vb;
     for (const auto& r : a)
-      for (const auto& [k, v] : r.metadata) va[k].insert(k == "placement" ? placement_shape(v) : v);
+      for (const auto& [k, v] : r.result.metadata) va[k].insert(k == "placement" ? placement_shape(v) : v);
     for (const auto& r : b)
-      for (const auto& [k, v] : r.metadata) vb[k].insert(k == "placement" ? placement_shape(v) : v);
+      for (const auto& [k, v] : r.result.metadata) vb[k].insert(k == "placement" ? placement_shape(v) : v);
     metadata_diffs(c, joined(va), joined(vb));
   }
 }

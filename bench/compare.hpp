@@ -36,7 +36,7 @@ void metadata_diffs(Comparison& c, const std::map<std::string, std::string>& a, 
 Comparison compare_listings(const std::string& path_a, const RunListing& a, const std::string& path_b, const RunListing& b);
 // Adds the communication results of both files to `c`: groups matched by comm_label(), sizes present
 // in both, busbw B/A and its geometric mean per group.
-void compare_comm(Comparison& c, const std::vector<CommResult>& a, const std::vector<CommResult>& b);
+void compare_comm(Comparison& c, const std::vector<StoredComm>& a, const std::vector<StoredComm>& b);
 std::string comm_label(const CommResult& r);
 
 // The comparison as text (nccl-tests style '#' lines and a table) and as the --json object.

@@ -8,7 +8,7 @@
 #include "analysis/generators.hpp"
 #include "analysis/simulate.hpp"
 #include "analysis/text.hpp"
-#include "bench/results/comm_reader.hpp"
+#include "bench/results/comm_results.hpp"
 #include "bench/results/store.hpp"
 #include "bench/run/measure.hpp"
 
@@ -120,7 +120,7 @@ ReportInput report_input(const std::string& path, const std::vector<int>& timeli
   in.listing = list_runs(path);
   const RunListing& l = in.listing;
   try {
-    in.comm = read_comm_results(path);
+    in.comm = read_comms(path);
   } catch (const UsageError&) {
     throw;
   } catch (const std::exception& e) {

@@ -12,7 +12,7 @@
 
 #include "analysis/schedule.hpp"
 #include "analysis/timeline.hpp"
-#include "bench/results/comm_reader.hpp"
+#include "bench/results/comm_results.hpp"
 #include "bench/results/records.hpp"
 #include "bench/results/store.hpp"
 
@@ -43,12 +43,12 @@ struct ReportInput {
   RunListing listing;
   std::map<int, Breakdown> breakdown;    // by run id; runs without one are left out of the plot
   std::vector<TimelineView> timelines;
-  std::vector<CommResult> comm;          // empty: no communication section
+  std::vector<StoredComm> comm;          // empty: no communication section
 };
 
 void write_html_report(std::ostream& os, const ReportInput& in);
 // The communication section alone (busbw against size per op, one series per group, and the fits).
-void write_comm_section(std::ostream& os, const std::vector<CommResult>& comm);
+void write_comm_section(std::ostream& os, const std::vector<StoredComm>& comm);
 
 // The comparison, computed by bench/cmd_compare.cpp (compare.hpp there); rendered here.
 struct CompareFigure {

@@ -249,21 +249,25 @@ TEST(Compare, UnknownVariabilityIsNotSignificant) {
 }
 
 TEST(Compare, CommBusbwPerSize) {
-  CommResult a;
+  StoredComm a;
   a.id = 1;
-  a.op = "allreduce";
-  a.group = "dp";
-  a.groups = 2;
-  a.group_size = 4;
-  a.backend = "mpi";
-  a.rows = {{1024, 256, 10, 9, 11, 0.1, 0.15, 0}, {4096, 1024, 20, 19, 21, 0.2, 0.3, 0}};
-  CommResult b = a;
+  a.result.op = "allreduce";
+  a.result.group = "dp";
+  a.result.groups = 2;
+  a.result.group_size = 4;
+  a.result.backend = "mpi";
+  // bytes count in_place time_us min max algbw busbw wrong: out of place, then in place (ignored)
+  a.result.rows = {{1024, 256, 0, 10, 9, 11, 0.1, 0.15, 0},
+                   {1024, 256, 1, 90, 89, 91, 0.01, 0.015, 0},
+                   {4096, 1024, 0, 20, 19, 21, 0.2, 0.3, 0}};
+  StoredComm b = a;
   b.id = 7;
-  b.rows[1].busbw_GBps = 1.2;  // four times a's
-  b.rows[1].time_us_min = 4;
-  b.rows[1].time_us_max = 6;
-  CommResult other = a;
-  other.op = "allgather";
+  b.result.rows[1].busbw_GBps = 5;  // in place: not compared
+  b.result.rows[2].busbw_GBps = 1.2;  // four times a's
+  b.result.rows[2].time_us_min = 4;
+  b.result.rows[2].time_us_max = 6;
+  StoredComm other = a;
+  other.result.op = "allgather";
   Comparison c;
   compare_comm(c, {a, other}, {b});
   ASSERT_EQ(c.comm.size(), 1u);
