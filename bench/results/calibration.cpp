@@ -5,42 +5,21 @@
 
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
+#include "comm/bench_model.hpp"
+#include "bench/results/comm_results.hpp"
 #include "bench/results/h5.hpp"
+#include "bench/results/layout.hpp"
 #include "bench/results/store.hpp"
 
 namespace pipebench::bench {
 
-std::vector<CommFit> read_comm_fits(const std::string& path) {
-  std::vector<CommFit> fits;
-  h5::Id file = h5::open_file(path, false);
-  if (h5::object_kind(file.get(), "comm") != h5::ObjectKind::group) return fits;
-  h5::Id comm = h5::open_group(file.get(), "comm");
-  for (const std::string& name : h5::link_names(comm.get())) {
-    if (h5::object_kind(comm.get(), name) != h5::ObjectKind::group) continue;
-    h5::Id g = h5::open_group(comm.get(), name);
-    // Only complete invocations count, as for runs.
-    if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) continue;
-    if (h5::object_kind(g.get(), "fit") != h5::ObjectKind::group) continue;
-    h5::Id fit = h5::open_group(g.get(), "fit");
-    CommFit f;
-    f.id = "/comm/" + name;
-    if (h5::has_attr(g.get(), "op")) f.op = h5::read_string_attr(g.get(), "op");
-    if (h5::has_attr(g.get(), "group")) f.group = h5::read_string_attr(g.get(), "group");
-    if (h5::has_attr(g.get(), "group_size")) f.group_size = h5::read_int_attr(g.get(), "group_size");
-    f.alpha = h5::read_double_attr(fit.get(), "alpha_s");
-    f.beta = h5::read_double_attr(fit.get(), "beta_Bps");
-    if (h5::has_attr(fit.get(), "points")) f.points = h5::read_int_attr(fit.get(), "points");
-    if (!(f.alpha >= 0) || !(f.beta > 0) || !std::isfinite(f.alpha) || !std::isfinite(f.beta)) continue;
-    fits.push_back(f);
-  }
-  return fits;
-}
-
 namespace {
 
+// Operations that measure one link: OSU's tests and sendrecv (comm/bench_model.hpp).
 bool point_to_point(const std::string& op) {
-  for (const char* p : {"sendrecv", "send", "recv", "p2p", "ping", "latency", "bw"})
-    if (op.find(p) != std::string::npos) return true;
+  namespace cb = comm::bench;
+  for (const cb::BenchOp b : cb::kBenchOps)
+    if (op == cb::bench_op_name(b)) return b == cb::BenchOp::sendrecv || cb::is_p2p(b);
   return false;
 }
 
@@ -82,24 +61,26 @@ Calibration read_calibration(const std::string& path) {
   c.action_gap /= static_cast<double>(c.runs.size());
 
   try {
-    c.fits = read_comm_fits(path);
+    for (auto& sc : read_comms(path))
+      if (sc.result.fit.points > 0 && sc.result.fit.beta_Bps > 0 && std::isfinite(sc.result.fit.alpha_s))
+        c.comms.push_back(std::move(sc));
   } catch (const Error& e) {
     throw UsageError(what + ": its /comm group is damaged: " + e.what());
   }
-  const CommFit* best = nullptr;
-  for (const CommFit& f : c.fits)
-    if (point_to_point(f.op) && (!best || f.points > best->points)) best = &f;
-  if (!best && !c.fits.empty()) best = &c.fits.front();
+  const StoredComm* best = nullptr;
+  for (const StoredComm& sc : c.comms)
+    if (point_to_point(sc.result.op) && (!best || sc.result.fit.points > best->result.fit.points)) best = &sc;
+  if (!best && !c.comms.empty()) best = &c.comms.front();
   if (best) {
-    c.alpha = best->alpha;
-    c.beta = best->beta;
-    if (!point_to_point(best->op) && best->group_size > 1) {
+    const CommResult& r = best->result;
+    c.alpha = r.fit.alpha_s;
+    c.beta = r.fit.beta_Bps;
+    if (!point_to_point(r.op) && r.group_size > 1 && r.op == "all_reduce") {
       // A collective's fit: a ring all-reduce moves 2(n-1)/n of the bytes through each link.
-      const double n = double(best->group_size);
-      if (best->op.find("reduce") != std::string::npos && best->op.find("all") != std::string::npos)
-        c.beta = best->beta * 2 * (n - 1) / n;
+      const double n = double(r.group_size);
+      c.beta = r.fit.beta_Bps * 2 * (n - 1) / n;
     }
-    c.link_source = "comm fit " + best->id + " (op " + best->op + ")";
+    c.link_source = "comm fit /comm/" + run_name(best->id) + " (op " + r.op + ")";
     return c;
   }
   // Least squares of t = alpha + bytes / beta over the runs' sends.

@@ -8,17 +8,9 @@
 #include <string>
 #include <vector>
 
-namespace pipebench::bench {
+#include "bench/results/comm_results.hpp"
 
-struct CommFit {
-  std::string id;     // "/comm/000001"
-  std::string op;     // as the group's `op` attribute says
-  std::string group;  // world|tp|pp|dp|pp-pairs
-  long long group_size = 0;
-  double alpha = 0;   // s
-  double beta = 0;    // bytes/s
-  long long points = 0;
-};
+namespace pipebench::bench {
 
 struct Calibration {
   std::string path;
@@ -29,15 +21,12 @@ struct Calibration {
   // The point-to-point link: t(bytes) = alpha + bytes / beta.
   double alpha = 0, beta = 0;
   std::string link_source;          // "comm fit /comm/000002 (op sendrecv)" or "p2p transfers of run 1 (least squares)"
-  std::vector<CommFit> fits;        // every fit the file holds
+  std::vector<StoredComm> comms;    // every /comm group with a fit
   std::map<std::string, std::string> config;  // of the first transformer run
 };
 
 // Reads the file; UsageError (exit 2) naming the file when it is not a readable results file, holds no
 // complete transformer run with FLOP counts, or holds neither a comm fit nor point-to-point records to fit.
 Calibration read_calibration(const std::string& path);
-
-// The /comm fits alone (empty when the file has no /comm group); Error for a damaged one.
-std::vector<CommFit> read_comm_fits(const std::string& path);
 
 }  // namespace pipebench::bench

@@ -7,7 +7,9 @@
 #include "analysis/error.hpp"
 #include "bench/plan_inputs.hpp"
 #include "bench/results/calibration.hpp"
+#include "bench/results/comm_results.hpp"
 #include "bench/results/h5.hpp"
+#include "bench/results/layout.hpp"
 #include "bench/results/store.hpp"
 #include "sample_run.hpp"
 #include "scratch.hpp"
@@ -33,25 +35,24 @@ class PlanInputs : public ScratchDir {
     return r;
   }
   // One `pipebench comm` invocation with its fit, as issue 9's writer lays it out.
-  void add_comm_fit(const std::string& file, const std::string& id, const std::string& op, double alpha, double beta,
-                    std::int64_t complete = 1) {
+  // One `pipebench comm` result with its fit, as comm writes it (append_comm); `complete` false: cut
+  // short (its complete attribute removed).
+  void add_comm_fit(const std::string& file, const std::string& op, double alpha, double beta, bool complete = true) {
+    CommResult r;
+    r.op = op;
+    r.group = "world";
+    r.groups = 1;
+    r.group_size = 2;
+    r.backend = "mpi";
+    r.mapping = "1x2x1";
+    r.one_group = 1;
+    r.rows = {{8, 2, 0, alpha * 1e6, alpha * 1e6, alpha * 1e6, 0, 0, 0, 0, 0}};
+    r.fit = {alpha, beta, 0.01, 12};
+    const int id = append_comm(file, r);
+    if (complete) return;
     h5::Id f = h5::open_file(file, true);
-    if (!h5::has_link(f.get(), "comm")) h5::create_group(f.get(), "comm");
-    h5::Id comm = h5::open_group(f.get(), "comm");
-    h5::Id g = h5::create_group(comm.get(), id);
-    h5::write_attr(g.get(), "op", op);
-    h5::write_attr(g.get(), "group", std::string("world"));
-    h5::write_attr(g.get(), "groups", std::int64_t{1});
-    h5::write_attr(g.get(), "group_size", std::int64_t{2});
-    h5::write_attr(g.get(), "backend", std::string("mpi"));
-    h5::write_attr(g.get(), "mapping", std::string("1x2x1"));
-    h5::write_attr(g.get(), "one_group", std::int64_t{1});
-    h5::Id fit = h5::create_group(g.get(), "fit");
-    h5::write_attr(fit.get(), "alpha_s", alpha);
-    h5::write_attr(fit.get(), "beta_Bps", beta);
-    h5::write_attr(fit.get(), "max_rel_error", 0.01);
-    h5::write_attr(fit.get(), "points", std::int64_t{12});
-    h5::write_attr(g.get(), "complete", complete);
+    h5::Id g = h5::open_group(f.get(), "comm/" + run_name(id));
+    H5Adelete(g.get(), "complete");
     h5::close_file(f);
   }
 };
@@ -95,16 +96,16 @@ TEST_F(PlanInputs, MalformedMachineFilesAreOneLineErrors) {
 TEST_F(PlanInputs, CalibrationTakesTheFlopRateAndTheCommFit) {
   const std::string file = path("cal.h5");
   append_run(file, transformer_run("a"));
-  add_comm_fit(file, "000001", "all_reduce", 1e-5, 5e9);
-  add_comm_fit(file, "000002", "sendrecv", 2e-6, 8e9);
-  add_comm_fit(file, "000003", "sendrecv", 1.0, 1.0, 0);  // incomplete: ignored
+  add_comm_fit(file, "all_reduce", 1e-5, 5e9);
+  add_comm_fit(file, "sendrecv", 2e-6, 8e9);
+  add_comm_fit(file, "sendrecv", 1.0, 1.0, false);  // incomplete: ignored
   const Calibration c = read_calibration(file);
   EXPECT_NEAR(c.flop_rate, 1e12, 1e3);
   EXPECT_EQ(c.runs, std::vector<int>{1});
   EXPECT_DOUBLE_EQ(c.alpha, 2e-6);
   EXPECT_DOUBLE_EQ(c.beta, 8e9);
   EXPECT_EQ(c.link_source, "comm fit /comm/000002 (op sendrecv)");
-  EXPECT_EQ(c.fits.size(), 2u);
+  EXPECT_EQ(c.comms.size(), 2u);
   EXPECT_DOUBLE_EQ(c.value_bytes, 4);
 }
 
