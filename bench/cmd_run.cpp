@@ -63,6 +63,11 @@ std::string workload_notes(const RunResult& run) {
                   static_cast<double>(r.predicted_activation_bytes) / 1048576.0);
     s += buf;
   }
+  if (x.count("optimizer_state_bytes")) {
+    std::snprintf(buf, sizeof buf, "\n#   optimizer state, largest per rank, measured/formula (MiB): %.3f/%.3f",
+                  get("optimizer_state_bytes") / 1048576.0, get("optimizer_state_bytes_formula") / 1048576.0);
+    s += buf;
+  }
   s += "\n#   weight-gradient L2 norm per stage:";
   for (const auto& [k, v] : x)
     if (k.rfind("grad_norm.", 0) == 0) {
@@ -130,6 +135,13 @@ Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
                    list.c_str());
     }
     check_tags(sw.plans);
+    if (world_rank() == 0)
+      for (const Plan& pl : sw.plans)
+        if (rs.zero && pl.mapping.d == 1) {
+          std::fprintf(stderr, "pipebench: warning: --zero 1 with d = 1 (configuration %s): nothing to shard, the "
+                               "optimizer state stays whole\n", pl.label.c_str());
+          break;
+        }
     if (world_rank() == 0) check_device(rs, local, world);  // before any file or allocation
     if (world_rank() == 0) file = check_outputs(rs, sw.plans, local);
   } catch (const UsageError& e) {
@@ -285,7 +297,17 @@ void add_run_command(CLI::App& app) {
     recompute.emplace_back(kernels::to_string(mode), mode);
   add(*cmd, flag::recompute, md.recompute, recompute)->group(model);
   add(*cmd, flag::precision, md.fp64, {{"fp32", false}, {"fp64", true}})->group(model);
-  add(*cmd, {"--lr", "SGD learning rate after each step (0: weights fixed, identical steps)", 0}, md.lr)->group(model);
+  add(*cmd, {"--lr", "Learning rate after each step (SGD at 0: weights fixed, identical steps)", 0}, md.lr)->group(model);
+  add(*cmd, {"--optimizer", "sgd, or adam (AdamW: fp32 state, bias correction, decoupled weight decay)"}, md.optimizer,
+      {{"sgd", kernels::Optimizer::sgd}, {"adam", kernels::Optimizer::adam}})
+      ->group(model);
+  add(*cmd, {"--weight-decay", "Adam's decoupled weight decay of the weight matrices", 0}, md.weight_decay)->group(model);
+  add(*cmd, {"--zero", "1: ZeRO-1, gradients reduce-scattered and optimizer state sharded over the DP group", 0},
+      r.zero)
+      ->group(model);
+  add(*cmd, {"--tie-embeddings", "Output layer shares the token embedding's matrix (synced over the embedding group)"},
+      md.tie_embeddings)
+      ->group(model);
   // The seed is a count, not a byte size: parsed as an integer >= 0.
   add_parsed(
       *cmd, {"--seed", "Seed of weights and data", 0},

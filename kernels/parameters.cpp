@@ -51,7 +51,11 @@ std::vector<ParamInfo> parameter_table(const TransformerConfig& c) {
   if (c.head) {
     add("head.ln.gamma", -1, 1, h, Init::ones, 0, Split::none);
     add("head.ln.beta", -1, 1, h, Init::zeros, 0, Split::none);
-    add("head.out.weight", -1, h, vocab, Init::normal, std_w, Split::none);
+    // Tied: the embedding's matrix [V, h]; a copy of it (same name, same values) on a stage without it.
+    if (!c.tie_embeddings)
+      add("head.out.weight", -1, h, vocab, Init::normal, std_w, Split::none);
+    else if (!c.embedding)
+      add("embedding.tokens", -1, vocab, h, Init::normal, std_w, Split::none);
   }
   return table;
 }

@@ -110,7 +110,7 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   const u64 layer_params = add(add(mul(12, mul(h, ht)), mul(7, ht)), mul(6, h));
   m.parameters = mul(L, layer_params);
   if (c.embedding) m.parameters = add(m.parameters, mul(add(V, s), h));
-  if (c.head) m.parameters = add(m.parameters, add(mul(2, h), mul(h, V)));
+  if (c.head) m.parameters = add(m.parameters, c.tie_embeddings && c.embedding ? mul(2, h) : add(mul(2, h), mul(h, V)));
   m.weights = m.grads = mul(m.parameters, e);
 
   // Per layer (docs/transformer.md): xhat1, y1, xhat2, y2 [n,h]; q, k, v, ctx, u, g = 12 [n, h/t];
@@ -161,6 +161,7 @@ StageFlops stage_flops(const TransformerConfig& c) {
     f.forward += 2 * n * h * V;
     f.backward_input += 2 * n * h * V;
     f.backward_weight += 2 * n * h * V;
+    f.replicated = 2 * n * h * V;
   }
   return f;
 }

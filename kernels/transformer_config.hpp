@@ -33,6 +33,11 @@ struct TransformerConfig {
   int tp_rank = 0;
   Recompute recompute = Recompute::none;
   std::uint64_t seed = 1;
+  // Tied input and output embeddings: the head projects with the token embedding's [V, h] matrix
+  // (transposed). On a stage that holds both, one parameter; on a last stage without the embedding, a
+  // copy of it, named `embedding.tokens` too, that starts equal and that the caller keeps equal by
+  // summing both copies' gradients every step (the embedding group).
+  bool tie_embeddings = false;
 
   // The whole model on one rank.
   static TransformerConfig whole_model(int hidden, int heads, int seq, int micro_batch, int vocab, int layers);
@@ -63,6 +68,9 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t scalar_byt
 // backward_input includes `recompute`, the forward work that selective/full recomputation redoes.
 struct StageFlops {
   double forward = 0, backward_input = 0, backward_weight = 0, recompute = 0;
+  // Part of each of forward, backward_input and backward_weight that every tensor-parallel rank repeats
+  // in full (the replicated output layer): model FLOPs count it once, not once per rank.
+  double replicated = 0;
   double total() const { return forward + backward_input + backward_weight; }
 };
 StageFlops stage_flops(const TransformerConfig& c);

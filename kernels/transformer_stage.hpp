@@ -139,8 +139,9 @@ TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllRed
   }
   if (cfg_.head) {
     auto vec = [&](const Flat& f, std::size_t k) { return Flat(f.data() + table_[k].offset, table_[k].size()); };
-    head_w_ = {vec(weights_, i), vec(weights_, i + 1), mat(weights_, i + 2)};
-    head_g_ = {vec(grads_, i), vec(grads_, i + 1), mat(grads_, i + 2)};
+    const bool shared = cfg_.tie_embeddings && cfg_.embedding;  // the head reads wte_ itself
+    head_w_ = {vec(weights_, i), vec(weights_, i + 1), shared ? wte_ : mat(weights_, i + 2), cfg_.tie_embeddings};
+    head_g_ = {vec(grads_, i), vec(grads_, i + 1), shared ? gwte_ : mat(grads_, i + 2), cfg_.tie_embeddings};
   }
 }
 

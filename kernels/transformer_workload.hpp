@@ -12,6 +12,9 @@
 
 namespace pipebench::kernels {
 
+enum class Optimizer { sgd, adam };
+const char* to_string(Optimizer o);
+
 struct TransformerWorkloadConfig {
   int hidden = 0, heads = 0, seq = 0, micro_batch = 1, vocab = 0, layers = 0;
   std::vector<int> layers_per_stage;  // one per stage of a model copy; empty: split evenly
@@ -19,6 +22,11 @@ struct TransformerWorkloadConfig {
   std::uint64_t seed = 1;
   bool fp64 = false;
   double lr = 0;  // SGD step after the data-parallel sync; 0 keeps the weights (identical steps)
+  // Adam (kernels/optimizer.hpp) keeps two values of state per parameter and runs even at lr = 0 (its
+  // time and memory are then real, the weights unchanged).
+  Optimizer optimizer = Optimizer::sgd;
+  double weight_decay = 0;  // Adam's decoupled weight decay (matrices only)
+  bool tie_embeddings = false;  // kernels/transformer_config.hpp
   int tp_size = 1, tp_rank = 0;
   // Micro-batch k of this pipeline reads data sample mb_offset + k (data-parallel replicas differ).
   int mb_offset = 0;
@@ -34,6 +42,12 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
 
 // Checks the model against the schedule (validate() of every stage) without allocating.
 void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe);
+
+// Bytes of optimizer state pipeline rank `pp_rank` holds: 2 values per parameter of its stages for Adam
+// (0 for SGD), of its ZeRO-1 shards only when `zero` (kernels/workload.hpp, zero_shards with `buckets`
+// buckets per stage over `dp` ranks, data-parallel rank `dp_rank`).
+std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank,
+                                    bool zero, int buckets, int dp, int dp_rank);
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
                                                     int pp_rank, TpAllReduce tp_allreduce);
