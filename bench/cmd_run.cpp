@@ -305,6 +305,9 @@ void add_run_command(CLI::App& app) {
   add(*cmd, {"--zero", "1: ZeRO-1, gradients reduce-scattered and optimizer state sharded over the DP group", 0},
       r.zero)
       ->group(model);
+  add(*cmd, {"--vocab-parallel", "With t > 1: embedding rows, output columns and the loss split over the TP ranks"},
+      md.vocab_parallel, {{"on", true}, {"off", false}})
+      ->group(model);
   add(*cmd, {"--tie-embeddings", "Output layer shares the token embedding's matrix (synced over the embedding group)"},
       md.tie_embeddings)
       ->group(model);

@@ -38,6 +38,13 @@ struct TransformerConfig {
   // copy of it, named `embedding.tokens` too, that starts equal and that the caller keeps equal by
   // summing both copies' gradients every step (the embedding group).
   bool tie_embeddings = false;
+  // Vocabulary-parallel embedding and output layer (Megatron, on when t > 1): this rank holds the
+  // vocabulary rows [tp_rank*V/t, (tp_rank+1)*V/t) of the embedding and the matching columns of the
+  // output layer, and the loss is the parallel cross-entropy (no rank holds the full logits). Needs
+  // V % t == 0. Without it (or at t = 1) both are replicated.
+  bool vocab_parallel = false;
+  bool vocab_split() const { return vocab_parallel && tp_size > 1; }
+  int local_vocab() const { return vocab_split() ? vocab / tp_size : vocab; }
 
   // The whole model on one rank.
   static TransformerConfig whole_model(int hidden, int heads, int seq, int micro_batch, int vocab, int layers);

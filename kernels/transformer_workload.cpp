@@ -53,6 +53,7 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
   t.recompute = c.recompute;
   t.seed = c.seed;
   t.tie_embeddings = c.tie_embeddings;
+  t.vocab_parallel = c.vocab_parallel;
   return t;
 }
 

@@ -27,6 +27,7 @@ struct TransformerWorkloadConfig {
   Optimizer optimizer = Optimizer::sgd;
   double weight_decay = 0;  // Adam's decoupled weight decay (matrices only)
   bool tie_embeddings = false;  // kernels/transformer_config.hpp
+  bool vocab_parallel = true;   // when t > 1 (kernels/transformer_config.hpp), as Megatron-LM does
   int tp_size = 1, tp_rank = 0;
   // Micro-batch k of this pipeline reads data sample mb_offset + k (data-parallel replicas differ).
   int mb_offset = 0;

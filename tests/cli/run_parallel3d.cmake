@@ -16,3 +16,8 @@ pipebench_mpirun_test(run_zero_one_replica_warns NP 2 RC 0 ONCE "pipebench: warn
 pipebench_mpirun_test(run_adam_zero_state NP 2 RC 0
   MATCH "optimizer state, largest per rank, measured/formula \\(MiB\\): [0-9.]+/[0-9.]+"
   ARGS ${_p3} --mapping 1x1x2 --optimizer adam --weight-decay 0.01 --lr 1e-3 --zero 1 --dp-buckets 2 --tie-embeddings -o zero.h5)
+pipebench_mpirun_test(run_vocab_not_divisible NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "vocabulary size 33 is not divisible by the tensor-parallel size 2 .*use a multiple of 2, e.g. 34, or --vocab-parallel off"
+  ARGS ${_p3} --mapping 2x1x1 --vocab 33 -o never.h5)
+pipebench_mpirun_test(run_vocab_parallel_off NP 2 RC 0 MATCH "#   loss [0-9.]+"
+  ARGS ${_p3} --mapping 2x1x1 --vocab 33 --vocab-parallel off -o vpoff.h5)

@@ -76,6 +76,7 @@ struct Options {
   bool zero = false;
   int buckets = 0;
   bool tie = false;
+  bool vocab_parallel = true;
   int steps = 1;
 };
 
@@ -171,6 +172,7 @@ Distributed run(const Mapping3& mp, const Options& o, int m, AfterStep after_ste
   r.config.lr = o.lr;
   r.config.weight_decay = o.weight_decay;
   r.config.tie_embeddings = o.tie;
+  r.config.vocab_parallel = o.vocab_parallel;
   std::unique_ptr<bench::Executor> exec;
   const kernels::TpAllReduce fn = [&exec](void* data, std::size_t n, int e) { exec->tp_allreduce(data, n, e); };
   r.work = kernels::make_transformer_workload(r.config, r.schedule, r.pp->rank(), fn);
@@ -239,9 +241,12 @@ std::string name_of(const Mapping3& mp) {
 
 TEST(Parallel3d, SgdGradientsAndWeightsMatchTheWholeModel) {
   for (const auto& mp : mappings_of_this_world())
-    for (const char* sched : {"1f1b", "zb-h1"}) {
-      SCOPED_TRACE(name_of(mp) + " " + sched);
+    for (const char* sched : {"1f1b", "zb-h1"})
+      for (bool vp : {true, false}) {
+      if (!vp && mp.t == 1) continue;
+      SCOPED_TRACE(name_of(mp) + " " + sched + (vp ? "" : " replicated vocabulary"));
       Options o;
+      o.vocab_parallel = vp;
       o.schedule = sched;
       o.lr = 0.05;
       o.steps = 2;
@@ -335,10 +340,12 @@ TEST(Parallel3d, TiedEmbeddingsMatchTheWholeModelAndStayBitwiseEqual) {
 // batch: each operation once, the replicated output layer included, whatever t, p and d replicate.
 TEST(Parallel3d, ModelFlopsAreCountedOnce) {
   for (const auto& mp : mappings_of_this_world())
-    for (bool tie : {false, true}) {
-      SCOPED_TRACE(name_of(mp) + (tie ? " tied" : ""));
+    for (bool tie : {false, true})
+      for (bool vp : {true, false}) {
+      SCOPED_TRACE(name_of(mp) + (tie ? " tied" : "") + (vp ? "" : " replicated vocabulary"));
       Options o;
       o.tie = tie;
+      o.vocab_parallel = vp;
       const int m = 2 * mp.p;
       const Distributed r = run(mp, o, m, [](const Distributed&) {});
       double mine = 0, all = 0;
@@ -351,4 +358,33 @@ TEST(Parallel3d, ModelFlopsAreCountedOnce) {
       const double formula = 72 * G * L * s * h * h * (1 + s / (6 * h) + V / (12 * h * L));
       EXPECT_NEAR(all, formula, 1e-12 * formula);
     }
+}
+
+// Vocabulary-parallel, the last stage holds V/t columns of logits gradients per micro-batch, never
+// the full [b*s, V]: its stash is the formula's with V/t, on each of the t ranks.
+TEST(Parallel3d, VocabularyParallelStashHoldsItsShareOfTheLogits) {
+  if (world_size() != 2) GTEST_SKIP() << "2 tensor-parallel ranks";
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  using St = kernels::TransformerStage<double>;
+  kernels::TransformerConfig c = kernels::TransformerConfig::whole_model(16, 2, 8, 2, 64, 1);
+  c.tp_size = 2;
+  c.tp_rank = rank;
+  std::size_t stash[2] = {0, 0};
+  for (bool vp : {false, true}) {
+    c.vocab_parallel = vp;
+    St stage(c, [](const St::Matrix& m, kernels::TpPoint) {
+      MPI_Allreduce(MPI_IN_PLACE, m.data(), static_cast<int>(m.span()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    });
+    stage.forward(0);
+    const auto mem = kernels::estimate_memory(c, sizeof(double));
+    EXPECT_EQ(stage.stash_bytes(0), mem.forward_stash);
+    stash[vp ? 1 : 0] = stage.stash_bytes(0);
+    stage.backward_input(0);
+    EXPECT_EQ(stage.stash_bytes(0), mem.weight_stash);
+    stage.backward_weight(0);
+    EXPECT_EQ(mem.parameters * sizeof(double), stage.weights().span() * sizeof(double));
+  }
+  // b*s = 16 rows of logits gradients: 64 columns replicated, 32 split.
+  EXPECT_EQ(stash[0] - stash[1], 16u * (64 - 32) * sizeof(double));
 }
