@@ -290,8 +290,19 @@ void add_run_command(CLI::App& app) {
   add(*cmd, flag::seq, md.seq)->group(model);
   add(*cmd, flag::micro_batch_size, md.micro_batch)->group(model);
   add(*cmd, flag::vocab, md.vocab)->group(model);
-  add(*cmd, {"--layers-per-stage", "Comma list of layers per stage (p*v entries; default even)"},
-      md.layers_per_stage)->group(model);
+  add_parsed(
+      *cmd, {"--layers-per-stage", "Comma list of layers per stage (p*v entries), or auto (balanced by FLOPs); default even"},
+      [&md](const std::string& t) {
+        md.layers_auto = t == "auto";
+        md.layers_per_stage = md.layers_auto ? std::vector<int>{} : parse_int_list(t, "--layers-per-stage", 0);
+      },
+      "", "LIST|auto")
+      ->group(model);
+  add(*cmd, {"--embedding-stage", "The embedding is a stage of its own (0 layers), as Llama 3 does"},
+      md.embedding_stage)
+      ->group(model);
+  add(*cmd, {"--head-stage", "The output layer and loss are a stage of their own (0 layers)"}, md.head_stage)
+      ->group(model);
   std::vector<std::pair<std::string, kernels::Recompute>> recompute;
   for (auto mode : {kernels::Recompute::none, kernels::Recompute::selective, kernels::Recompute::full})
     recompute.emplace_back(kernels::to_string(mode), mode);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -41,6 +42,56 @@ std::vector<int> split_layers(int layers, int stages, const std::vector<int>& gi
   return split;
 }
 
+std::vector<int> stage_layers(const TransformerWorkloadConfig& c, int stages) {
+  const int own = (c.embedding_stage ? 1 : 0) + (c.head_stage ? 1 : 0);
+  if (stages <= own)
+    throw UsageError("--embedding-stage/--head-stage need more stages than the " + std::to_string(own) +
+                     " they take: the pipeline has " + std::to_string(stages) + " (p*v)");
+  if (!c.layers_per_stage.empty()) {
+    if (c.layers_auto) throw UsageError("--layers-per-stage is either auto or a list");
+    if (!own) return split_layers(c.layers, stages, c.layers_per_stage);
+    if (static_cast<int>(c.layers_per_stage.size()) != stages)
+      throw UsageError("--layers-per-stage has " + std::to_string(c.layers_per_stage.size()) +
+                       " entries; the pipeline has " + std::to_string(stages) + " stages (p*v)");
+    const int first = c.embedding_stage ? 1 : 0, last = stages - (c.head_stage ? 1 : 0);
+    if ((c.embedding_stage && c.layers_per_stage.front() != 0) || (c.head_stage && c.layers_per_stage.back() != 0))
+      throw UsageError("with --embedding-stage / --head-stage, --layers-per-stage has 0 for that stage");
+    std::vector<int> inner(c.layers_per_stage.begin() + first, c.layers_per_stage.begin() + last);
+    split_layers(c.layers, last - first, inner);  // checks the rest
+    return c.layers_per_stage;
+  }
+  const int first = c.embedding_stage ? 1 : 0, n = stages - own;
+  std::vector<int> inner;
+  if (!c.layers_auto || c.head_stage || n == 1) {
+    inner = split_layers(c.layers, n, {});
+  } else {
+    // Costs from the FLOPs formulas: one layer, and the output layer and loss of the last stage.
+    if (c.layers < n)
+      throw UsageError("--layers " + std::to_string(c.layers) + " is fewer than the " + std::to_string(n) +
+                       " stages that hold layers: every such stage needs at least one layer");
+    TransformerWorkloadConfig one = c;
+    one.layers_per_stage.clear();
+    TransformerConfig layer = stage_config(one, {1, c.layers > 1 ? c.layers - 1 : 0}, 0);
+    layer.embedding = layer.head = false;
+    const double lf = stage_flops(layer).total();
+    TransformerConfig head = stage_config(one, {c.layers, 0}, 1);
+    const double hf = stage_flops(head).total();
+    int best_last = 1;
+    double best = 1e300;
+    for (int k = 1; k <= c.layers - (n - 1); ++k) {
+      const int rest = c.layers - k;
+      const double others = n > 1 ? std::ceil(static_cast<double>(rest) / (n - 1)) * lf : 0;
+      const double worst = std::max(others, k * lf + hf);
+      if (worst <= best) best = worst, best_last = k;  // ties: the larger last stage, the more even split
+    }
+    inner = split_layers(c.layers - best_last, n - 1, {});
+    inner.push_back(best_last);
+  }
+  std::vector<int> split(static_cast<std::size_t>(stages), 0);
+  std::copy(inner.begin(), inner.end(), split.begin() + first);
+  return split;
+}
+
 TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth) {
   TransformerConfig t = TransformerConfig::whole_model(c.hidden, c.heads, c.seq, c.micro_batch, c.vocab, c.layers);
   t.first_layer = 0;
@@ -60,7 +111,7 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
 std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank,
                                     bool zero, int buckets, int dp, int dp_rank) {
   if (c.optimizer != Optimizer::adam) return 0;
-  const auto split = split_layers(c.layers, s.stages_per_pipe(), c.layers_per_stage);
+  const auto split = stage_layers(c, s.stages_per_pipe());
   const std::uint64_t e = c.fp64 ? 8 : 4;
   std::uint64_t n = 0;
   for (int st : s.stages_of_rank(pp_rank)) {
@@ -75,7 +126,7 @@ std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const an
 }
 
 void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe) {
-  const auto split = split_layers(c.layers, stages_per_pipe, c.layers_per_stage);
+  const auto split = stage_layers(c, stages_per_pipe);
   for (int d = 0; d < stages_per_pipe; ++d) validate(stage_config(c, split, d));
 }
 
@@ -89,7 +140,7 @@ class TransformerWorkload final : public Workload {
  public:
   TransformerWorkload(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, TpAllReduce tp)
       : c_(c), s_(s) {
-    const auto split = split_layers(c.layers, s.stages_per_pipe(), c.layers_per_stage);
+    const auto split = stage_layers(c, s.stages_per_pipe());
     typename Stage::AllReduce hook;
     if (tp && c.tp_size > 1)
       hook = [tp](const typename Stage::Matrix& m, TpPoint) { tp(m.data(), m.span() * sizeof(S), sizeof(S)); };

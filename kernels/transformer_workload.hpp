@@ -18,6 +18,9 @@ const char* to_string(Optimizer o);
 struct TransformerWorkloadConfig {
   int hidden = 0, heads = 0, seq = 0, micro_batch = 1, vocab = 0, layers = 0;
   std::vector<int> layers_per_stage;  // one per stage of a model copy; empty: split evenly
+  bool layers_auto = false;           // balance the split by FLOPs (stage_layers)
+  // The embedding / the output layer and loss as a stage of their own, holding no layer (Llama 3).
+  bool embedding_stage = false, head_stage = false;
   Recompute recompute = Recompute::none;
   std::uint64_t seed = 1;
   bool fp64 = false;
@@ -37,6 +40,13 @@ struct TransformerWorkloadConfig {
 // per stage, each >= 1, summing to `layers`), else an even split whose remainder goes to the middle
 // stages, since the first and last stages also carry the embedding and the loss. UsageError otherwise.
 std::vector<int> split_layers(int layers, int stages, const std::vector<int>& given);
+
+// The layers of each stage for `c`: `layers_per_stage` if given, else balanced by FLOPs when
+// `layers_auto` (the last stage, which also holds the output layer and the loss, gets as few layers as
+// minimises the largest stage's F+I+W FLOPs; the others an even split), else even. With
+// embedding_stage / head_stage the first / last stage holds 0 layers and the rest are split over the
+// other stages (a given list then has 0 there). UsageError where that cannot be done.
+std::vector<int> stage_layers(const TransformerWorkloadConfig& c, int stages);
 
 // The TransformerConfig of one stage at `depth` of a model copy (embedding on depth 0, head on the last).
 TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth);

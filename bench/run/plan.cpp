@@ -31,7 +31,7 @@ namespace {
 
 // What one stage of the transformer costs in memory (kernels/transformer_config.hpp), per stage.
 std::vector<kernels::StageMemory> stage_memories(const kernels::TransformerWorkloadConfig& m, const analysis::Schedule& s) {
-  const auto split = kernels::split_layers(m.layers, s.stages_per_pipe(), m.layers_per_stage);
+  const auto split = kernels::stage_layers(m, s.stages_per_pipe());
   std::vector<kernels::StageMemory> out;
   for (int st = 0; st < s.num_stages(); ++st)
     out.push_back(kernels::estimate_memory(kernels::stage_config(m, split, s.depth_of_stage(st)), m.fp64 ? 8 : 4));
@@ -99,7 +99,7 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
               {"micro_batch_size", std::to_string(md.micro_batch)},
               {"vocab", std::to_string(md.vocab)},
               {"layers", std::to_string(md.layers)},
-              {"layers_per_stage", list(kernels::split_layers(md.layers, s.stages_per_pipe(), md.layers_per_stage))},
+              {"layers_per_stage", list(kernels::stage_layers(md, s.stages_per_pipe()))},
               {"recompute", kernels::to_string(md.recompute)},
               {"precision", md.fp64 ? "fp64" : "fp32"},
               {"lr", num(md.lr)},
@@ -111,6 +111,10 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
     if (md.tie_embeddings) m["tie_embeddings"] = "1";
     if (md.vocab_parallel && pl.mapping.t > 1) m["vocab_parallel"] = "1";
     if (rs.zero) m["zero"] = std::to_string(rs.zero);
+    // The split itself is in layers_per_stage; these say how it was chosen and what the end stages hold.
+    if (md.layers_auto) m["layers_auto"] = "flops";
+    if (md.embedding_stage) m["embedding_stage"] = "1";
+    if (md.head_stage) m["head_stage"] = "1";
     return m;
   }
   const SyntheticSettings& y = rs.synthetic;

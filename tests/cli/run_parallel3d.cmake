@@ -21,3 +21,9 @@ pipebench_mpirun_test(run_vocab_not_divisible NP 2 RC 2 ONCE "pipebench: error:"
   ARGS ${_p3} --mapping 2x1x1 --vocab 33 -o never.h5)
 pipebench_mpirun_test(run_vocab_parallel_off NP 2 RC 0 MATCH "#   loss [0-9.]+"
   ARGS ${_p3} --mapping 2x1x1 --vocab 33 --vocab-parallel off -o vpoff.h5)
+pipebench_mpirun_test(run_end_stages_need_stages NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--embedding-stage/--head-stage need more stages than the 2 they take: the pipeline has 2"
+  ARGS ${_p3} --embedding-stage --head-stage -o never.h5)
+pipebench_mpirun_test(run_head_stage NP 2 RC 0 MATCH "#   per stage F/backward \\(ms\\): 0:[0-9.]+/[0-9.]+ 1:[0-9.]+/[0-9.]+"
+  ARGS ${_p3} --head-stage --layers-per-stage 2,0 -o headstage.h5 THEN report headstage.h5 --run 1
+  THEN_MATCH "layers_per_stage = 2,0")

@@ -77,6 +77,7 @@ struct Options {
   int buckets = 0;
   bool tie = false;
   bool vocab_parallel = true;
+  bool layers_auto = false, embedding_stage = false, head_stage = false;
   int steps = 1;
 };
 
@@ -173,6 +174,9 @@ Distributed run(const Mapping3& mp, const Options& o, int m, AfterStep after_ste
   r.config.weight_decay = o.weight_decay;
   r.config.tie_embeddings = o.tie;
   r.config.vocab_parallel = o.vocab_parallel;
+  r.config.layers_auto = o.layers_auto;
+  r.config.embedding_stage = o.embedding_stage;
+  r.config.head_stage = o.head_stage;
   std::unique_ptr<bench::Executor> exec;
   const kernels::TpAllReduce fn = [&exec](void* data, std::size_t n, int e) { exec->tp_allreduce(data, n, e); };
   r.work = kernels::make_transformer_workload(r.config, r.schedule, r.pp->rank(), fn);
@@ -193,7 +197,7 @@ void expect_matches(const Mapping3& mp, const Options& o, int m) {
   const Distributed r = run(mp, o, m, [](const Distributed&) {});
   const Reference ref = whole_model(r.config, mp.d * m, o);
   const analysis::Schedule& s = r.schedule;
-  const auto split = kernels::split_layers(r.config.layers, s.stages_per_pipe(), {});
+  const auto split = kernels::stage_layers(r.config, s.stages_per_pipe());
   double worst_g = 0, worst_w = 0;
   std::string where_g, where_w;
   for (int st : s.stages_of_rank(r.pp->rank())) {
@@ -387,4 +391,56 @@ TEST(Parallel3d, VocabularyParallelStashHoldsItsShareOfTheLogits) {
   }
   // b*s = 16 rows of logits gradients: 64 columns replicated, 32 split.
   EXPECT_EQ(stash[0] - stash[1], 16u * (64 - 32) * sizeof(double));
+}
+
+// --layers-per-stage auto: the last stage, which also holds the output layer and the loss, gets as few
+// layers as minimise the largest stage's FLOPs (h = 256, V = 32768, 8 layers on 4 stages: the head is
+// about ten layers' worth, so the last stage keeps one layer). One layer's F+I+W: 72nh^2 + 12nsh; the
+// head's: 6nhV.
+TEST(Parallel3d, BalancedSplitsFollowTheFlops) {
+  kernels::TransformerWorkloadConfig c;
+  c.hidden = 256;
+  c.heads = 8;
+  c.seq = 128;
+  c.vocab = 32768;
+  c.layers = 8;
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 2, 2, 2}));
+  c.layers_auto = true;
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 3, 2, 1}));
+  c.vocab = 256;  // a small head: the even split stays
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 2, 2, 2}));
+  c.vocab = 2048;  // 0.6 of a layer: giving a layer up would leave a stage of 3
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 2, 2, 2}));
+  c.vocab = 4096;  // 1.2 layers: now it pays
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 3, 2, 1}));
+  c.layers_auto = false;
+  c.head_stage = true;
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 4, 2, 0}));
+  c.embedding_stage = true;
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{0, 4, 4, 0}));
+  c.layers_per_stage = {0, 5, 3, 0};
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{0, 5, 3, 0}));
+  c.layers_per_stage = {1, 4, 3, 0};
+  EXPECT_THROW(kernels::stage_layers(c, 4), UsageError);
+  c.layers_per_stage.clear();
+  EXPECT_THROW(kernels::stage_layers(c, 2), UsageError);  // both end stages and nothing left for layers
+}
+
+// Balanced and split-off stages compute the same model: exact against the whole model.
+TEST(Parallel3d, BalancedAndSplitOffStagesMatchTheWholeModel) {
+  for (const auto& mp : mappings_of_this_world()) {
+    if (mp.p == 1) continue;
+    for (const char* sched : {"1f1b", "interleaved"})
+      for (int mode = 0; mode < 3; ++mode) {
+        SCOPED_TRACE(name_of(mp) + " " + sched + " mode " + std::to_string(mode));
+        Options o;
+        o.schedule = sched;
+        o.lr = 0.05;
+        o.steps = 2;
+        o.layers_auto = mode == 0;
+        o.embedding_stage = mode == 1;
+        o.head_stage = mode == 2;
+        expect_matches(mp, o, 2 * mp.p);
+      }
+  }
 }
