@@ -172,6 +172,8 @@ Times check_settings(const RunSettings& rs, int world_size) {
     throw UsageError("--zero 1 needs --workload transformer (the synthetic workload has no weights to shard)");
   if (rs.zero && rs.backend != "mpi")
     throw UsageError("--zero 1 needs --backend mpi (its shards are copied through host memory)");
+  if (rs.model.tie_embeddings && rs.backend != "mpi")
+    throw UsageError("--tie-embeddings needs --backend mpi (the two copies' gradients are summed in host memory)");
   if (rs.model.weight_decay < 0 || !(rs.model.weight_decay < 1))
     throw UsageError("--weight-decay " + num(rs.model.weight_decay) + " is not allowed: expected a value in [0, 1)");
   if (rs.model.weight_decay != 0 && rs.model.optimizer != kernels::Optimizer::adam)
