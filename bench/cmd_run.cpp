@@ -67,6 +67,11 @@ std::string workload_notes(const RunResult& run) {
                   static_cast<double>(r.predicted_activation_bytes) / 1048576.0);
     s += buf;
   }
+  if (x.count("optimizer_state_bytes")) {
+    std::snprintf(buf, sizeof buf, "\n#   optimizer state, largest per rank, measured/formula (MiB): %.3f/%.3f",
+                  get("optimizer_state_bytes") / 1048576.0, get("optimizer_state_bytes_formula") / 1048576.0);
+    s += buf;
+  }
   s += "\n#   weight-gradient L2 norm per stage:";
   for (const auto& [k, v] : x)
     if (k.rfind("grad_norm.", 0) == 0) {
@@ -134,6 +139,13 @@ Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
                    list.c_str());
     }
     check_tags(sw.plans);
+    if (world_rank() == 0)
+      for (const Plan& pl : sw.plans)
+        if (rs.zero && pl.mapping.d == 1) {
+          std::fprintf(stderr, "pipebench: warning: --zero 1 with d = 1 (configuration %s): nothing to shard, the "
+                               "optimizer state stays whole\n", pl.label.c_str());
+          break;
+        }
     if (world_rank() == 0) check_device(rs, local, world);  // before any file or allocation
     if (world_rank() == 0) file = check_outputs(rs, sw.plans, local);
   } catch (const UsageError& e) {
@@ -311,14 +323,38 @@ void add_run_command(CLI::App& app) {
   add(*cmd, flag::seq, md.seq)->group(model);
   add(*cmd, flag::micro_batch_size, md.micro_batch)->group(model);
   add(*cmd, flag::vocab, md.vocab)->group(model);
-  add(*cmd, {"--layers-per-stage", "Comma list of layers per stage (p*v entries; default even)"},
-      md.layers_per_stage)->group(model);
+  add_parsed(
+      *cmd, {"--layers-per-stage", "Comma list of layers per stage (p*v entries), or auto (balanced by FLOPs); default even"},
+      [&md](const std::string& t) {
+        md.layers_auto = t == "auto";
+        md.layers_per_stage = md.layers_auto ? std::vector<int>{} : parse_int_list(t, "--layers-per-stage", 0);
+      },
+      "", "LIST|auto")
+      ->group(model);
+  add(*cmd, {"--embedding-stage", "The embedding is a stage of its own (0 layers), as Llama 3 does"},
+      md.embedding_stage)
+      ->group(model);
+  add(*cmd, {"--head-stage", "The output layer and loss are a stage of their own (0 layers)"}, md.head_stage)
+      ->group(model);
   std::vector<std::pair<std::string, kernels::Recompute>> recompute;
   for (auto mode : {kernels::Recompute::none, kernels::Recompute::selective, kernels::Recompute::full})
     recompute.emplace_back(kernels::to_string(mode), mode);
   add(*cmd, flag::recompute, md.recompute, recompute)->group(model);
   add(*cmd, flag::precision, md.fp64, {{"fp32", false}, {"fp64", true}})->group(model);
-  add(*cmd, {"--lr", "SGD learning rate after each step (0: weights fixed, identical steps)", 0}, md.lr)->group(model);
+  add(*cmd, {"--lr", "Learning rate after each step (SGD at 0: weights fixed, identical steps)", 0}, md.lr)->group(model);
+  add(*cmd, {"--optimizer", "sgd, or adam (AdamW: fp32 state, bias correction, decoupled weight decay)"}, md.optimizer,
+      {{"sgd", kernels::Optimizer::sgd}, {"adam", kernels::Optimizer::adam}})
+      ->group(model);
+  add(*cmd, {"--weight-decay", "Adam's decoupled weight decay of the weight matrices", 0}, md.weight_decay)->group(model);
+  add(*cmd, {"--zero", "1: ZeRO-1, gradients reduce-scattered and optimizer state sharded over the DP group", 0},
+      r.zero)
+      ->group(model);
+  add(*cmd, {"--vocab-parallel", "With t > 1: embedding rows, output columns and the loss split over the TP ranks"},
+      md.vocab_parallel, {{"on", true}, {"off", false}})
+      ->group(model);
+  add(*cmd, {"--tie-embeddings", "Output layer shares the token embedding's matrix (synced over the embedding group)"},
+      md.tie_embeddings)
+      ->group(model);
   // The seed is a count, not a byte size: parsed as an integer >= 0.
   add_parsed(
       *cmd, {"--seed", "Seed of weights and data", 0},

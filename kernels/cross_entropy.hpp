@@ -49,4 +49,77 @@ double cross_entropy_forward(const TokenSource& src, const typename Views<S, E>:
   return total / n;
 }
 
+// Vocabulary-parallel (Megatron's vocab_parallel_cross_entropy): `logits` [b*s, V/t] are this rank's
+// columns [v0, v0 + V/t) of the vocabulary. `reduce(m, 0)` must sum the [b*s, t] matrix of the ranks'
+// row maxima (each rank fills its column, zeros elsewhere: the sum gathers them exactly), `reduce(m, 1)`
+// the [b*s, 2] matrix of the partial sums of exp(l - max) and of the target logit (held by one rank),
+// both over the tensor-parallel group. Turns the logits into their gradient in place; returns the mean
+// loss, the same on every rank. No rank holds more than its V/t columns of logits.
+template <class S, class E, class Reduce>
+double parallel_cross_entropy_forward(const TokenSource& src, const typename Views<S, E>::Mat& logits, int v0,
+                                      int tp_size, int tp_rank, const Reduce& reduce) {
+  using Mat = typename Views<S, E>::Mat;
+  using Team = typename Kokkos::TeamPolicy<E>::member_type;
+  const int n = static_cast<int>(logits.extent(0)), cols = static_cast<int>(logits.extent(1)), t = tp_size;
+  const Mat maxima("pipebench::loss_maxima", n, t), sums("pipebench::loss_sums", n, 2);
+  const TokenSource ts = src;
+  const int rank = tp_rank;
+  Kokkos::parallel_for(
+      "pipebench::parallel_cross_entropy_max", Kokkos::TeamPolicy<E>(n, Kokkos::AUTO), KOKKOS_LAMBDA(const Team& m) {
+        const int r = m.league_rank();
+        S mx = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(m, cols), [&](int j, S& v) { v = logits(r, j) > v ? logits(r, j) : v; },
+            Kokkos::Max<S>(mx));
+        Kokkos::single(Kokkos::PerTeam(m), [&]() { maxima(r, rank) = mx; });
+      });
+  Kokkos::fence();
+  reduce(maxima, 0);
+  Kokkos::parallel_for(
+      "pipebench::parallel_cross_entropy_sum", Kokkos::TeamPolicy<E>(n, Kokkos::AUTO), KOKKOS_LAMBDA(const Team& m) {
+        const int r = m.league_rank();
+        S mx = maxima(r, 0);
+        for (int k = 1; k < t; ++k) mx = maxima(r, k) > mx ? maxima(r, k) : mx;
+        const int target = token_at(ts.seed, ts.micro_batch, r / ts.seq, r % ts.seq + 1, ts.vocab) - v0;
+        const S target_logit = target >= 0 && target < cols ? logits(r, target) : S(0);
+        m.team_barrier();  // every thread has read the target logit before any overwrites it
+        S sum = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(m, cols),
+            [&](int j, S& acc) {
+              const S e = math::exp(logits(r, j) - mx);
+              logits(r, j) = e;
+              acc += e;
+            },
+            sum);
+        Kokkos::single(Kokkos::PerTeam(m), [&]() {
+          sums(r, 0) = sum;
+          sums(r, 1) = target_logit;
+        });
+      });
+  Kokkos::fence();
+  reduce(sums, 1);
+  const auto row_loss = alloc<Kokkos::View<double*, typename E::memory_space>>("pipebench::row_loss", n);
+  const S inv_n = S(1) / static_cast<S>(n);
+  Kokkos::parallel_for(
+      "pipebench::parallel_cross_entropy_grad", Kokkos::TeamPolicy<E>(n, Kokkos::AUTO), KOKKOS_LAMBDA(const Team& m) {
+        const int r = m.league_rank();
+        S mx = maxima(r, 0);
+        for (int k = 1; k < t; ++k) mx = maxima(r, k) > mx ? maxima(r, k) : mx;
+        const int target = token_at(ts.seed, ts.micro_batch, r / ts.seq, r % ts.seq + 1, ts.vocab) - v0;
+        const S inv = S(1) / sums(r, 0);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(m, cols), [&](int j) {
+          logits(r, j) = (logits(r, j) * inv - (j == target ? S(1) : S(0))) * inv_n;
+        });
+        Kokkos::single(Kokkos::PerTeam(m), [&]() {
+          row_loss(r) = static_cast<double>(math::log(sums(r, 0))) + static_cast<double>(mx - sums(r, 1));
+        });
+      });
+  double total = 0;
+  Kokkos::parallel_reduce(
+      "pipebench::cross_entropy_sum", Kokkos::RangePolicy<E>(0, n),
+      KOKKOS_LAMBDA(int r, double& acc) { acc += row_loss(r); }, total);
+  return total / n;
+}
+
 }  // namespace pipebench::kernels

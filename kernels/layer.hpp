@@ -14,7 +14,19 @@ namespace pipebench::kernels {
 
 // The four points where Megatron's tensor parallelism all-reduces [b*s, h] partial sums: after the two
 // row-parallel products in F, and after the input gradients of the two column-parallel products in I.
-enum class TpPoint { attention_out_forward, mlp_out_forward, mlp_in_backward, qkv_in_backward };
+// With the vocabulary split over the ranks (TransformerConfig::vocab_parallel) three more: the
+// embedding's partial lookups [b*s, h] (F), the parallel cross-entropy's row maxima [b*s, t] and its
+// sums [b*s, 2] (F), and the head's input gradient [b*s, h] (I).
+enum class TpPoint {
+  attention_out_forward,
+  mlp_out_forward,
+  mlp_in_backward,
+  qkv_in_backward,
+  embedding_forward,
+  loss_max_forward,
+  loss_sum_forward,
+  head_in_backward
+};
 
 template <class S, class E>
 using AllReduceHook = std::function<void(const typename Views<S, E>::Mat& partial, TpPoint where)>;

@@ -9,7 +9,9 @@ std::vector<ParamInfo> parameter_table(const TransformerConfig& c) {
   using Init = ParamInfo::Init;
   using Split = ParamInfo::Split;
   const std::size_t h = static_cast<std::size_t>(c.hidden), ht = h / static_cast<std::size_t>(c.tp_size);
-  const std::size_t s = static_cast<std::size_t>(c.seq), vocab = static_cast<std::size_t>(c.vocab);
+  const std::size_t s = static_cast<std::size_t>(c.seq), vocab = static_cast<std::size_t>(c.local_vocab());
+  // Vocabulary-parallel: the embedding's rows and the output layer's columns of this rank's vocabulary.
+  const Split vrows = c.vocab_split() ? Split::rows : Split::none, vcols = c.vocab_split() ? Split::columns : Split::none;
   // GPT-2 initialisation: N(0, 0.02)-like weights, the residual branches' output projections scaled by
   // 1/sqrt(2L), biases 0, LayerNorm gains 1.
   const double std_w = 0.02, std_out = 0.02 / std::sqrt(2.0 * c.layers);
@@ -30,7 +32,7 @@ std::vector<ParamInfo> parameter_table(const TransformerConfig& c) {
     table.push_back(std::move(p));
   };
   if (c.embedding) {
-    add("embedding.tokens", -1, vocab, h, Init::normal, std_w, Split::none);
+    add("embedding.tokens", -1, vocab, h, Init::normal, std_w, vrows);
     add("embedding.positions", -1, s, h, Init::normal, std_w, Split::none);
   }
   for (int l = c.first_layer; l < c.first_layer + c.num_layers; ++l) {
@@ -51,7 +53,11 @@ std::vector<ParamInfo> parameter_table(const TransformerConfig& c) {
   if (c.head) {
     add("head.ln.gamma", -1, 1, h, Init::ones, 0, Split::none);
     add("head.ln.beta", -1, 1, h, Init::zeros, 0, Split::none);
-    add("head.out.weight", -1, h, vocab, Init::normal, std_w, Split::none);
+    // Tied: the embedding's matrix [V, h]; a copy of it (same name, same values) on a stage without it.
+    if (!c.tie_embeddings)
+      add("head.out.weight", -1, h, vocab, Init::normal, std_w, vcols);
+    else if (!c.embedding)
+      add("embedding.tokens", -1, vocab, h, Init::normal, std_w, vrows);
   }
   return table;
 }

@@ -73,6 +73,11 @@ void validate(const TransformerConfig& c) {
   if (c.tp_rank < 0 || c.tp_rank >= c.tp_size)
     throw UsageError("tensor-parallel rank " + std::to_string(c.tp_rank) + " is outside [0, " +
                      std::to_string(c.tp_size) + ")");
+  if (c.vocab_split() && c.vocab % c.tp_size != 0)
+    throw UsageError("vocabulary size " + std::to_string(c.vocab) + " is not divisible by the tensor-parallel size " +
+                     std::to_string(c.tp_size) + " (the vocabulary-parallel embedding and output layer hold V/t rows " +
+                     "each): use a multiple of " + std::to_string(c.tp_size) + ", e.g. " +
+                     std::to_string((c.vocab / c.tp_size + 1) * c.tp_size) + ", or --vocab-parallel off");
   if (c.num_layers < 0 || c.first_layer < 0 || c.first_layer + static_cast<long long>(c.num_layers) > c.layers)
     throw UsageError("stage layers [" + std::to_string(c.first_layer) + ", " +
                      std::to_string(static_cast<long long>(c.first_layer) + c.num_layers) +
@@ -101,7 +106,7 @@ std::uint64_t StageMemory::total(int in_flight) const {
 StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   validate(c);
   using u64 = std::uint64_t;
-  const u64 h = static_cast<u64>(c.hidden), s = static_cast<u64>(c.seq), V = static_cast<u64>(c.vocab);
+  const u64 h = static_cast<u64>(c.hidden), s = static_cast<u64>(c.seq), V = static_cast<u64>(c.local_vocab());
   const u64 t = static_cast<u64>(c.tp_size), ht = h / t, L = static_cast<u64>(c.num_layers);
   const u64 b = static_cast<u64>(c.micro_batch), n = b * s, z = b * (static_cast<u64>(c.heads) / t);
   const u64 nh = mul(n, h), nht = mul(n, ht), ss = mul(s, s), nV = mul(n, V);
@@ -110,7 +115,7 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   const u64 layer_params = add(add(mul(12, mul(h, ht)), mul(7, ht)), mul(6, h));
   m.parameters = mul(L, layer_params);
   if (c.embedding) m.parameters = add(m.parameters, mul(add(V, s), h));
-  if (c.head) m.parameters = add(m.parameters, add(mul(2, h), mul(h, V)));
+  if (c.head) m.parameters = add(m.parameters, c.tie_embeddings && c.embedding ? mul(2, h) : add(mul(2, h), mul(h, V)));
   m.weights = m.grads = mul(m.parameters, e);
 
   // Per layer (docs/transformer.md): xhat1, y1, xhat2, y2 [n,h]; q, k, v, ctx, u, g = 12 [n, h/t];
@@ -145,7 +150,7 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
 
 StageFlops stage_flops(const TransformerConfig& c) {
   validate(c);
-  const double h = c.hidden, s = c.seq, V = c.vocab, ht = h / c.tp_size, L = c.num_layers;
+  const double h = c.hidden, s = c.seq, V = c.local_vocab(), ht = h / c.tp_size, L = c.num_layers;
   const double n = static_cast<double>(c.micro_batch) * s;
   const double linears = 24 * n * h * ht;  // QKV 6, output 2, MLP 8 + 8 (x n h h/t)
   const double attn_f = 4 * n * s * ht;    // scores and weighted sum, 2 n s h/t each
@@ -161,6 +166,7 @@ StageFlops stage_flops(const TransformerConfig& c) {
     f.forward += 2 * n * h * V;
     f.backward_input += 2 * n * h * V;
     f.backward_weight += 2 * n * h * V;
+    if (!c.vocab_split()) f.replicated = 2 * n * h * V;
   }
   return f;
 }

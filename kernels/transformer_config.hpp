@@ -33,6 +33,18 @@ struct TransformerConfig {
   int tp_rank = 0;
   Recompute recompute = Recompute::none;
   std::uint64_t seed = 1;
+  // Tied input and output embeddings: the head projects with the token embedding's [V, h] matrix
+  // (transposed). On a stage that holds both, one parameter; on a last stage without the embedding, a
+  // copy of it, named `embedding.tokens` too, that starts equal and that the caller keeps equal by
+  // summing both copies' gradients every step (the embedding group).
+  bool tie_embeddings = false;
+  // Vocabulary-parallel embedding and output layer (Megatron, on when t > 1): this rank holds the
+  // vocabulary rows [tp_rank*V/t, (tp_rank+1)*V/t) of the embedding and the matching columns of the
+  // output layer, and the loss is the parallel cross-entropy (no rank holds the full logits). Needs
+  // V % t == 0. Without it (or at t = 1) both are replicated.
+  bool vocab_parallel = false;
+  bool vocab_split() const { return vocab_parallel && tp_size > 1; }
+  int local_vocab() const { return vocab_split() ? vocab / tp_size : vocab; }
 
   // The whole model on one rank.
   static TransformerConfig whole_model(int hidden, int heads, int seq, int micro_batch, int vocab, int layers);
@@ -63,6 +75,9 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t scalar_byt
 // backward_input includes `recompute`, the forward work that selective/full recomputation redoes.
 struct StageFlops {
   double forward = 0, backward_input = 0, backward_weight = 0, recompute = 0;
+  // Part of each of forward, backward_input and backward_weight that every tensor-parallel rank repeats
+  // in full (the replicated output layer): model FLOPs count it once, not once per rank.
+  double replicated = 0;
   double total() const { return forward + backward_input + backward_weight; }
 };
 StageFlops stage_flops(const TransformerConfig& c);

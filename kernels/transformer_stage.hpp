@@ -106,6 +106,9 @@ class TransformerStage {
   void between_layers() const {
     if (between_layers_) between_layers_();
   }
+  // First vocabulary row this rank holds (vocabulary-parallel), else 0.
+  int vocab_start() const { return cfg_.vocab_split() ? cfg_.tp_rank * cfg_.local_vocab() : 0; }
+  void reduce(const Matrix& m, TpPoint p) const { all_reduce<S, E>(all_reduce_, m, p); }
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -139,8 +142,13 @@ TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllRed
   }
   if (cfg_.head) {
     auto vec = [&](const Flat& f, std::size_t k) { return Flat(f.data() + table_[k].offset, table_[k].size()); };
-    head_w_ = {vec(weights_, i), vec(weights_, i + 1), mat(weights_, i + 2)};
-    head_g_ = {vec(grads_, i), vec(grads_, i + 1), mat(grads_, i + 2)};
+    const bool shared = cfg_.tie_embeddings && cfg_.embedding;  // the head reads wte_ itself
+    head_w_ = {vec(weights_, i), vec(weights_, i + 1), shared ? wte_ : mat(weights_, i + 2), cfg_.tie_embeddings};
+    head_g_ = {vec(grads_, i), vec(grads_, i + 1), shared ? gwte_ : mat(grads_, i + 2), cfg_.tie_embeddings};
+    head_w_.vocab_split = head_g_.vocab_split = cfg_.vocab_split();
+    head_w_.v0 = head_g_.v0 = vocab_start();
+    head_w_.tp_size = head_g_.tp_size = cfg_.tp_size;
+    head_w_.tp_rank = head_g_.tp_rank = cfg_.tp_rank;
   }
 }
 
@@ -199,7 +207,14 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
   if (cfg_.embedding) {
     x = alloc<Activations>("pipebench::embedding_out", static_cast<std::size_t>(cfg_.micro_batch),
                            static_cast<std::size_t>(cfg_.seq), static_cast<std::size_t>(cfg_.hidden));
-    embedding_forward<S, E>(tokens(mb), wte_, wpe_, as_matrix<Matrix>(x, shape_.rows(), x.extent(2)));
+    const Matrix xm = as_matrix<Matrix>(x, shape_.rows(), x.extent(2));
+    if (cfg_.vocab_split()) {
+      embedding_forward_partial<S, E>(tokens(mb), wte_, vocab_start(), xm);
+      reduce(xm, TpPoint::embedding_forward);
+      embedding_add_positions<S, E>(cfg_.seq, wpe_, xm);
+    } else {
+      embedding_forward<S, E>(tokens(mb), wte_, wpe_, xm);
+    }
   } else {
     check_shape(input, "forward input");
     x = cfg_.recompute == Recompute::full ? owned(input) : input;
@@ -215,7 +230,8 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     between_layers();
   }
   if (cfg_.head) {
-    losses_[mb] = head_forward<S, E>(tokens(mb), head_w_, x, st.head);
+    losses_[mb] = head_forward<S, E>(tokens(mb), head_w_, x, st.head,
+                                     [this](const Matrix& m, TpPoint p) { reduce(m, p); });
     x = Activations();
   }
   in_flight_[mb] = std::move(st);
@@ -230,7 +246,8 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
   Activations dx;
   if (cfg_.head) {
     dx = head_backward_input<S, E>(head_w_, st.head, static_cast<std::size_t>(cfg_.micro_batch),
-                                   static_cast<std::size_t>(cfg_.seq));
+                                   static_cast<std::size_t>(cfg_.seq),
+                                   [this](const Matrix& m, TpPoint p) { reduce(m, p); });
   } else {
     check_shape(grad_output, "backward_input gradient");
     dx = owned(grad_output);
@@ -265,7 +282,8 @@ void TransformerStage<S, E>::backward_weight(int mb) {
   }
   if (cfg_.embedding)
     embedding_backward_weight<S, E>(
-        tokens(mb), as_matrix<Matrix>(st.embedding_grad, shape_.rows(), st.embedding_grad.extent(2)), gwte_, gwpe_);
+        tokens(mb), as_matrix<Matrix>(st.embedding_grad, shape_.rows(), st.embedding_grad.extent(2)), gwte_, gwpe_,
+        vocab_start());
   Kokkos::fence();
   in_flight_.erase(mb);
 }

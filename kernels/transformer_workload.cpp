@@ -2,15 +2,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <string>
 
 #include "analysis/error.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/host_tuning.hpp"
+#include "kernels/optimizer.hpp"
 #include "kernels/transformer_stage.hpp"
 
 namespace pipebench::kernels {
+
+const char* to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }
 
 std::vector<int> split_layers(int layers, int stages, const std::vector<int>& given) {
   if (stages < 1) throw UsageError("a model needs at least one stage");
@@ -38,6 +42,56 @@ std::vector<int> split_layers(int layers, int stages, const std::vector<int>& gi
   return split;
 }
 
+std::vector<int> stage_layers(const TransformerWorkloadConfig& c, int stages) {
+  const int own = (c.embedding_stage ? 1 : 0) + (c.head_stage ? 1 : 0);
+  if (stages <= own)
+    throw UsageError("--embedding-stage/--head-stage need more stages than the " + std::to_string(own) +
+                     " they take: the pipeline has " + std::to_string(stages) + " (p*v)");
+  if (!c.layers_per_stage.empty()) {
+    if (c.layers_auto) throw UsageError("--layers-per-stage is either auto or a list");
+    if (!own) return split_layers(c.layers, stages, c.layers_per_stage);
+    if (static_cast<int>(c.layers_per_stage.size()) != stages)
+      throw UsageError("--layers-per-stage has " + std::to_string(c.layers_per_stage.size()) +
+                       " entries; the pipeline has " + std::to_string(stages) + " stages (p*v)");
+    const int first = c.embedding_stage ? 1 : 0, last = stages - (c.head_stage ? 1 : 0);
+    if ((c.embedding_stage && c.layers_per_stage.front() != 0) || (c.head_stage && c.layers_per_stage.back() != 0))
+      throw UsageError("with --embedding-stage / --head-stage, --layers-per-stage has 0 for that stage");
+    std::vector<int> inner(c.layers_per_stage.begin() + first, c.layers_per_stage.begin() + last);
+    split_layers(c.layers, last - first, inner);  // checks the rest
+    return c.layers_per_stage;
+  }
+  const int first = c.embedding_stage ? 1 : 0, n = stages - own;
+  std::vector<int> inner;
+  if (!c.layers_auto || c.head_stage || n == 1) {
+    inner = split_layers(c.layers, n, {});
+  } else {
+    // Costs from the FLOPs formulas: one layer, and the output layer and loss of the last stage.
+    if (c.layers < n)
+      throw UsageError("--layers " + std::to_string(c.layers) + " is fewer than the " + std::to_string(n) +
+                       " stages that hold layers: every such stage needs at least one layer");
+    TransformerWorkloadConfig one = c;
+    one.layers_per_stage.clear();
+    TransformerConfig layer = stage_config(one, {1, c.layers > 1 ? c.layers - 1 : 0}, 0);
+    layer.embedding = layer.head = false;
+    const double lf = stage_flops(layer).total();
+    TransformerConfig head = stage_config(one, {c.layers, 0}, 1);
+    const double hf = stage_flops(head).total();
+    int best_last = 1;
+    double best = 1e300;
+    for (int k = 1; k <= c.layers - (n - 1); ++k) {
+      const int rest = c.layers - k;
+      const double others = n > 1 ? std::ceil(static_cast<double>(rest) / (n - 1)) * lf : 0;
+      const double worst = std::max(others, k * lf + hf);
+      if (worst <= best) best = worst, best_last = k;  // ties: the larger last stage, the more even split
+    }
+    inner = split_layers(c.layers - best_last, n - 1, {});
+    inner.push_back(best_last);
+  }
+  std::vector<int> split(static_cast<std::size_t>(stages), 0);
+  std::copy(inner.begin(), inner.end(), split.begin() + first);
+  return split;
+}
+
 TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth) {
   TransformerConfig t = TransformerConfig::whole_model(c.hidden, c.heads, c.seq, c.micro_batch, c.vocab, c.layers);
   t.first_layer = 0;
@@ -49,11 +103,30 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
   t.tp_rank = c.tp_rank;
   t.recompute = c.recompute;
   t.seed = c.seed;
+  t.tie_embeddings = c.tie_embeddings;
+  t.vocab_parallel = c.vocab_parallel;
   return t;
 }
 
+std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank,
+                                    bool zero, int buckets, int dp, int dp_rank) {
+  if (c.optimizer != Optimizer::adam) return 0;
+  const auto split = stage_layers(c, s.stages_per_pipe());
+  const std::uint64_t e = c.fp64 ? 8 : 4;
+  std::uint64_t n = 0;
+  for (int st : s.stages_of_rank(pp_rank)) {
+    const std::uint64_t params = estimate_memory(stage_config(c, split, s.depth_of_stage(st)), e).parameters;
+    if (!zero || dp <= 1) {
+      n += params;
+      continue;
+    }
+    for (const ZeroShard& z : zero_shards(params, buckets, dp, dp_rank)) n += z.hi - z.lo;
+  }
+  return 2 * e * n;
+}
+
 void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe) {
-  const auto split = split_layers(c.layers, stages_per_pipe, c.layers_per_stage);
+  const auto split = stage_layers(c, stages_per_pipe);
   for (int d = 0; d < stages_per_pipe; ++d) validate(stage_config(c, split, d));
 }
 
@@ -67,7 +140,7 @@ class TransformerWorkload final : public Workload {
  public:
   TransformerWorkload(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, TpAllReduce tp)
       : c_(c), s_(s) {
-    const auto split = split_layers(c.layers, s.stages_per_pipe(), c.layers_per_stage);
+    const auto split = stage_layers(c, s.stages_per_pipe());
     typename Stage::AllReduce hook;
     if (tp && c.tp_size > 1)
       hook = [tp](const typename Stage::Matrix& m, TpPoint) { tp(m.data(), m.span() * sizeof(S), sizeof(S)); };
@@ -89,6 +162,7 @@ class TransformerWorkload final : public Workload {
 
   void begin_step(int) override {
     for (auto& [st, stage] : stages_) stage->zero_grad();
+    ++adam_step_;
     losses_.clear();
     model_flops_ = 0;
   }
@@ -99,27 +173,28 @@ class TransformerWorkload final : public Workload {
     output(out, y);
     if (stage.config().head) losses_[st].push_back(stage.loss(sample(mb)));
     done(stage.flops().forward);
-    model_flops_ += stage.flops().forward;
+    model_flops_ += model_share(stage.flops().forward, stage.flops());
   }
   void backward_input(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = at(st);
     const Act gx = stage.backward_input(sample(mb), input(grad_out, grad_));
     output(grad_in, gx);
     done(stage.flops().backward_input);
-    model_flops_ += stage.flops().backward_input - stage.flops().recompute;
+    model_flops_ += model_share(stage.flops().backward_input - stage.flops().recompute, stage.flops());
   }
   void backward_weight(int st, int mb) override {
     Stage& stage = at(st);
     stage.backward_weight(sample(mb));
     done(stage.flops().backward_weight);
-    model_flops_ += stage.flops().backward_weight;
+    model_flops_ += model_share(stage.flops().backward_weight, stage.flops());
   }
   void backward(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = at(st);
     const Act gx = stage.backward(sample(mb), input(grad_out, grad_));
     output(grad_in, gx);
     done(stage.flops().backward_input + stage.flops().backward_weight);
-    model_flops_ += stage.flops().backward_input - stage.flops().recompute + stage.flops().backward_weight;
+    model_flops_ += model_share(stage.flops().backward_input - stage.flops().recompute, stage.flops()) +
+                    model_share(stage.flops().backward_weight, stage.flops());
   }
   void forward_backward(int f_stage, int f_mb, const void* in, void* out, int b_stage, int b_mb,
                         const void* grad_out, void* grad_in) override {
@@ -132,6 +207,10 @@ class TransformerWorkload final : public Workload {
   std::size_t grad_bytes(int st) const override { return at(st).gradients().span() * sizeof(S); }
   void* grad_data(int st) override { return at(st).gradients().data(); }
   void optimizer_step() override {
+    if (c_.optimizer == Optimizer::adam) {
+      for (auto& [st, stage] : stages_) optimizer_step_range(st, 0, stage->gradients().extent(0));
+      return;
+    }
     if (c_.lr == 0) return;
     for (auto& [st, stage] : stages_) {
       const auto w = stage->weights();
@@ -142,6 +221,53 @@ class TransformerWorkload final : public Workload {
           KOKKOS_LAMBDA(const std::size_t i) { w(i) -= lr * g(i); });
     }
     Kokkos::fence();
+  }
+
+  void* weight_data(int st) override { return at(st).weights().data(); }
+  void optimizer_step_range(int st, std::size_t lo, std::size_t hi) override {
+    if (hi <= lo) return;
+    Stage& stage = at(st);
+    if (c_.optimizer != Optimizer::adam) {
+      if (c_.lr == 0) return;
+      const auto w = stage.weights();
+      const auto g = stage.gradients();
+      const S lr = static_cast<S>(c_.lr);
+      Kokkos::parallel_for(
+          "pipebench::sgd", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(lo, hi),
+          KOKKOS_LAMBDA(const std::size_t i) { w(i) -= lr * g(i); });
+      Kokkos::fence();
+      return;
+    }
+    // State for exactly this range, made at its first step (zero, as Adam starts).
+    auto& state = adam_state_[{st, lo}];
+    if (state.first.extent(0) != hi - lo) {
+      state.first = Flat("pipebench::adam_m", hi - lo);
+      state.second = Flat("pipebench::adam_v", hi - lo);
+    }
+    AdamSettings a;
+    a.lr = c_.lr;
+    a.weight_decay = c_.weight_decay;
+    const Flat g(stage.gradients().data() + lo, hi - lo);
+    adam_update<S, Kokkos::DefaultExecutionSpace>(stage.weights(), g, state.first, state.second, lo, hi, adam_step_, a,
+                                                  stage.parameters());
+    Kokkos::fence();
+  }
+  bool tied_copy(int st, std::size_t& offset, std::size_t& count) const override {
+    const Stage& stage = at(st);
+    // A stage with both the embedding and the head holds one shared matrix: nothing to keep equal.
+    if (!c_.tie_embeddings || stage.config().embedding == stage.config().head) return false;
+    for (const ParamInfo& p : stage.parameters())
+      if (p.name == "embedding.tokens") {
+        offset = p.offset;
+        count = p.size();
+        return true;
+      }
+    return false;
+  }
+  std::int64_t optimizer_bytes() const {
+    std::size_t n = 0;
+    for (const auto& [key, mv] : adam_state_) n += bytes_of(mv.first) + bytes_of(mv.second);
+    return static_cast<std::int64_t>(n);
   }
 
   std::int64_t held_activation_bytes() const override {
@@ -166,6 +292,8 @@ class TransformerWorkload final : public Workload {
     }
     for (const auto& [st, stage] : stages_) f.push_back({st, FigureKind::grad_norm, stage->grad_norm()});
     f.push_back({-1, FigureKind::model_flops, model_flops_});
+    if (c_.optimizer == Optimizer::adam)
+      f.push_back({-1, FigureKind::optimizer_state_bytes, static_cast<double>(optimizer_bytes())});
     return f;
   }
 
@@ -209,8 +337,14 @@ class TransformerWorkload final : public Workload {
     peak_ = std::max(peak_, held_activation_bytes());
   }
 
+  using Flat = typename Stage::Flat;
+  // Model FLOPs of a pass: the replicated part once over the tensor-parallel ranks (a 1/t share each).
+  double model_share(double pass, const StageFlops& f) const { return pass - f.replicated * (1.0 - 1.0 / c_.tp_size); }
+
   TransformerWorkloadConfig c_;
   const analysis::Schedule& s_;
+  std::map<std::pair<int, std::size_t>, std::pair<Flat, Flat>> adam_state_;  // (stage, first element): m, v
+  long adam_step_ = 0;
   std::map<int, std::unique_ptr<Stage>> stages_;
   std::map<int, std::vector<double>> losses_;
   mutable Act in_, grad_;  // device staging of received activations and gradients (unused on the host)

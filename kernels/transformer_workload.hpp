@@ -12,13 +12,25 @@
 
 namespace pipebench::kernels {
 
+enum class Optimizer { sgd, adam };
+const char* to_string(Optimizer o);
+
 struct TransformerWorkloadConfig {
   int hidden = 0, heads = 0, seq = 0, micro_batch = 1, vocab = 0, layers = 0;
   std::vector<int> layers_per_stage;  // one per stage of a model copy; empty: split evenly
+  bool layers_auto = false;           // balance the split by FLOPs (stage_layers)
+  // The embedding / the output layer and loss as a stage of their own, holding no layer (Llama 3).
+  bool embedding_stage = false, head_stage = false;
   Recompute recompute = Recompute::none;
   std::uint64_t seed = 1;
   bool fp64 = false;
   double lr = 0;  // SGD step after the data-parallel sync; 0 keeps the weights (identical steps)
+  // Adam (kernels/optimizer.hpp) keeps two values of state per parameter and runs even at lr = 0 (its
+  // time and memory are then real, the weights unchanged).
+  Optimizer optimizer = Optimizer::sgd;
+  double weight_decay = 0;  // Adam's decoupled weight decay (matrices only)
+  bool tie_embeddings = false;  // kernels/transformer_config.hpp
+  bool vocab_parallel = true;   // when t > 1 (kernels/transformer_config.hpp), as Megatron-LM does
   int tp_size = 1, tp_rank = 0;
   // Micro-batch k of this pipeline reads data sample mb_offset + k (data-parallel replicas differ).
   int mb_offset = 0;
@@ -29,11 +41,24 @@ struct TransformerWorkloadConfig {
 // stages, since the first and last stages also carry the embedding and the loss. UsageError otherwise.
 std::vector<int> split_layers(int layers, int stages, const std::vector<int>& given);
 
+// The layers of each stage for `c`: `layers_per_stage` if given, else balanced by FLOPs when
+// `layers_auto` (the last stage, which also holds the output layer and the loss, gets as few layers as
+// minimises the largest stage's F+I+W FLOPs; the others an even split), else even. With
+// embedding_stage / head_stage the first / last stage holds 0 layers and the rest are split over the
+// other stages (a given list then has 0 there). UsageError where that cannot be done.
+std::vector<int> stage_layers(const TransformerWorkloadConfig& c, int stages);
+
 // The TransformerConfig of one stage at `depth` of a model copy (embedding on depth 0, head on the last).
 TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth);
 
 // Checks the model against the schedule (validate() of every stage) without allocating.
 void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe);
+
+// Bytes of optimizer state pipeline rank `pp_rank` holds: 2 values per parameter of its stages for Adam
+// (0 for SGD), of its ZeRO-1 shards only when `zero` (kernels/workload.hpp, zero_shards with `buckets`
+// buckets per stage over `dp` ranks, data-parallel rank `dp_rank`).
+std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank,
+                                    bool zero, int buckets, int dp, int dp_rank);
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
                                                     int pp_rank, TpAllReduce tp_allreduce);

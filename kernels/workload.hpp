@@ -5,10 +5,12 @@
 // Buffers: `in`/`out` (forward) and `grad_out`/`grad_in` (backward) are p2p_bytes() long and live
 // in the memory the communication backend uses; null where there is no neighbour stage (first stage's
 // input, last stage's output, ...).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pipebench::kernels {
@@ -56,6 +58,14 @@ class Workload {
   virtual void* grad_data(int stage) = 0;
   virtual int element_bytes() const { return 4; }
   virtual void optimizer_step() = 0;
+  // Sharded data parallelism (ZeRO-1): the stage's flat weights (same layout as the gradients), and the
+  // optimizer step on elements [lo, hi) only, from the gradients there, with optimizer state for those
+  // elements only. A workload without them cannot be sharded (null weights).
+  virtual void* weight_data(int) { return nullptr; }
+  virtual void optimizer_step_range(int, std::size_t, std::size_t) {}
+  // Tied embeddings: where the stage's copy of the shared matrix lies in its flat gradients (offset and
+  // count, in elements); false where the stage holds none.
+  virtual bool tied_copy(int, std::size_t&, std::size_t&) const { return false; }
 
   virtual std::int64_t held_activation_bytes() const = 0;  // activation memory held right now
   // The most activation memory held since the previous call (an overlapped pair holds its new
@@ -68,6 +78,7 @@ class Workload {
     loss_count,   // how many
     grad_norm,    // L2 norm of the stage's weight gradients after the step's sync
     model_flops,  // FLOPs the model needs for the step, without recomputation (stage -1)
+    optimizer_state_bytes,  // bytes of optimizer state this rank holds (stage -1)
   };
   struct Figure {
     std::int32_t stage = -1;
@@ -80,5 +91,31 @@ class Workload {
   std::function<void()> progress_;
   double progress_interval_ = 0;
 };
+
+// ZeRO-1 shards (Rajbhandari et al. 2020, stage 1; Megatron-LM's distributed optimizer): a stage's
+// `count` gradients are cut into `buckets` contiguous buckets (as the all-reduce buckets are), each
+// bucket of n elements into d contiguous shards of ceil(n/d) elements (the last ones shorter or empty),
+// and data-parallel rank r owns shard r of every bucket. Returns rank r's [lo, hi) ranges, one per bucket,
+// and with `bucket` the bucket each belongs to.
+struct ZeroShard {
+  std::size_t bucket_lo = 0, bucket_hi = 0;  // the bucket
+  std::size_t lo = 0, hi = 0;                // rank r's shard of it (lo == hi: empty)
+  std::size_t shard = 0;                     // ceil(n/d): every rank's share of the padded bucket
+};
+inline std::vector<ZeroShard> zero_shards(std::size_t count, int buckets, int d, int r) {
+  std::vector<ZeroShard> out;
+  const std::size_t k = static_cast<std::size_t>(std::max(buckets, 1)), dd = static_cast<std::size_t>(std::max(d, 1));
+  for (std::size_t b = 0; b < k; ++b) {
+    ZeroShard z;
+    z.bucket_lo = count * b / k;
+    z.bucket_hi = count * (b + 1) / k;
+    if (z.bucket_hi == z.bucket_lo) continue;
+    z.shard = (z.bucket_hi - z.bucket_lo + dd - 1) / dd;
+    z.lo = std::min(z.bucket_hi, z.bucket_lo + z.shard * static_cast<std::size_t>(r));
+    z.hi = std::min(z.bucket_hi, z.lo + z.shard);
+    out.push_back(z);
+  }
+  return out;
+}
 
 }  // namespace pipebench::kernels

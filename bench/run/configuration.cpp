@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <string>
@@ -245,6 +246,7 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, mine.blas_rate);
   ExecutorConfig ec;
   ec.dp_buckets = rs.dp_buckets;
+  ec.zero = rs.zero == 1;
   ec.roll = &sweep.roll();
   ec.links = groups.links.get();
   ec.where = where;
@@ -305,6 +307,21 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   result.run.key = pl.key;
   result.run.metadata = collect_metadata(meta);
   result.run.metadata["group_placement"] = placement_line(topology::summarize(grid, mg.placement()));
+  if (rs.workload == WorkloadKind::transformer && pl.model.optimizer == kernels::Optimizer::adam) {
+    // The formula beside the measurement: the most any rank should hold.
+    double most = 0;
+    for (int r = 0; r < mp.t * mp.p * mp.d; ++r) {
+      const auto c = grid.coords(r);
+      most = std::max(most, static_cast<double>(kernels::optimizer_state_bytes(pl.model, s, c.pp, rs.zero == 1,
+                                                                              rs.dp_buckets, mp.d, c.dp)));
+    }
+    result.run.summary.extra["optimizer_state_bytes_formula"] = most;
+  }
+  // Under ZeRO-1 a rank's gradients are summed over the data-parallel group in its shards only: the
+  // norm of its whole buffer would mix summed and unsummed values.
+  if (rs.zero == 1 && mp.d > 1)
+    for (auto it = result.run.summary.extra.begin(); it != result.run.summary.extra.end();)
+      it = it->first.rfind("grad_norm.", 0) == 0 ? result.run.summary.extra.erase(it) : std::next(it);
   return result;
 }
 

@@ -61,6 +61,12 @@ Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, c
       last_backward_[i] = bstage(a);
     }
   }
+  for (int st : s_.stages_of_rank(me_)) {
+    std::size_t off = 0, n = 0;
+    if (w_.tied_copy(st, off, n)) tied_stages_.push_back(st);
+  }
+  if (cfg_.zero && dp_ && !w_.weight_data(s_.stages_of_rank(me_).front()))
+    throw Error("executor: --zero 1 needs a workload whose weights it can shard (the transformer)");
   if (cfg_.links) {
     for (int src = 0; src < s_.p; ++src)
       for (const SentMessage& m : sent_messages(s_, src))
@@ -214,38 +220,6 @@ void Executor::poll_sends(bool wait) {
                sends_.end());
 }
 
-void Executor::launch_dp(int stage) {
-  if (!dp_) return;
-  const auto elem = static_cast<std::size_t>(w_.element_bytes());
-  const std::size_t count = w_.grad_bytes(stage) / elem;
-  if (count == 0) return;
-  const std::size_t buckets = static_cast<std::size_t>(std::max(cfg_.dp_buckets, 1));
-  auto* data = static_cast<char*>(w_.grad_data(stage));
-  for (std::size_t k = 0; k < buckets; ++k) {
-    const std::size_t lo = count * k / buckets, hi = count * (k + 1) / buckets;
-    if (hi == lo) continue;
-    PendingDp d;
-    d.rec.step = step_;
-    d.rec.global_rank = world_.world_rank();
-    d.rec.kind = CommKind::AllReduce;
-    d.rec.group = CommGroup::dp;
-    d.rec.bytes = static_cast<std::int64_t>((hi - lo) * elem);
-    d.rec.stage = stage;
-    d.rec.t_posted = now();
-    d.req = dp_->iallreduce_sum(data + lo * elem, hi - lo, elem == 8 ? comm::DType::f64 : comm::DType::f32);
-    dp_pending_.push_back(std::move(d));
-  }
-}
-
-void Executor::finish_dp() {
-  for (auto& d : dp_pending_) {
-    dp_->wait(d.req);
-    d.rec.t_done = now();
-    note(d.rec);
-  }
-  dp_pending_.clear();
-}
-
 void Executor::tp_allreduce(void* data, std::size_t bytes, int element_bytes) {
   if (!tp_) return;
   CommRecord rec;
@@ -369,18 +343,31 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
     if ((cfg_.test_stop || cfg_.test_term) && step >= 0 && i == 0) std::raise(cfg_.test_stop ? SIGSTOP : SIGTERM);
     for (auto& h : hold)
       if (h.data()) pool_.push_back(std::move(h));
-    if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0) launch_dp(last_backward_[i]);
+    if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0 &&
+        std::find(tied_stages_.begin(), tied_stages_.end(), last_backward_[i]) == tied_stages_.end())
+      launch_dp(last_backward_[i]);
     // No polling of the pending sends here: each test of a pending request is a progress call of the
     // MPI library, which copies out whatever has arrived meanwhile; that is communication work, done
     // by progress() while the next action computes (as a GPU's copy engine would) and not charged to
     // every action's gap. take_buffer() collects them when the pool has run dry.
   }
   t.pipeline_end = list.empty() ? t.begin : now();
+  const auto tied = [this](int st) { return std::find(tied_stages_.begin(), tied_stages_.end(), st) != tied_stages_.end(); };
   if (cfg_.dp_buckets == 0)
-    for (int st : s_.stages_of_rank(me_)) launch_dp(st);
+    for (int st : s_.stages_of_rank(me_))
+      if (!tied(st)) launch_dp(st);
+  // Tied copies: summed after the data-parallel sum (bitwise-equal copies whatever order the DP
+  // reduction takes); under ZeRO-1 before it, since a shard holds only part of the sum.
+  const bool zero = cfg_.zero && dp_;
+  if (zero) sync_tied();
+  for (int st : tied_stages_) launch_dp(st);
   finish_dp();
+  if (!zero) sync_tied();
   poll_sends(true);
-  w_.optimizer_step();
+  if (zero)
+    zero_update_and_gather();
+  else
+    w_.optimizer_step();
   t.end = now();
   if (timeline) {
     const auto timed = kernels::device_timeline_take();

@@ -26,6 +26,10 @@ struct ExecutorConfig {
   // 0: each chunk's gradients are all-reduced after the flush. k > 0: in k buckets per chunk, each
   // launched as soon as the chunk's last backward action ends (overlapped with the remaining backwards).
   int dp_buckets = 0;
+  // ZeRO-1 (kernels/workload.hpp, zero_shards): the buckets are reduce-scattered instead of all-reduced,
+  // each rank steps the optimizer on its shards only, and the weights are all-gathered after. Needs d > 1
+  // and a workload with weight_data().
+  bool zero = false;
   // How often the workload lets pending communication progress while it computes (0: never).
   double progress_interval = 250e-6;
   // Where the step's start is announced, so that a rank that does not come is named with its host (null:
@@ -89,6 +93,10 @@ class Executor {
   void start_barrier(int step);  // tests pending sends and the next pending receive: drives MPI's progress engine
   void launch_dp(int stage);
   void finish_dp();
+  // Tied embeddings: the first and the last stage's copies of the shared matrix get the sum of both
+  // copies' gradients, bitwise equal (both add first + last, in that order).
+  void sync_tied();
+  void zero_update_and_gather();
   void note(CommRecord r);
 
   const analysis::Schedule& s_;
@@ -113,6 +121,7 @@ class Executor {
   std::vector<Need> needs_;
   std::vector<Need> link_order_;  // with links: the same receives, in the order their senders send them
   std::vector<int> last_backward_;  // per action index: stage whose gradients become final, or -1
+  std::vector<int> tied_stages_;    // stages of this rank holding a tied copy (their DP waits for the flush)
 
   // Step state.
   int step_ = 0;
@@ -141,6 +150,9 @@ class Executor {
   struct PendingDp {
     comm::Request req;
     CommRecord rec;
+    int stage = -1;
+    kernels::ZeroShard shard;            // ZeRO-1: the bucket and this rank's part of it
+    std::vector<unsigned char> send, recv;  // ZeRO-1: padded copies (the bucket, this rank's shard)
   };
   std::vector<PendingDp> dp_pending_;
   std::unique_ptr<comm::Roll> own_roll_;

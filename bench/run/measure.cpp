@@ -109,8 +109,9 @@ double measured_p2p_pair(const std::vector<ActionRecord>& actions, const std::ve
 //   flop_rate      FLOPs the ranks did (recomputation included) per second of step time
 //   blas_flop_rate the reference matrix product's rate, summed over ranks
 //   mfu            model_flops / (step time * blas_flop_rate): model FLOP utilisation
+//   optimizer_state_bytes  the most bytes of optimizer state (Adam's m and v) any rank holds
 void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, RunResult& out) {
-  double loss = 0, count = 0, model_flops = 0, blas = 0, rate = 0;
+  double loss = 0, count = 0, model_flops = 0, blas = 0, rate = 0, state = -1;
   for (int r = 0; r < static_cast<int>(in.figures.size()); ++r) {
     const auto c = grid.coords(r);
     for (const auto& f : in.figures[r]) {
@@ -119,6 +120,7 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
       if (f.kind == K::loss_sum && c.tp == 0) loss += f.value;
       if (f.kind == K::loss_count && c.tp == 0) count += f.value;
       if (f.kind == K::model_flops) model_flops += f.value;
+      if (f.kind == K::optimizer_state_bytes) state = std::max(state, f.value);
       if (f.kind == K::grad_norm && c.tp == 0 && c.dp == 0) out.summary.extra["grad_norm." + std::to_string(f.stage)] = f.value;
     }
   }
@@ -126,6 +128,7 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
   for (const auto& rs : out.ranks) rate += rs.flop_rate;
   if (count > 0) out.summary.extra["loss"] = loss / count;
   if (model_flops > 0) out.summary.extra["model_flops"] = model_flops;
+  if (state >= 0) out.summary.extra["optimizer_state_bytes"] = state;
   if (rate > 0) out.summary.extra["flop_rate"] = rate;
   if (blas > 0) {
     out.summary.extra["blas_flop_rate"] = blas;

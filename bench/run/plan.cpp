@@ -31,7 +31,7 @@ namespace {
 
 // What one stage of the transformer costs in memory (kernels/transformer_config.hpp), per stage.
 std::vector<kernels::StageMemory> stage_memories(const kernels::TransformerWorkloadConfig& m, const analysis::Schedule& s) {
-  const auto split = kernels::split_layers(m.layers, s.stages_per_pipe(), m.layers_per_stage);
+  const auto split = kernels::stage_layers(m, s.stages_per_pipe());
   std::vector<kernels::StageMemory> out;
   for (int st = 0; st < s.num_stages(); ++st)
     out.push_back(kernels::estimate_memory(kernels::stage_config(m, split, s.depth_of_stage(st)), m.fp64 ? 8 : 4));
@@ -99,12 +99,22 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
               {"micro_batch_size", std::to_string(md.micro_batch)},
               {"vocab", std::to_string(md.vocab)},
               {"layers", std::to_string(md.layers)},
-              {"layers_per_stage", list(kernels::split_layers(md.layers, s.stages_per_pipe(), md.layers_per_stage))},
+              {"layers_per_stage", list(kernels::stage_layers(md, s.stages_per_pipe()))},
               {"recompute", kernels::to_string(md.recompute)},
               {"precision", md.fp64 ? "fp64" : "fp32"},
               {"lr", num(md.lr)},
               {"seed", std::to_string(md.seed)},
               {"blas_threads", std::to_string(rs.blas_threads)}});
+    // Added only where not the default, so that earlier results files keep their resume keys.
+    if (md.optimizer != kernels::Optimizer::sgd) m["optimizer"] = kernels::to_string(md.optimizer);
+    if (md.weight_decay != 0) m["weight_decay"] = num(md.weight_decay);
+    if (md.tie_embeddings) m["tie_embeddings"] = "1";
+    if (md.vocab_parallel && pl.mapping.t > 1) m["vocab_parallel"] = "1";
+    if (rs.zero) m["zero"] = std::to_string(rs.zero);
+    // The split itself is in layers_per_stage; these say how it was chosen and what the end stages hold.
+    if (md.layers_auto) m["layers_auto"] = "flops";
+    if (md.embedding_stage) m["embedding_stage"] = "1";
+    if (md.head_stage) m["head_stage"] = "1";
     return m;
   }
   const SyntheticSettings& y = rs.synthetic;
@@ -156,6 +166,18 @@ Times check_settings(const RunSettings& rs, int world_size) {
   if (y.tp_allreduce_bytes % 4 || y.dp_grad_bytes % 4)
     throw UsageError("--tp-allreduce-bytes and --dp-grad-bytes must be multiples of 4 (they are float32 sums)");
   if (rs.resume && !rs.append) throw UsageError("--resume needs --append: it adds to an existing results file");
+  if (rs.zero != 0 && rs.zero != 1)
+    throw UsageError("--zero " + std::to_string(rs.zero) + " is not allowed: 0 (replicated optimizer) or 1 (ZeRO-1)");
+  if (rs.zero && rs.workload != WorkloadKind::transformer)
+    throw UsageError("--zero 1 needs --workload transformer (the synthetic workload has no weights to shard)");
+  if (rs.zero && rs.backend != "mpi")
+    throw UsageError("--zero 1 needs --backend mpi (its shards are copied through host memory)");
+  if (rs.model.tie_embeddings && rs.backend != "mpi")
+    throw UsageError("--tie-embeddings needs --backend mpi (the two copies' gradients are summed in host memory)");
+  if (rs.model.weight_decay < 0 || !(rs.model.weight_decay < 1))
+    throw UsageError("--weight-decay " + num(rs.model.weight_decay) + " is not allowed: expected a value in [0, 1)");
+  if (rs.model.weight_decay != 0 && rs.model.optimizer != kernels::Optimizer::adam)
+    throw UsageError("--weight-decay " + num(rs.model.weight_decay) + " needs --optimizer adam");
   // Whether nccl can run here is the device check's (bench/run/device_check.hpp), on rank 0 after planning.
   if (rs.backend != "mpi" && rs.backend != "nccl")
     throw UsageError("--backend " + quoted(rs.backend) + " is not allowed: mpi or nccl");
@@ -183,6 +205,10 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
   pl.model = rs.model;
   pl.model.tp_size = pl.mapping.t;
   if (rs.workload == WorkloadKind::transformer) kernels::validate_model(pl.model, s.stages_per_pipe());
+  // DualPipe runs two copies of the model, whose embedding and head copies this run does not tie.
+  if (pl.model.tie_embeddings && s.name == "dualpipe")
+    throw UsageError("--tie-embeddings with dualpipe: its two model copies hold four copies of the tied matrix, which "
+                     "pipebench does not keep equal; use dualpipev (one V-shaped copy) or another schedule");
   plan_memory(rs, pl);
   pl.config = config_of(rs, pl);
   pl.key = key_of(pl.config);

@@ -49,6 +49,7 @@ struct RunSettings {
   kernels::TransformerWorkloadConfig model = default_model();
   int blas_threads = 1;
   int dp_buckets = 0;
+  int zero = 0;  // 1: ZeRO-1, the optimizer state sharded over the data-parallel group (transformer)
 
   int warmup = 1;
   int steps = 3;

@@ -1,0 +1,181 @@
+// The executor's end-of-step gradient work: the data-parallel sync of each chunk's gradients
+// (all-reduce buckets, or ZeRO-1's reduce-scatter, sharded optimizer step and all-gather) and the
+// embedding group of tied embeddings. Split from executor.cpp, which runs the pipeline itself.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "bench/run/executor.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+double now() { return MPI_Wtime(); }
+}  // namespace
+
+void Executor::launch_dp(int stage) {
+  if (!dp_) return;
+  const auto elem = static_cast<std::size_t>(w_.element_bytes());
+  const std::size_t count = w_.grad_bytes(stage) / elem;
+  if (count == 0) return;
+  const std::size_t buckets = static_cast<std::size_t>(std::max(cfg_.dp_buckets, 1));
+  auto* data = static_cast<char*>(w_.grad_data(stage));
+  const comm::DType type = elem == 8 ? comm::DType::f64 : comm::DType::f32;
+  if (cfg_.zero) {
+    // Each bucket, padded to d equal shards, is reduce-scattered: this rank receives its shard's sums.
+    const auto d = static_cast<std::size_t>(dp_->size());
+    for (const kernels::ZeroShard& z : kernels::zero_shards(count, static_cast<int>(buckets), dp_->size(), dp_->rank())) {
+      PendingDp p;
+      p.stage = stage;
+      p.shard = z;
+      const std::size_t n = z.bucket_hi - z.bucket_lo;
+      const void* send = data + z.bucket_lo * elem;
+      if (n != z.shard * d) {
+        p.send.assign(z.shard * d * elem, 0);
+        std::memcpy(p.send.data(), send, n * elem);
+        send = p.send.data();
+      }
+      p.recv.assign(z.shard * elem, 0);
+      p.rec.step = step_;
+      p.rec.global_rank = world_.world_rank();
+      p.rec.kind = CommKind::ReduceScatter;
+      p.rec.group = CommGroup::dp;
+      p.rec.bytes = static_cast<std::int64_t>(z.shard * d * elem);
+      p.rec.stage = stage;
+      p.rec.t_posted = now();
+      p.req = dp_->ireduce_scatter_sum(send, p.recv.data(), z.shard, type);
+      dp_pending_.push_back(std::move(p));
+    }
+    return;
+  }
+  for (std::size_t k = 0; k < buckets; ++k) {
+    const std::size_t lo = count * k / buckets, hi = count * (k + 1) / buckets;
+    if (hi == lo) continue;
+    PendingDp d;
+    d.rec.step = step_;
+    d.rec.global_rank = world_.world_rank();
+    d.rec.kind = CommKind::AllReduce;
+    d.rec.group = CommGroup::dp;
+    d.rec.bytes = static_cast<std::int64_t>((hi - lo) * elem);
+    d.rec.stage = stage;
+    d.rec.t_posted = now();
+    d.req = dp_->iallreduce_sum(data + lo * elem, hi - lo, type);
+    dp_pending_.push_back(std::move(d));
+  }
+}
+
+void Executor::finish_dp() {
+  const auto elem = static_cast<std::size_t>(w_.element_bytes());
+  for (auto& d : dp_pending_) {
+    dp_->wait(d.req);
+    d.rec.t_done = now();
+    note(d.rec);
+    // ZeRO-1: the shard's sums go where the shard's gradients were (the rest of the buffer is stale).
+    if (d.stage >= 0 && d.shard.hi > d.shard.lo)
+      std::memcpy(static_cast<char*>(w_.grad_data(d.stage)) + d.shard.lo * elem, d.recv.data(),
+                  (d.shard.hi - d.shard.lo) * elem);
+  }
+  dp_pending_.clear();
+}
+
+namespace {
+template <class T>
+void add_tied(T* first, T* last, const T* other, bool i_am_first, std::size_t n) {
+  // Both sides compute first + last, in that order, so that the copies stay bitwise equal.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (first && last) {
+      first[i] = last[i] = first[i] + last[i];
+    } else if (i_am_first) {
+      first[i] = first[i] + other[i];
+    } else {
+      last[i] = other[i] + last[i];
+    }
+  }
+}
+}  // namespace
+
+void Executor::sync_tied() {
+  if (tied_stages_.empty()) return;
+  const int S = s_.num_stages();
+  const auto elem = static_cast<std::size_t>(w_.element_bytes());
+  std::size_t off_a = 0, n_a = 0, off_b = 0, n_b = 0;
+  const bool a = s_.stage_rank[0] == me_ && w_.tied_copy(0, off_a, n_a);
+  const bool b = s_.stage_rank[S - 1] == me_ && w_.tied_copy(S - 1, off_b, n_b);
+  char* ga = a ? static_cast<char*>(w_.grad_data(0)) + off_a * elem : nullptr;
+  char* gb = b ? static_cast<char*>(w_.grad_data(S - 1)) + off_b * elem : nullptr;
+  const std::size_t n = a ? n_a : n_b;
+  std::vector<unsigned char> other;
+  if (!(a && b)) {
+    // The embedding group of this pipeline: the ranks of its first and its last stage. Tag 0 is free:
+    // it would be a forward message into stage 0, which never receives one.
+    const int peer = a ? s_.stage_rank[S - 1] : s_.stage_rank[0];
+    other.resize(n * elem);
+    CommRecord rec = pp_record(CommKind::AllReduce, peer, a ? 0 : S - 1, -1, 0);
+    rec.bytes = static_cast<std::int64_t>(n * elem);
+    rec.t_posted = now();
+    std::vector<comm::Request> reqs;
+    reqs.push_back(pp_.irecv(other.data(), n * elem, peer, 0));
+    reqs.push_back(pp_.isend(a ? ga : gb, n * elem, peer, 0));
+    pp_.wait_all(reqs);
+    rec.t_done = now();
+    note(rec);
+  }
+  if (elem == 8)
+    add_tied(reinterpret_cast<double*>(ga), reinterpret_cast<double*>(gb),
+             reinterpret_cast<const double*>(other.data()), a, n);
+  else
+    add_tied(reinterpret_cast<float*>(ga), reinterpret_cast<float*>(gb), reinterpret_cast<const float*>(other.data()),
+             a, n);
+}
+
+void Executor::zero_update_and_gather() {
+  const auto elem = static_cast<std::size_t>(w_.element_bytes());
+  const auto d = static_cast<std::size_t>(dp_->size());
+  const int buckets = std::max(cfg_.dp_buckets, 1);
+  struct Gather {
+    int stage;
+    kernels::ZeroShard z;
+    std::vector<unsigned char> send, recv;
+    comm::Request req;
+    CommRecord rec;
+  };
+  std::vector<Gather> gathers;
+  for (int st : s_.stages_of_rank(me_)) {
+    const std::size_t count = w_.grad_bytes(st) / elem;
+    for (const kernels::ZeroShard& z : kernels::zero_shards(count, buckets, dp_->size(), dp_->rank()))
+      w_.optimizer_step_range(st, z.lo, z.hi);
+  }
+  for (int st : s_.stages_of_rank(me_)) {
+    const std::size_t count = w_.grad_bytes(st) / elem;
+    auto* weights = static_cast<char*>(w_.weight_data(st));
+    for (const kernels::ZeroShard& z : kernels::zero_shards(count, buckets, dp_->size(), dp_->rank())) {
+      Gather g;
+      g.stage = st;
+      g.z = z;
+      g.send.assign(z.shard * elem, 0);
+      if (z.hi > z.lo) std::memcpy(g.send.data(), weights + z.lo * elem, (z.hi - z.lo) * elem);
+      g.recv.resize(z.shard * d * elem);
+      g.rec.step = step_;
+      g.rec.global_rank = world_.world_rank();
+      g.rec.kind = CommKind::AllGather;
+      g.rec.group = CommGroup::dp;
+      g.rec.bytes = static_cast<std::int64_t>(z.shard * d * elem);
+      g.rec.stage = st;
+      g.rec.t_posted = now();
+      gathers.push_back(std::move(g));
+      Gather& b = gathers.back();
+      b.req = dp_->iallgather(b.send.data(), b.recv.data(), z.shard * elem);
+    }
+  }
+  for (Gather& g : gathers) {
+    dp_->wait(g.req);
+    g.rec.t_done = now();
+    note(g.rec);
+    std::memcpy(static_cast<char*>(w_.weight_data(g.stage)) + g.z.bucket_lo * elem, g.recv.data(),
+                (g.z.bucket_hi - g.z.bucket_lo) * elem);
+  }
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,29 @@
+# 3D-parallel features of the transformer run (docs/transformer.md "3D parallelism"): bad combinations
+# are refused on every rank with one line and exit code 2; --zero 1 with d = 1 warns and runs; a run
+# with Adam and ZeRO-1 prints its optimizer state measured against the formula.
+set(_p3 --workload transformer --schedule 1f1b --hidden 16 --heads 2 --seq 8 --vocab 32 --layers 2 --warmup 0 --steps 1 -m 2)
+pipebench_mpirun_test(run_zero_value NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--zero 2 is not allowed: 0 \\(replicated optimizer\\) or 1 \\(ZeRO-1\\)" ARGS ${_p3} --zero 2 -o never.h5)
+pipebench_mpirun_test(run_zero_synthetic NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--zero 1 needs --workload transformer" ARGS --schedule 1f1b --zero 1 -o never.h5)
+pipebench_mpirun_test(run_weight_decay_needs_adam NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--weight-decay 0.1 needs --optimizer adam" ARGS ${_p3} --weight-decay 0.1 -o never.h5)
+pipebench_mpirun_test(run_tie_dualpipe NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--tie-embeddings with dualpipe: its two model copies" ARGS ${_p3} --schedule dualpipe -m 4 --tie-embeddings -o never.h5)
+pipebench_mpirun_test(run_zero_one_replica_warns NP 2 RC 0 ONCE "pipebench: warning: --zero 1 with d = 1"
+  MATCH "optimizer state, largest per rank, measured/formula \\(MiB\\): [0-9.]+/[0-9.]+"
+  ARGS ${_p3} --optimizer adam --zero 1 -o warn.h5)
+pipebench_mpirun_test(run_adam_zero_state NP 2 RC 0
+  MATCH "optimizer state, largest per rank, measured/formula \\(MiB\\): [0-9.]+/[0-9.]+"
+  ARGS ${_p3} --mapping 1x1x2 --optimizer adam --weight-decay 0.01 --lr 1e-3 --zero 1 --dp-buckets 2 --tie-embeddings -o zero.h5)
+pipebench_mpirun_test(run_vocab_not_divisible NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "vocabulary size 33 is not divisible by the tensor-parallel size 2 .*use a multiple of 2, e.g. 34, or --vocab-parallel off"
+  ARGS ${_p3} --mapping 2x1x1 --vocab 33 -o never.h5)
+pipebench_mpirun_test(run_vocab_parallel_off NP 2 RC 0 MATCH "#   loss [0-9.]+"
+  ARGS ${_p3} --mapping 2x1x1 --vocab 33 --vocab-parallel off -o vpoff.h5)
+pipebench_mpirun_test(run_end_stages_need_stages NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--embedding-stage/--head-stage need more stages than the 2 they take: the pipeline has 2"
+  ARGS ${_p3} --embedding-stage --head-stage -o never.h5)
+pipebench_mpirun_test(run_head_stage NP 2 RC 0 MATCH "#   per stage F/backward \\(ms\\): 0:[0-9.]+/[0-9.]+ 1:[0-9.]+/[0-9.]+"
+  ARGS ${_p3} --head-stage --layers-per-stage 2,0 -o headstage.h5 THEN report headstage.h5 --run 1
+  THEN_MATCH "layers_per_stage = 2,0")

@@ -1,0 +1,446 @@
+// 3D parallelism (t x p x d) on real ranks against the whole model on one rank, over the same global
+// batch (d replicas x m micro-batches): the loss, every gradient of every rank's slice, and the weights
+// after several optimizer steps (SGD, Adam, Adam with ZeRO-1, tied embeddings); model FLOPs counted
+// once whatever the mapping replicates. fp64, 1e-10 relative to the largest value.
+//
+// Run on 2, 4 and 8 ranks: each world size takes the mappings of its size among 2x1x1, 1x2x1, 1x1x2,
+// 2x2x1, 2x1x2, 1x2x2 and 2x2x2.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/generators.hpp"
+#include "bench/run/executor.hpp"
+#include "comm/factory.hpp"
+#include "kernels/optimizer.hpp"
+#include "kernels/transformer_stage.hpp"
+#include "kernels/transformer_workload.hpp"
+#include "topology/mpi_grid.hpp"
+
+using namespace pipebench;
+
+namespace {
+
+class KokkosEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { Kokkos::initialize(); }
+  void TearDown() override { Kokkos::finalize(); }
+};
+[[maybe_unused]] auto* const kKokkos = ::testing::AddGlobalTestEnvironment(new KokkosEnvironment);
+
+int world_size() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+struct Mapping3 {
+  int t, p, d;
+};
+
+std::vector<Mapping3> mappings_of_this_world() {
+  std::vector<Mapping3> all = {{2, 1, 1}, {1, 2, 1}, {1, 1, 2}, {2, 2, 1}, {2, 1, 2}, {1, 2, 2}, {2, 2, 2}};
+  std::vector<Mapping3> out;
+  for (const auto& m : all)
+    if (m.t * m.p * m.d == world_size()) out.push_back(m);
+  return out;
+}
+
+kernels::TransformerWorkloadConfig tiny_model(const Mapping3& mp) {
+  kernels::TransformerWorkloadConfig c;
+  c.hidden = 16;
+  c.heads = 2;
+  c.seq = 8;
+  c.micro_batch = 1;
+  c.vocab = 32;
+  c.layers = 2 * mp.p;
+  c.seed = 11;
+  c.fp64 = true;
+  c.tp_size = mp.t;
+  return c;
+}
+
+struct Options {
+  std::string schedule = "1f1b";
+  kernels::Optimizer optimizer = kernels::Optimizer::sgd;
+  double lr = 0;
+  double weight_decay = 0;
+  bool zero = false;
+  int buckets = 0;
+  bool tie = false;
+  bool vocab_parallel = true;
+  bool layers_auto = false, embedding_stage = false, head_stage = false;
+  int steps = 1;
+};
+
+// The whole model on one rank over the global batch, `steps` steps: last step's loss and gradients,
+// the weights after the last update.
+struct Reference {
+  std::map<std::string, std::size_t> offset;  // parameter name -> offset in the flat buffers
+  std::vector<double> grads, weights;
+  double loss = 0;
+  double grad_scale = 0, weight_scale = 0;
+};
+
+Reference whole_model(kernels::TransformerWorkloadConfig c, int global_mbs, const Options& o) {
+  kernels::TransformerConfig t =
+      kernels::TransformerConfig::whole_model(c.hidden, c.heads, c.seq, c.micro_batch, c.vocab, c.layers);
+  t.seed = c.seed;
+  t.tie_embeddings = o.tie;
+  using Stage = kernels::TransformerStage<double>;
+  Stage model(t);
+  const std::size_t n = model.weights().extent(0);
+  Stage::Flat m("m", n), v("v", n);
+  Reference ref;
+  for (int step = 1; step <= o.steps; ++step) {
+    model.zero_grad();
+    ref.loss = 0;
+    for (int mb = 0; mb < global_mbs; ++mb) {
+      model.forward(mb);
+      ref.loss += model.loss(mb) / global_mbs;
+      model.backward(mb);
+    }
+    ref.grads.assign(model.gradients().data(), model.gradients().data() + n);
+    if (o.optimizer == kernels::Optimizer::adam) {
+      kernels::AdamSettings a;
+      a.lr = o.lr;
+      a.weight_decay = o.weight_decay;
+      kernels::adam_update<double, Kokkos::DefaultExecutionSpace>(model.weights(), model.gradients(), m, v, 0, n, step,
+                                                                  a, model.parameters());
+    } else {
+      for (std::size_t i = 0; i < n; ++i) model.weights()(i) -= o.lr * model.gradients()(i);
+    }
+    Kokkos::fence();
+  }
+  ref.weights.assign(model.weights().data(), model.weights().data() + n);
+  for (const auto& p : model.parameters()) ref.offset[p.name] = p.offset;
+  for (double g : ref.grads) ref.grad_scale = std::max(ref.grad_scale, std::abs(g));
+  for (double w : ref.weights) ref.weight_scale = std::max(ref.weight_scale, std::abs(w));
+  return ref;
+}
+
+// Index in the unsplit tensor of element i of this rank's slice (as kernels/parameters.hpp lays it).
+std::size_t global_index(const kernels::ParamInfo& p, int t, int rank, std::size_t i) {
+  using Split = kernels::ParamInfo::Split;
+  std::size_t r = i / p.cols, col = i % p.cols, cols = p.cols;
+  const auto tt = static_cast<std::size_t>(t), rr = static_cast<std::size_t>(rank);
+  if (p.split == Split::qkv_columns) {
+    const std::size_t part = p.cols / 3;
+    col = (col / part) * part * tt + rr * part + col % part;
+    cols = p.cols * tt;
+  } else if (p.split == Split::columns) {
+    col += rr * p.cols;
+    cols = p.cols * tt;
+  } else if (p.split == Split::rows) {
+    r += rr * p.rows;
+  }
+  return r * cols + col;
+}
+
+// One distributed run of `o.steps` steps. `after_step` runs on every rank after each step.
+struct Distributed {
+  topology::Coords me;
+  analysis::Schedule schedule;
+  kernels::TransformerWorkloadConfig config;
+  std::unique_ptr<kernels::Workload> work;
+  std::unique_ptr<comm::Communicator> pp;
+};
+
+template <class AfterStep>
+Distributed run(const Mapping3& mp, const Options& o, int m, AfterStep after_step) {
+  const topology::Grid grid(mp.t, mp.p, mp.d);
+  topology::MpiGrid mg(grid, MPI_COMM_WORLD);
+  auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world");
+  Distributed r;
+  r.me = mg.coords();
+  r.pp = comm::make_communicator("mpi", mg.comm(topology::GroupKind::pp).get(), "pp");
+  std::unique_ptr<comm::Communicator> tp, dp;
+  if (mp.t > 1) tp = comm::make_communicator("mpi", mg.comm(topology::GroupKind::tp).get(), "tp");
+  if (mp.d > 1) dp = comm::make_communicator("mpi", mg.comm(topology::GroupKind::dp).get(), "dp");
+  r.schedule = analysis::make_schedule({o.schedule, mp.p, m});
+  r.config = tiny_model(mp);
+  r.config.tp_rank = r.me.tp;
+  r.config.mb_offset = r.me.dp * m;
+  r.config.optimizer = o.optimizer;
+  r.config.lr = o.lr;
+  r.config.weight_decay = o.weight_decay;
+  r.config.tie_embeddings = o.tie;
+  r.config.vocab_parallel = o.vocab_parallel;
+  r.config.layers_auto = o.layers_auto;
+  r.config.embedding_stage = o.embedding_stage;
+  r.config.head_stage = o.head_stage;
+  std::unique_ptr<bench::Executor> exec;
+  const kernels::TpAllReduce fn = [&exec](void* data, std::size_t n, int e) { exec->tp_allreduce(data, n, e); };
+  r.work = kernels::make_transformer_workload(r.config, r.schedule, r.pp->rank(), fn);
+  bench::ExecutorConfig ec;
+  ec.dp_buckets = o.buckets;
+  ec.zero = o.zero;
+  exec = std::make_unique<bench::Executor>(r.schedule, *r.pp, tp.get(), dp.get(), *world, *r.work, ec);
+  for (int k = 0; k < o.steps; ++k) {
+    exec->run_step(k, nullptr, nullptr);
+    after_step(r);
+  }
+  return r;
+}
+
+// Compares every rank's gradients (its ZeRO-1 shards only, where sharded) and weights with the
+// reference; returns the mean loss over the global batch.
+void expect_matches(const Mapping3& mp, const Options& o, int m) {
+  const Distributed r = run(mp, o, m, [](const Distributed&) {});
+  const Reference ref = whole_model(r.config, mp.d * m, o);
+  const analysis::Schedule& s = r.schedule;
+  const auto split = kernels::stage_layers(r.config, s.stages_per_pipe());
+  double worst_g = 0, worst_w = 0;
+  std::string where_g, where_w;
+  for (int st : s.stages_of_rank(r.pp->rank())) {
+    const auto table = kernels::parameter_table(kernels::stage_config(r.config, split, s.depth_of_stage(st)));
+    const auto* g = static_cast<const double*>(r.work->grad_data(st));
+    const auto* w = static_cast<const double*>(r.work->weight_data(st));
+    const std::size_t count = r.work->grad_bytes(st) / sizeof(double);
+    std::vector<bool> mine(count, !(o.zero && mp.d > 1));
+    if (o.zero && mp.d > 1)
+      for (const auto& z : kernels::zero_shards(count, std::max(o.buckets, 1), mp.d, r.me.dp))
+        for (std::size_t i = z.lo; i < z.hi; ++i) mine[i] = true;
+    for (const auto& prm : table) {
+      const std::size_t base = ref.offset.at(prm.name);
+      for (std::size_t i = 0; i < prm.size(); ++i) {
+        const std::size_t gi = base + global_index(prm, mp.t, r.me.tp, i);
+        const double dg = std::abs(g[prm.offset + i] - ref.grads[gi]);
+        const double dw = std::abs(w[prm.offset + i] - ref.weights[gi]);
+        if (mine[prm.offset + i] && dg > worst_g) worst_g = dg, where_g = prm.name;
+        if (dw > worst_w) worst_w = dw, where_w = prm.name;
+      }
+    }
+  }
+  ASSERT_GT(ref.grad_scale, 0);
+  EXPECT_LE(worst_g, 1e-10 * ref.grad_scale) << "gradient of " << where_g << ", rank " << r.me.tp << "," << r.me.pp
+                                             << "," << r.me.dp;
+  EXPECT_LE(worst_w, 1e-10 * ref.weight_scale) << "weight of " << where_w << ", rank " << r.me.tp << "," << r.me.pp
+                                               << "," << r.me.dp;
+  // The loss: tensor rank 0 of each last stage, summed over replicas.
+  double sums[2] = {0, 0}, all[2] = {0, 0};
+  if (r.me.tp == 0)
+    for (const auto& f : r.work->step_figures()) {
+      if (f.kind == kernels::Workload::FigureKind::loss_sum) sums[0] += f.value;
+      if (f.kind == kernels::Workload::FigureKind::loss_count) sums[1] += f.value;
+    }
+  MPI_Allreduce(sums, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(all[1], mp.d * m);
+  EXPECT_NEAR(all[0] / all[1], ref.loss, 1e-10 * std::abs(ref.loss));
+}
+
+std::string name_of(const Mapping3& mp) {
+  return std::to_string(mp.t) + "x" + std::to_string(mp.p) + "x" + std::to_string(mp.d);
+}
+
+}  // namespace
+
+TEST(Parallel3d, SgdGradientsAndWeightsMatchTheWholeModel) {
+  for (const auto& mp : mappings_of_this_world())
+    for (const char* sched : {"1f1b", "zb-h1"})
+      for (bool vp : {true, false}) {
+      if (!vp && mp.t == 1) continue;
+      SCOPED_TRACE(name_of(mp) + " " + sched + (vp ? "" : " replicated vocabulary"));
+      Options o;
+      o.vocab_parallel = vp;
+      o.schedule = sched;
+      o.lr = 0.05;
+      o.steps = 2;
+      expect_matches(mp, o, 2 * mp.p);
+    }
+}
+
+TEST(Parallel3d, AdamStepsMatchTheWholeModelWithAndWithoutZero1) {
+  for (const auto& mp : mappings_of_this_world())
+    for (bool zero : {false, true})
+      for (int buckets : {0, 3}) {
+        SCOPED_TRACE(name_of(mp) + (zero ? " zero-1" : "") + " buckets " + std::to_string(buckets));
+        Options o;
+        o.optimizer = kernels::Optimizer::adam;
+        o.lr = 1e-3;
+        o.weight_decay = 0.1;
+        o.zero = zero;
+        o.buckets = buckets;
+        o.steps = 3;
+        expect_matches(mp, o, 2 * mp.p);
+      }
+}
+
+// Adam's state per rank, measured from the views it holds, is the formula: 2 values per parameter of
+// the rank's stages, 1/d of them (its shards) under ZeRO-1, the shards of the d ranks adding up to all.
+TEST(Parallel3d, OptimizerStateBytesAreTheFormula) {
+  for (const auto& mp : mappings_of_this_world())
+    for (bool zero : {false, true}) {
+      SCOPED_TRACE(name_of(mp) + (zero ? " zero-1" : ""));
+      Options o;
+      o.optimizer = kernels::Optimizer::adam;
+      o.zero = zero;
+      o.buckets = 2;
+      const Distributed r = run(mp, o, 2 * mp.p, [](const Distributed&) {});
+      double measured = -1;
+      for (const auto& f : r.work->step_figures())
+        if (f.kind == kernels::Workload::FigureKind::optimizer_state_bytes) measured = f.value;
+      const int pp = r.pp->rank();
+      const auto formula = kernels::optimizer_state_bytes(r.config, r.schedule, pp, zero, 2, mp.d, r.me.dp);
+      EXPECT_EQ(measured, static_cast<double>(formula));
+      const auto whole = kernels::optimizer_state_bytes(r.config, r.schedule, pp, false, 2, mp.d, 0);
+      std::uint64_t shards = 0;
+      for (int k = 0; k < mp.d; ++k) shards += kernels::optimizer_state_bytes(r.config, r.schedule, pp, zero, 2, mp.d, k);
+      EXPECT_EQ(shards, zero && mp.d > 1 ? whole : mp.d * whole);
+      if (zero && mp.d > 1) EXPECT_LE(formula, whole / mp.d + 2 * 8 * 2);  // ceil per bucket, 2 buckets
+    }
+}
+
+TEST(Parallel3d, TiedEmbeddingsMatchTheWholeModelAndStayBitwiseEqual) {
+  for (const auto& mp : mappings_of_this_world())
+    for (const char* sched : {"1f1b", "zbv"})
+      for (bool zero : {false, true}) {
+        if (std::string(sched) == "zbv" && mp.p == 1) continue;
+        SCOPED_TRACE(name_of(mp) + " " + sched + (zero ? " zero-1" : ""));
+        Options o;
+        o.schedule = sched;
+        o.optimizer = kernels::Optimizer::adam;
+        o.lr = 1e-3;
+        o.zero = zero;
+        o.tie = true;
+        o.steps = 3;
+        expect_matches(mp, o, 2 * mp.p);
+        // After every step, the first stage's embedding and the last stage's copy are bitwise equal.
+        int steps_checked = 0;
+        run(mp, o, 2 * mp.p, [&](const Distributed& r) {
+          const analysis::Schedule& s = r.schedule;
+          const int last = s.num_stages() - 1, a = s.stage_rank[0], b = s.stage_rank[last];
+          const int me = r.pp->rank();
+          std::size_t off = 0, n = 0;
+          std::vector<double> copy;
+          if (me == b && r.work->tied_copy(last, off, n)) {
+            const auto* w = static_cast<const double*>(r.work->weight_data(last)) + off;
+            copy.assign(w, w + n);
+            if (a != b) r.pp->send(copy.data(), n * sizeof(double), a, 99);
+          }
+          if (me == a && r.work->tied_copy(0, off, n)) {
+            const auto* w = static_cast<const double*>(r.work->weight_data(0)) + off;
+            if (a != b) {
+              copy.resize(n);
+              r.pp->recv(copy.data(), n * sizeof(double), b, 99);
+            }
+            ASSERT_EQ(copy.size(), n);
+            EXPECT_EQ(std::memcmp(copy.data(), w, n * sizeof(double)), 0) << "after step " << steps_checked;
+          }
+          ++steps_checked;
+        });
+      }
+}
+
+// Model FLOPs of a step, summed over every rank, are the formula's (docs/formulas.md) for the global
+// batch: each operation once, the replicated output layer included, whatever t, p and d replicate.
+TEST(Parallel3d, ModelFlopsAreCountedOnce) {
+  for (const auto& mp : mappings_of_this_world())
+    for (bool tie : {false, true})
+      for (bool vp : {true, false}) {
+      SCOPED_TRACE(name_of(mp) + (tie ? " tied" : "") + (vp ? "" : " replicated vocabulary"));
+      Options o;
+      o.tie = tie;
+      o.vocab_parallel = vp;
+      const int m = 2 * mp.p;
+      const Distributed r = run(mp, o, m, [](const Distributed&) {});
+      double mine = 0, all = 0;
+      for (const auto& f : r.work->step_figures())
+        if (f.kind == kernels::Workload::FigureKind::model_flops) mine += f.value;
+      MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      const auto& c = r.config;
+      const double G = static_cast<double>(mp.d) * m * c.micro_batch, L = c.layers, s = c.seq, h = c.hidden,
+                   V = c.vocab;
+      const double formula = 72 * G * L * s * h * h * (1 + s / (6 * h) + V / (12 * h * L));
+      EXPECT_NEAR(all, formula, 1e-12 * formula);
+    }
+}
+
+// Vocabulary-parallel, the last stage holds V/t columns of logits gradients per micro-batch, never
+// the full [b*s, V]: its stash is the formula's with V/t, on each of the t ranks.
+TEST(Parallel3d, VocabularyParallelStashHoldsItsShareOfTheLogits) {
+  if (world_size() != 2) GTEST_SKIP() << "2 tensor-parallel ranks";
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  using St = kernels::TransformerStage<double>;
+  kernels::TransformerConfig c = kernels::TransformerConfig::whole_model(16, 2, 8, 2, 64, 1);
+  c.tp_size = 2;
+  c.tp_rank = rank;
+  std::size_t stash[2] = {0, 0};
+  for (bool vp : {false, true}) {
+    c.vocab_parallel = vp;
+    St stage(c, [](const St::Matrix& m, kernels::TpPoint) {
+      MPI_Allreduce(MPI_IN_PLACE, m.data(), static_cast<int>(m.span()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    });
+    stage.forward(0);
+    const auto mem = kernels::estimate_memory(c, sizeof(double));
+    EXPECT_EQ(stage.stash_bytes(0), mem.forward_stash);
+    stash[vp ? 1 : 0] = stage.stash_bytes(0);
+    stage.backward_input(0);
+    EXPECT_EQ(stage.stash_bytes(0), mem.weight_stash);
+    stage.backward_weight(0);
+    EXPECT_EQ(mem.parameters * sizeof(double), stage.weights().span() * sizeof(double));
+  }
+  // b*s = 16 rows of logits gradients: 64 columns replicated, 32 split.
+  EXPECT_EQ(stash[0] - stash[1], 16u * (64 - 32) * sizeof(double));
+}
+
+// --layers-per-stage auto: the last stage, which also holds the output layer and the loss, gets as few
+// layers as minimise the largest stage's FLOPs (h = 256, V = 32768, 8 layers on 4 stages: the head is
+// about ten layers' worth, so the last stage keeps one layer). One layer's F+I+W: 72nh^2 + 12nsh; the
+// head's: 6nhV.
+TEST(Parallel3d, BalancedSplitsFollowTheFlops) {
+  kernels::TransformerWorkloadConfig c;
+  c.hidden = 256;
+  c.heads = 8;
+  c.seq = 128;
+  c.vocab = 32768;
+  c.layers = 8;
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 2, 2, 2}));
+  c.layers_auto = true;
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 3, 2, 1}));
+  c.vocab = 256;  // a small head: the even split stays
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 2, 2, 2}));
+  c.vocab = 2048;  // 0.6 of a layer: giving a layer up would leave a stage of 3
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 2, 2, 2}));
+  c.vocab = 4096;  // 1.2 layers: now it pays
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 3, 2, 1}));
+  c.layers_auto = false;
+  c.head_stage = true;
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{2, 4, 2, 0}));
+  c.embedding_stage = true;
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{0, 4, 4, 0}));
+  c.layers_per_stage = {0, 5, 3, 0};
+  EXPECT_EQ(kernels::stage_layers(c, 4), (std::vector<int>{0, 5, 3, 0}));
+  c.layers_per_stage = {1, 4, 3, 0};
+  EXPECT_THROW(kernels::stage_layers(c, 4), UsageError);
+  c.layers_per_stage.clear();
+  EXPECT_THROW(kernels::stage_layers(c, 2), UsageError);  // both end stages and nothing left for layers
+}
+
+// Balanced and split-off stages compute the same model: exact against the whole model.
+TEST(Parallel3d, BalancedAndSplitOffStagesMatchTheWholeModel) {
+  for (const auto& mp : mappings_of_this_world()) {
+    if (mp.p == 1) continue;
+    for (const char* sched : {"1f1b", "interleaved"})
+      for (int mode = 0; mode < 3; ++mode) {
+        SCOPED_TRACE(name_of(mp) + " " + sched + " mode " + std::to_string(mode));
+        Options o;
+        o.schedule = sched;
+        o.lr = 0.05;
+        o.steps = 2;
+        o.layers_auto = mode == 0;
+        o.embedding_stage = mode == 1;
+        o.head_stage = mode == 2;
+        expect_matches(mp, o, 2 * mp.p);
+      }
+  }
+}
