@@ -295,7 +295,9 @@ TEST(Parallel3d, OptimizerStateBytesAreTheFormula) {
       std::uint64_t shards = 0;
       for (int k = 0; k < mp.d; ++k) shards += kernels::optimizer_state_bytes(r.config, r.schedule, pp, zero, 2, mp.d, k);
       EXPECT_EQ(shards, zero && mp.d > 1 ? whole : mp.d * whole);
-      if (zero && mp.d > 1) EXPECT_LE(formula, whole / mp.d + 2 * 8 * 2);  // ceil per bucket, 2 buckets
+      if (zero && mp.d > 1) {
+        EXPECT_LE(formula, whole / mp.d + 2 * 8 * 2);  // ceil per bucket, 2 buckets
+      }
     }
 }
 
