@@ -37,4 +37,20 @@ inline std::string quoted(const std::string& s, std::size_t max_len = 80) {
   return out + "'";
 }
 
+// Text inside SVG or HTML, element content or a double-quoted attribute: & < > " escaped.
+inline std::string xml_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
 }  // namespace pipebench

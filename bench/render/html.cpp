@@ -20,7 +20,6 @@ using html_page::kNaN;
 using html_page::page_begin;
 using html_page::page_end;
 using html_page::swatch;
-std::string esc(const std::string& s) { return xml_escape(s); }
 
 std::string cfg(const RunResult& r, const char* key) {
   const auto it = r.config.find(key);
@@ -66,13 +65,13 @@ Values metadata_values(const RunListing& l) {
 void meta_row(std::ostream& o, const Values& v, const std::string& key, const std::string& label, std::size_t runs) {
   const auto it = v.find(key);
   if (it == v.end()) return;
-  o << "<tr><th class=\"t\">" << esc(label) << "</th><td class=\"wrap\">";
+  o << "<tr><th class=\"t\">" << xml_escape(label) << "</th><td class=\"wrap\">";
   if (it->second.size() == 1 && it->second.begin()->second.size() == runs) {
-    o << esc(it->second.begin()->first);
+    o << xml_escape(it->second.begin()->first);
   } else {
     bool first = true;
     for (const auto& [val, ids] : it->second) {
-      o << (first ? "" : "<br>") << esc(val) << " <span class=\"muted\">(run " << esc(id_ranges(ids)) << ")</span>";
+      o << (first ? "" : "<br>") << xml_escape(val) << " <span class=\"muted\">(run " << xml_escape(id_ranges(ids)) << ")</span>";
       first = false;
     }
   }
@@ -88,12 +87,12 @@ void summary_section(std::ostream& o, const ReportInput& in) {
       for (const auto& [k, val] : c.result.metadata) v[k][val].push_back(c.id);
     n = in.comm.size();
   }
-  o << "<h2 id=\"summary\">Summary</h2>\n<p class=\"note\">" << esc(in.path) << ": " << n << " complete run(s)";
-  if (!l.incomplete.empty()) o << ", incomplete run(s) " << esc(id_ranges(l.incomplete)) << " ignored";
+  o << "<h2 id=\"summary\">Summary</h2>\n<p class=\"note\">" << xml_escape(in.path) << ": " << n << " complete run(s)";
+  if (!l.incomplete.empty()) o << ", incomplete run(s) " << xml_escape(id_ranges(l.incomplete)) << " ignored";
   if (!l.damaged.empty()) {
     std::vector<int> ids;
     for (const auto& d : l.damaged) ids.push_back(d.id);
-    o << ", damaged run(s) " << esc(id_ranges(ids)) << " skipped";
+    o << ", damaged run(s) " << xml_escape(id_ranges(ids)) << " skipped";
   }
   o << "; schema version " << l.schema_version << ".</p>\n";
   o << "<div class=\"grid\"><div><h3>Machine</h3><table>\n";
@@ -116,8 +115,8 @@ void summary_section(std::ostream& o, const ReportInput& in) {
   for (const auto& [k, label] : software) meta_row(o, v, k, label, n);
   o << "</table></div></div>\n<h3>When and how</h3><table>\n";
   if (const auto it = v.find("date_utc"); it != v.end()) {
-    o << "<tr><th class=\"t\">date (UTC)</th><td class=\"wrap\">" << esc(it->second.begin()->first);
-    if (it->second.size() > 1) o << " to " << esc(it->second.rbegin()->first);
+    o << "<tr><th class=\"t\">date (UTC)</th><td class=\"wrap\">" << xml_escape(it->second.begin()->first);
+    if (it->second.size() > 1) o << " to " << xml_escape(it->second.rbegin()->first);
     o << "</td></tr>\n";
   }
   meta_row(o, v, "command_line", "command line", n);
@@ -139,8 +138,8 @@ void runs_section(std::ostream& o, const RunListing& l) {
     << fmt("%.0f", kSpreadFlag * 100) << " %. Click a header to sort.</p>\n<div class=\"wide\"><table class=\"sortable\" id=\"runs-table\"><thead><tr>";
   const Table t = runs_table();
   for (const auto& c : t.columns())
-    o << "<th" << (c.numeric ? "" : " class=\"t\"") << ">" << esc(c.name)
-      << (c.unit.empty() ? "" : "<br><span class=\"muted\">(" + esc(c.unit) + ")</span>") << "</th>";
+    o << "<th" << (c.numeric ? "" : " class=\"t\"") << ">" << xml_escape(c.name)
+      << (c.unit.empty() ? "" : "<br><span class=\"muted\">(" + xml_escape(c.unit) + ")</span>") << "</th>";
   o << "<th>step min<br><span class=\"muted\">(ms)</span></th><th>step max<br><span class=\"muted\">(ms)</span></th>"
        "<th>cv<br><span class=\"muted\">(%)</span></th><th>spread<br><span class=\"muted\">(%)</span></th></tr></thead>\n<tbody>\n";
   for (const auto& r : l.runs) {
@@ -148,7 +147,7 @@ void runs_section(std::ostream& o, const RunListing& l) {
     o << "<tr>";
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const bool text = i < t.columns().size() && !t.columns()[i].numeric;
-      o << "<td" << (text ? " class=\"t\"" : "") << ">" << (i == 1 ? swatch(cells[i]) : "") << esc(cells[i]) << "</td>";
+      o << "<td" << (text ? " class=\"t\"" : "") << ">" << (i == 1 ? swatch(cells[i]) : "") << xml_escape(cells[i]) << "</td>";
     }
     const auto& s = r.run.summary;
     const auto spread = step_time_spread(s);
@@ -254,7 +253,7 @@ std::string inline_svg(const std::string& svg, const std::string& title) {
   if (s.rfind("<?xml", 0) == 0) s.erase(0, s.find('\n') + 1);
   const auto open = s.find("<svg");
   const auto end = open == std::string::npos ? std::string::npos : s.find('>', open);
-  if (end != std::string::npos) s.insert(end + 1, "<title>" + esc(title) + "</title>");
+  if (end != std::string::npos) s.insert(end + 1, "<title>" + xml_escape(title) + "</title>");
   return s;
 }
 
@@ -269,7 +268,7 @@ void timeline_section(std::ostream& o, const ReportInput& in) {
     for (const auto& r : in.listing.runs)
       if (r.id == t.id) run = &r;
     const std::string label = run ? run_label(t.id, run->run) : "run " + std::to_string(t.id);
-    o << "<h3>" << (run ? swatch(cfg(run->run, "schedule")) : "") << esc(label) << "</h3>\n<div class=\"wide\">\n";
+    o << "<h3>" << (run ? swatch(cfg(run->run, "schedule")) : "") << xml_escape(label) << "</h3>\n<div class=\"wide\">\n";
     // One time scale for both pictures: the longer one takes the full width.
     SvgOptions opt;
     opt.time_unit = "s";
@@ -349,8 +348,8 @@ void transformer_section(std::ostream& o, const ReportInput& in) {
        "<th>loss</th><th>MFU (%)</th><th>achieved (GFLOP/s)</th><th>BLAS (GFLOP/s)</th><th>model (GFLOP/step)</th>"
        "<th class=\"t\">per stage F / backward (ms)</th></tr></thead><tbody>\n";
   for (const StoredRun* r : runs) {
-    o << "<tr><td>" << r->id << "</td><td class=\"t\">" << swatch(cfg(r->run, "schedule")) << esc(cfg(r->run, "schedule"))
-      << "</td><td>" << esc(cfg(r->run, "m")) << "</td><td>" << cell(extra(r->run, "loss"), "%.4f") << "</td><td>"
+    o << "<tr><td>" << r->id << "</td><td class=\"t\">" << swatch(cfg(r->run, "schedule")) << xml_escape(cfg(r->run, "schedule"))
+      << "</td><td>" << xml_escape(cfg(r->run, "m")) << "</td><td>" << cell(extra(r->run, "loss"), "%.4f") << "</td><td>"
       << cell(extra(r->run, "mfu"), "%.2f", 100) << "</td><td>" << cell(extra(r->run, "flop_rate"), "%.2f", 1e-9)
       << "</td><td>" << cell(extra(r->run, "blas_flop_rate"), "%.2f", 1e-9) << "</td><td>"
       << cell(extra(r->run, "model_flops"), "%.3f", 1e-9) << "</td><td class=\"t\">";
@@ -422,8 +421,8 @@ void write_comm_section(std::ostream& o, const std::vector<StoredComm>& comm) {
     std::int64_t wrong = 0;
     for (const auto& r : c.rows) wrong += std::max<std::int64_t>(r.wrong, 0);  // -1: not checked
     const bool fit = c.fit.points > 0;
-    o << "<tr><td>" << sc.id << "</td><td class=\"t\">" << esc(c.op) << "</td><td class=\"t\">" << esc(c.group)
-      << "</td><td>" << c.groups << "</td><td>" << c.group_size << "</td><td class=\"t\">" << esc(c.backend)
+    o << "<tr><td>" << sc.id << "</td><td class=\"t\">" << xml_escape(c.op) << "</td><td class=\"t\">" << xml_escape(c.group)
+      << "</td><td>" << c.groups << "</td><td>" << c.group_size << "</td><td class=\"t\">" << xml_escape(c.backend)
       << "</td><td>" << (fit ? fmt("%.3f", c.fit.alpha_s * 1e6) : "-") << "</td><td>"
       << (fit ? fmt("%.3f", c.fit.beta_Bps * 1e-9) : "-") << "</td><td>"
       << (fit ? fmt("%.1f", c.fit.max_rel_error * 100) : "-") << "</td><td>" << c.rows.size() << "</td><td"

@@ -17,8 +17,6 @@ using html_page::swatch;
 
 namespace {
 
-std::string esc(const std::string& s) { return xml_escape(s); }
-
 std::string ratio_cell(const std::optional<double>& r) {
   if (!r) return "<td>-</td>";
   const char* cls = *r < 0.98 ? " class=\"ok\"" : *r > 1.02 ? " class=\"flag\"" : "";
@@ -48,7 +46,7 @@ void write_html_compare(std::ostream& o, const Comparison& c) {
       << "</b></p>\n";
   o << "<table><thead><tr><th class=\"t\">group</th><th>runs</th><th>geomean step time B/A</th></tr></thead><tbody>\n";
   for (const auto& g : c.groups)
-    o << "<tr><td class=\"t\">" << swatch(g.name) << esc(g.name) << "</td><td>" << g.runs << "</td>"
+    o << "<tr><td class=\"t\">" << swatch(g.name) << xml_escape(g.name) << "</td><td>" << g.runs << "</td>"
       << ratio_cell(g.geomean_step_ratio) << "</tr>\n";
   o << "</tbody></table>\n";
   {
@@ -112,10 +110,10 @@ void write_html_compare(std::ostream& o, const Comparison& c) {
   const std::vector<CompareFigure> none;
   const auto& head = c.matches.empty() ? none : c.matches.front().figures;
   for (const auto& f : head)
-    o << "<th>" << esc(f.name) << " A (" << esc(f.unit) << ")</th><th>B</th><th>B/A</th><th>significant</th>";
+    o << "<th>" << xml_escape(f.name) << " A (" << xml_escape(f.unit) << ")</th><th>B</th><th>B/A</th><th>significant</th>";
   o << "</tr></thead><tbody>\n";
   for (const auto& m : c.matches) {
-    o << "<tr><td class=\"t\">" << swatch(m.schedule) << esc(m.label) << "</td><td>" << m.id_a << "</td><td>" << m.id_b
+    o << "<tr><td class=\"t\">" << swatch(m.schedule) << xml_escape(m.label) << "</td><td>" << m.id_a << "</td><td>" << m.id_b
       << "</td>";
     for (const auto& f : m.figures) {
       o << value_cell(f.a, f.a_lo, f.a_hi, f.scale) << value_cell(f.b, f.b_lo, f.b_hi, f.scale) << ratio_cell(f.ratio);
@@ -153,26 +151,26 @@ void write_html_compare(std::ostream& o, const Comparison& c) {
          "<th>busbw B (GB/s)</th><th>B/A</th><th>significant</th></tr></thead><tbody>\n";
     for (const auto& m : c.comm)
       for (const auto& z : m.sizes) {
-        o << "<tr><td class=\"t\">" << esc(m.label) << "</td><td>" << z.bytes << "</td><td>" << fmt("%.3f", z.busbw_a)
+        o << "<tr><td class=\"t\">" << xml_escape(m.label) << "</td><td>" << z.bytes << "</td><td>" << fmt("%.3f", z.busbw_a)
           << "</td><td>" << fmt("%.3f", z.busbw_b) << "</td><td>" << (z.ratio ? fmt("%.3f", *z.ratio) : "-") << "</td>"
           << "<td" << (z.significant ? " class=\"flag\">yes" : ">no") << "</td></tr>\n";
       }
     o << "</tbody></table>\n";
-    for (const auto& k2 : c.comm_only_a) o << "<p class=\"note\">only in A: " << esc(k2) << "</p>\n";
-    for (const auto& k2 : c.comm_only_b) o << "<p class=\"note\">only in B: " << esc(k2) << "</p>\n";
+    for (const auto& k2 : c.comm_only_a) o << "<p class=\"note\">only in A: " << xml_escape(k2) << "</p>\n";
+    for (const auto& k2 : c.comm_only_b) o << "<p class=\"note\">only in B: " << xml_escape(k2) << "</p>\n";
   }
   o << "<h2 id=\"unmatched\">Configurations in one file only</h2>\n";
   for (const auto& [name, list] : {std::make_pair("A", &c.only_a), std::make_pair("B", &c.only_b)}) {
     o << "<h3>only in " << name << " (" << list->size() << ")</h3>\n<ul>\n";
-    for (const auto& u : *list) o << "<li>" << esc(u.label) << " <code class=\"muted\">" << esc(u.key) << "</code></li>\n";
+    for (const auto& u : *list) o << "<li>" << xml_escape(u.label) << " <code class=\"muted\">" << xml_escape(u.key) << "</code></li>\n";
     o << "</ul>\n";
   }
   o << "<h2 id=\"metadata\">Metadata that differs</h2>\n<p class=\"note\">Hardware, libraries, build flags and "
        "settings; dates, process ids and the writing host are left out (they always differ).</p>\n"
        "<table><thead><tr><th class=\"t\">entry</th><th class=\"t\">A</th><th class=\"t\">B</th></tr></thead><tbody>\n";
   for (const auto& d : c.metadata)
-    o << "<tr><th class=\"t\">" << esc(d.key) << "</th><td class=\"wrap\">" << esc(d.a) << "</td><td class=\"wrap\">"
-      << esc(d.b) << "</td></tr>\n";
+    o << "<tr><th class=\"t\">" << xml_escape(d.key) << "</th><td class=\"wrap\">" << xml_escape(d.a) << "</td><td class=\"wrap\">"
+      << xml_escape(d.b) << "</td></tr>\n";
   o << "</tbody></table>\n";
   page_end(o);
 }

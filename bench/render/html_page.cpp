@@ -10,9 +10,6 @@ namespace pipebench::bench::html_page {
 
 namespace {
 
-std::string esc(const std::string& s) { return xml_escape(s); }
-
-
 // The page's style: readable at 1280 px, plots two to a row, tables compact and scrollable.
 constexpr const char* kStyle = R"(
 body{font-family:sans-serif;margin:24px;color:#222;max-width:1400px}
@@ -63,12 +60,12 @@ std::string fmt(const char* f, double x) {
 void page_begin(std::ostream& o, const std::string& title) {
   o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
     << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-    << "<meta name=\"generator\" content=\"pipebench " << esc(version()) << "\">\n<title>" << esc(title)
-    << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<h1>" << esc(title) << "</h1>\n";
+    << "<meta name=\"generator\" content=\"pipebench " << xml_escape(version()) << "\">\n<title>" << xml_escape(title)
+    << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<h1>" << xml_escape(title) << "</h1>\n";
 }
 
 void page_end(std::ostream& o) {
-  o << "<p class=\"note muted\">Written by pipebench " << esc(version()) << " (commit " << esc(commit())
+  o << "<p class=\"note muted\">Written by pipebench " << xml_escape(version()) << " (commit " << xml_escape(commit())
     << "). Self-contained: no network access; the tables sort on a click of their headers.</p>\n<script>"
     << kScript << "</script>\n</body>\n</html>\n";
 }

@@ -188,21 +188,6 @@ std::string series_colour(int k) {
   return kPalette[((k % 10) + 10) % 10];
 }
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
-}
-
 std::string short_num(double x, int digits) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.*g", digits, x);

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/text.hpp"  // xml_escape
+
 namespace pipebench::bench {
 
 // One fixed colour per schedule of analysis::schedule_catalog() (by its position), grey for others.
@@ -60,8 +62,6 @@ struct StackPart {
 std::string render_stacked(const PlotOptions& opt, const std::vector<std::string>& rows,
                            const std::vector<StackPart>& parts, const std::vector<std::vector<double>>& values);
 
-// Text for SVG and HTML: & < > " escaped.
-std::string xml_escape(const std::string& s);
 // A number with `digits` significant digits, as %g prints it.
 std::string short_num(double x, int digits = 4);
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "analysis/metrics.hpp"
+#include "analysis/text.hpp"
 
 namespace pipebench::bench {
 
@@ -66,20 +67,6 @@ std::string px(double x) {
   while (s.back() == '0') s.pop_back();
   if (s.back() == '.') s.pop_back();
   return s;
-}
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
-    }
-  }
-  return out;
 }
 
 // How times are shown: seconds are scaled to the unit that keeps the makespan's digits short.
@@ -200,10 +187,10 @@ void write_svg(std::ostream& o, const Schedule& s, const Timeline& timeline, con
                                              : opt.title;
   char bubble[64];
   std::snprintf(bubble, sizeof bubble, "bubble %.1f %%", 100 * metrics.bubble_fraction);
-  o << "<text x=\"" << px(kSvgLeft) << "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << escape(head)
+  o << "<text x=\"" << px(kSvgLeft) << "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << xml_escape(head)
     << "</text>\n"
     << "<text x=\"" << px(kSvgLeft) << "\" y=\"40\" font-size=\"12\" fill=\"#444444\">" << bubble
-    << ", makespan " << num(metrics.makespan * disp.factor, 5) << ' ' << escape(disp.unit) << "</text>\n";
+    << ", makespan " << num(metrics.makespan * disp.factor, 5) << ' ' << xml_escape(disp.unit) << "</text>\n";
 
   // Time grid behind the rows.
   const double step = nice_step(makespan * disp.factor, plot_w / 90);
@@ -237,8 +224,8 @@ void write_svg(std::ostream& o, const Schedule& s, const Timeline& timeline, con
     const double y = kSvgTop + op.rank * kSvgRowPitch;
     o << "<rect class=\"op\" x=\"" << px(x) << "\" y=\"" << px(y) << "\" width=\"" << px(w) << "\" height=\""
       << px(kSvgRowHeight) << "\" fill=\"" << hex(fill) << "\"><title>rank " << op.rank << ": "
-      << escape(to_string(a)) << "  [" << num(op.start * disp.factor) << ", " << num(op.end * disp.factor) << "] "
-      << escape(disp.unit) << "</title></rect>\n";
+      << xml_escape(to_string(a)) << "  [" << num(op.start * disp.factor) << ", " << num(op.end * disp.factor) << "] "
+      << xml_escape(disp.unit) << "</title></rect>\n";
     // The micro-batch, and below it the stage where the rank holds several; smaller text where the box
     // is narrow, none where even the smallest does not fit (the tooltip still tells).
     const std::string text_fill = light(fill) ? "#222222" : "#ffffff";
@@ -273,20 +260,20 @@ void write_svg(std::ostream& o, const Schedule& s, const Timeline& timeline, con
       << num(tick, 4) << "</text>\n";
   }
   o << "<text x=\"" << px(kSvgLeft + plot_w) << "\" y=\"" << px(ay + 32) << "\" text-anchor=\"end\">time ("
-    << escape(disp.unit) << ")</text>\n</g>\n";
+    << xml_escape(disp.unit) << ")</text>\n</g>\n";
 
   const double ly = rows_bottom + kAxisHeight + 6;
   o << "<g font-size=\"12\">\n";
   for (const auto& it : legend) {
     const double y = ly + it.line * kLegendLine;
     if (it.fill.empty()) {
-      o << "<text x=\"" << px(it.x) << "\" y=\"" << px(y + 11) << "\" fill=\"#444444\">" << escape(it.text)
+      o << "<text x=\"" << px(it.x) << "\" y=\"" << px(y + 11) << "\" fill=\"#444444\">" << xml_escape(it.text)
         << "</text>\n";
       continue;
     }
     o << "<rect class=\"legend\" x=\"" << px(it.x) << "\" y=\"" << px(y) << "\" width=\"14\" height=\"14\" fill=\""
       << it.fill << "\" stroke=\"#999999\" stroke-width=\"0.5\"/><text x=\"" << px(it.x + 19) << "\" y=\""
-      << px(y + 11) << "\">" << escape(it.text) << "</text>\n";
+      << px(y + 11) << "\">" << xml_escape(it.text) << "</text>\n";
   }
   o << "</g>\n</svg>\n";
 }
