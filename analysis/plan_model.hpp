@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/recompute.hpp"
+
 #include "analysis/schedule.hpp"
 
 namespace pipebench::analysis::plan {
@@ -75,9 +77,9 @@ void check_machine(const MachineSpec& m);
 // The achieved matrix-product rate for per-GPU width x = h/t.
 double achieved_rate(const MachineSpec& m, double width);
 
-enum class Recompute { none, selective, full };
-const char* recompute_name(Recompute r);
-Recompute parse_recompute(const std::string& text);  // UsageError naming --recompute
+using analysis::parse_recompute;  // analysis/recompute.hpp
+using analysis::Recompute;
+using analysis::recompute_name;
 
 struct Layout {
   int t = 1, p = 1, d = 1;

@@ -107,20 +107,4 @@ double achieved_rate(const MachineSpec& m, double width) {
   return m.peak_flops * m.matmul_efficiency * shape;
 }
 
-const char* recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-  }
-  return "?";
-}
-
-Recompute parse_recompute(const std::string& text) {
-  if (text == "none") return Recompute::none;
-  if (text == "selective") return Recompute::selective;
-  if (text == "full") return Recompute::full;
-  throw UsageError("--recompute " + quoted(text) + " is not allowed: expected one of none, selective, full");
-}
-
 }  // namespace pipebench::analysis::plan

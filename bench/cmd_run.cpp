@@ -337,8 +337,7 @@ void add_run_command(CLI::App& app) {
   add(*cmd, {"--head-stage", "The output layer and loss are a stage of their own (0 layers)"}, md.head_stage)
       ->group(model);
   std::vector<std::pair<std::string, kernels::Recompute>> recompute;
-  for (auto mode : {kernels::Recompute::none, kernels::Recompute::selective, kernels::Recompute::full})
-    recompute.emplace_back(kernels::to_string(mode), mode);
+  for (const auto mode : analysis::kRecomputes) recompute.emplace_back(analysis::recompute_name(mode), mode);
   add(*cmd, flag::recompute, md.recompute, recompute)->group(model);
   add(*cmd, flag::precision, md.fp64, {{"fp32", false}, {"fp64", true}})->group(model);
   add(*cmd, {"--lr", "Learning rate after each step (SGD at 0: weights fixed, identical steps)", 0}, md.lr)->group(model);

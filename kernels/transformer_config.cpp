@@ -8,15 +8,6 @@
 
 namespace pipebench::kernels {
 
-const char* to_string(Recompute r) {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-  }
-  return "?";
-}
-
 TransformerConfig TransformerConfig::whole_model(int hidden, int heads, int seq, int micro_batch, int vocab,
                                                  int layers) {
   TransformerConfig c;

@@ -5,14 +5,12 @@
 #include <cstdint>
 #include <string>
 
+#include "analysis/recompute.hpp"
+
 namespace pipebench::kernels {
 
-// Activation recomputation (Korthikanti et al. 2022):
-//   none      F keeps every tensor the backward reads;
-//   selective attention scores and softmax are recomputed in I from the stored Q and K;
-//   full      F keeps each layer's input only and I reruns the layer's forward first.
-enum class Recompute { none, selective, full };
-const char* to_string(Recompute r);
+// Activation recomputation: none, selective or full (analysis/recompute.hpp).
+using analysis::Recompute;
 
 struct TransformerConfig {
   // The whole model.

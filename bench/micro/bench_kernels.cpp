@@ -225,7 +225,7 @@ void register_block(const Shape& sh) {
   for (const char* pass : {"F", "I", "W", "FIW"}) {
     for (pk::Recompute mode : {pk::Recompute::none, pk::Recompute::selective, pk::Recompute::full}) {
       if (std::strcmp(pass, "FIW") != 0 && mode != pk::Recompute::none) continue;
-      const std::string name = std::string("block/") + pass + "/" + pk::to_string(mode);
+      const std::string name = std::string("block/") + pass + "/" + pipebench::analysis::recompute_name(mode);
       benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
         pk::TransformerConfig c = pk::TransformerConfig::whole_model(sh.h, sh.a, sh.s, sh.b, sh.vocab, 1);
         c.embedding = c.head = false;

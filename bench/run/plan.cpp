@@ -100,7 +100,7 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
               {"vocab", std::to_string(md.vocab)},
               {"layers", std::to_string(md.layers)},
               {"layers_per_stage", list(kernels::stage_layers(md, s.stages_per_pipe()))},
-              {"recompute", kernels::to_string(md.recompute)},
+              {"recompute", analysis::recompute_name(md.recompute)},
               {"precision", md.fp64 ? "fp64" : "fp32"},
               {"lr", num(md.lr)},
               {"seed", std::to_string(md.seed)},

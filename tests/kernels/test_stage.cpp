@@ -167,7 +167,7 @@ TEST(Recomputation, SameLossAndGradientsAndFormulaStash) {
   TransformerConfig c = TransformerConfig::whole_model(16, 4, 8, 2, 13, 2);
   std::map<Recompute, std::size_t> stash;
   for (Recompute mode : {Recompute::none, Recompute::selective, Recompute::full}) {
-    SCOPED_TRACE(to_string(mode));
+    SCOPED_TRACE(analysis::recompute_name(mode));
     c.recompute = mode;
     const StageMemory m = estimate_memory(c);
     const ModeRun r = run_mode(mode);

@@ -175,7 +175,7 @@ TEST(Run, TransformerMemoryMatchesItsFormulaAndLossIsScheduleIndependent) {
       const auto o = run_one(c, plan_of(c, name, {1, p, 1}, 2 * p), *world);
       if (world->rank() != 0) continue;
       ASSERT_TRUE(o);
-      SCOPED_TRACE(std::string(name) + " recompute " + kernels::to_string(recompute));
+      SCOPED_TRACE(std::string(name) + " recompute " + analysis::recompute_name(recompute));
       for (const auto& rs : o->run.ranks) {
         EXPECT_GT(rs.peak_activation_bytes, 0);
         EXPECT_EQ(rs.peak_activation_bytes, rs.predicted_activation_bytes) << "rank " << rs.global_rank;
