@@ -54,8 +54,8 @@ pipebench_cli_test(plan_bad_order RC 2 MATCH "^pipebench: error: --order 'dp-tp-
 pipebench_cli_test(plan_unknown_schedule RC 2 MATCH "^pipebench: error: unknown schedule 'fast'"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --schedule fast)
 
-# Calibrated from one 2-rank transformer run, --evaluate predicts other 2-rank transformer runs within
-# 15 % (tests/cli/plan_calibrated.py). Timing-dependent: label perf, for a quiet machine.
+# Calibrated from one 2-rank transformer run and one comm sweep, --evaluate predicts other 2-rank
+# transformer runs within 15 % (tests/cli/plan_calibrated.py, docs/model.md). Timing-dependent: label perf, for a quiet machine.
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 add_test(NAME cli.plan_calibrated_runs
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_calibrated.py $<TARGET_FILE:pipebench>
