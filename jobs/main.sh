@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: install what is missing, build, then run the default sweep on 4 local MPI
 # ranks (synthetic stages: every major schedule at m = 8 and 16), print its table, write the HDF5
-# results, a measured timeline picture and a Chrome trace of the first configuration, and the report.
+# results, a measured timeline picture and a Chrome trace of the first configuration, and the report
+# (the first lines in the terminal, the whole as one HTML page: docs/report.md).
 # Environment: RANKS (default 4), PIPEBENCH_OUT (default results/); extra arguments go to `pipebench run`
 # (e.g. --trace-config 3 to picture another configuration: the last value of a flag wins).
 # For the tests (tests/docs/main_sh.sh): PIPEBENCH_EXE (a built pipebench) skips jobs/setup.sh.
@@ -23,5 +24,7 @@ mpiexec -n "$ranks" "$exe" run --out "$out/main-$stamp.h5" --svg "$out/main-$sta
   --trace "$out/main-$stamp-trace.json" "$@"
 echo
 "$exe" report "$out/main-$stamp.h5" --run 1 | sed -n '1,4p'
-echo "# results: $out/main-$stamp.h5 (pipebench report $out/main-$stamp.h5), timeline: $out/main-$stamp-timeline.svg,"
+"$exe" report "$out/main-$stamp.h5" --html "$out/main-$stamp.html"
+echo "# results: $out/main-$stamp.h5 (pipebench report $out/main-$stamp.h5), report: $out/main-$stamp.html,"
+echo "# timeline: $out/main-$stamp-timeline.svg,"
 echo "# trace: $out/main-$stamp-trace.json (open in https://ui.perfetto.dev)"
