@@ -352,6 +352,9 @@ void add_run_command(CLI::App& app) {
   add(*cmd, {"--vocab-parallel", "With t > 1: embedding rows, output columns and the loss split over the TP ranks"},
       md.vocab_parallel, {{"on", true}, {"off", false}})
       ->group(model);
+  add(*cmd, {"--sequence-parallel", "With t > 1: LayerNorms and residuals hold s/t positions (all-gather/reduce-scatter)"},
+      md.sequence_parallel)
+      ->group(model);
   add(*cmd, {"--tie-embeddings", "Output layer shares the token embedding's matrix (synced over the embedding group)"},
       md.tie_embeddings)
       ->group(model);

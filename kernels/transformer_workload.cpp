@@ -105,6 +105,7 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
   t.seed = c.seed;
   t.tie_embeddings = c.tie_embeddings;
   t.vocab_parallel = c.vocab_parallel;
+  t.sequence_parallel = c.sequence_parallel;
   return t;
 }
 
@@ -138,7 +139,8 @@ class TransformerWorkload final : public Workload {
   using Act = typename Stage::Activations;
 
  public:
-  TransformerWorkload(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, TpAllReduce tp)
+  TransformerWorkload(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, TpAllReduce tp,
+                      TpSequenceOps seq)
       : c_(c), s_(s) {
     const auto split = stage_layers(c, s.stages_per_pipe());
     typename Stage::AllReduce hook;
@@ -146,6 +148,14 @@ class TransformerWorkload final : public Workload {
       hook = [tp](const typename Stage::Matrix& m, TpPoint) { tp(m.data(), m.span() * sizeof(S), sizeof(S)); };
     for (int st : s.stages_of_rank(pp_rank)) {
       auto stage = std::make_unique<Stage>(stage_config(c, split, s.depth_of_stage(st)), hook);
+      if (c.sequence_parallel && seq.all_gather && seq.reduce_scatter)
+        stage->set_sequence_parallel(
+            [ag = seq.all_gather](const typename Stage::Matrix& send, const typename Stage::Matrix& recv, TpPoint) {
+              ag(send.data(), recv.data(), send.span() * sizeof(S), sizeof(S));
+            },
+            [rs = seq.reduce_scatter](const typename Stage::Matrix& send, const typename Stage::Matrix& recv, TpPoint) {
+              rs(send.data(), recv.data(), recv.span() * sizeof(S), sizeof(S));
+            });
       stage->set_between_layers([this] {
         if (progress_) progress_();
       });
@@ -155,9 +165,10 @@ class TransformerWorkload final : public Workload {
 
   std::string name() const override { return "transformer"; }
   std::size_t p2p_bytes() const override {
-    return static_cast<std::size_t>(c_.micro_batch) * static_cast<std::size_t>(c_.seq) *
+    return static_cast<std::size_t>(c_.micro_batch) * static_cast<std::size_t>(local_seq()) *
            static_cast<std::size_t>(c_.hidden) * sizeof(S);
   }
+  void finish_grads(int st) override { at(st).sum_sequence_parallel_grads(); }
   int element_bytes() const override { return static_cast<int>(sizeof(S)); }
 
   void begin_step(int) override {
@@ -311,14 +322,14 @@ class TransformerWorkload final : public Workload {
   template <class V>
   V wrap(const void* p) const {
     return V(static_cast<S*>(const_cast<void*>(p)), static_cast<std::size_t>(c_.micro_batch),
-             static_cast<std::size_t>(c_.seq), static_cast<std::size_t>(c_.hidden));
+             static_cast<std::size_t>(local_seq()), static_cast<std::size_t>(c_.hidden));
   }
   Act input(const void* p, Act& staging) const {
     if (!p) return Act();
     if constexpr (host_memory) {
       return wrap<Act>(p);
     } else {
-      if (!staging.data()) staging = alloc<Act>("pipebench::staging", c_.micro_batch, c_.seq, c_.hidden);
+      if (!staging.data()) staging = alloc<Act>("pipebench::staging", c_.micro_batch, local_seq(), c_.hidden);
       Kokkos::deep_copy(staging, wrap<HostAct>(p));
       return staging;
     }
@@ -332,6 +343,8 @@ class TransformerWorkload final : public Workload {
     }
   }
   int sample(int mb) const { return c_.mb_offset + mb; }
+  // Positions per sequence in a stage's input and output (s/t under sequence parallelism).
+  int local_seq() const { return c_.sequence_parallel && c_.tp_size > 1 ? c_.seq / c_.tp_size : c_.seq; }
   void done(double flops) {
     flops_ = flops;
     peak_ = std::max(peak_, held_activation_bytes());
@@ -390,9 +403,10 @@ KokkosSession::~KokkosSession() {
 }
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
-                                                    int pp_rank, TpAllReduce tp_allreduce) {
-  if (c.fp64) return std::make_unique<TransformerWorkload<double>>(c, s, pp_rank, std::move(tp_allreduce));
-  return std::make_unique<TransformerWorkload<float>>(c, s, pp_rank, std::move(tp_allreduce));
+                                                    int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence) {
+  if (c.fp64)
+    return std::make_unique<TransformerWorkload<double>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence));
+  return std::make_unique<TransformerWorkload<float>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence));
 }
 
 double measure_gemm_rate(int rows, int inner, int cols, bool fp64, double seconds) {

@@ -32,6 +32,7 @@ struct TransformerWorkloadConfig {
   bool tie_embeddings = false;  // kernels/transformer_config.hpp
   bool vocab_parallel = true;   // when t > 1 (kernels/transformer_config.hpp), as Megatron-LM does
   int tp_size = 1, tp_rank = 0;
+  bool sequence_parallel = false;  // kernels/transformer_config.hpp; needs tp_size > 1 and seq % tp_size == 0
   // Micro-batch k of this pipeline reads data sample mb_offset + k (data-parallel replicas differ).
   int mb_offset = 0;
 };
@@ -61,7 +62,7 @@ std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const an
                                     bool zero, int buckets, int dp, int dp_rank);
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
-                                                    int pp_rank, TpAllReduce tp_allreduce);
+                                                    int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence = {});
 
 // Kokkos for the lifetime of a `pipebench run`: initialised here unless the program already did, and
 // then finalised here. Also sets the host BLAS to `blas_threads` threads (ranks share the cores) and

@@ -235,6 +235,37 @@ void Executor::tp_allreduce(void* data, std::size_t bytes, int element_bytes) {
   note(rec);
 }
 
+void Executor::tp_allgather(const void* send, void* recv, std::size_t bytes_per_rank, int) {
+  if (!tp_) return;
+  CommRecord rec;
+  rec.step = step_;
+  rec.global_rank = world_.world_rank();
+  rec.kind = CommKind::AllGather;
+  rec.group = CommGroup::tp;
+  rec.bytes = static_cast<std::int64_t>(bytes_per_rank * static_cast<std::size_t>(tp_->size()));
+  rec.t_posted = now();
+  comm::Request r = tp_->iallgather(send, recv, bytes_per_rank);
+  tp_->wait(r);
+  rec.t_done = now();
+  note(rec);
+}
+
+void Executor::tp_reduce_scatter(const void* send, void* recv, std::size_t bytes_per_rank, int element_bytes) {
+  if (!tp_) return;
+  CommRecord rec;
+  rec.step = step_;
+  rec.global_rank = world_.world_rank();
+  rec.kind = CommKind::ReduceScatter;
+  rec.group = CommGroup::tp;
+  rec.bytes = static_cast<std::int64_t>(bytes_per_rank * static_cast<std::size_t>(tp_->size()));
+  rec.t_posted = now();
+  comm::Request r = tp_->ireduce_scatter_sum(send, recv, bytes_per_rank / static_cast<std::size_t>(element_bytes),
+                                             element_bytes == 8 ? comm::DType::f64 : comm::DType::f32);
+  tp_->wait(r);
+  rec.t_done = now();
+  note(rec);
+}
+
 // The step starts together on every rank. Arrivals are announced to rank 0 first (comm::Roll), so that
 // a rank that never arrives (stopped, hung, or dead without taking the job down) is named; then a
 // non-blocking all-reduce (a barrier carrying rank 0's stop verdict) releases everyone at once. A rank

@@ -71,6 +71,10 @@ class Executor {
 
   // The tensor-parallel all-reduce the workload calls inside F and B (recorded when recording).
   void tp_allreduce(void* data, std::size_t bytes, int element_bytes);
+  // Sequence parallelism's all-gather and reduce-scatter over the tensor-parallel group (recorded, with
+  // the whole buffer's bytes as nccl-tests counts them: the gathered output, the scattered input).
+  void tp_allgather(const void* send, void* recv, std::size_t bytes_per_rank, int element_bytes);
+  void tp_reduce_scatter(const void* send, void* recv, std::size_t bytes_per_rank, int element_bytes);
 
   int pp_rank() const { return me_; }
 

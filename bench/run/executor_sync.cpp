@@ -16,6 +16,7 @@ double now() { return MPI_Wtime(); }
 }  // namespace
 
 void Executor::launch_dp(int stage) {
+  w_.finish_grads(stage);  // once per stage and step: every stage's gradients pass here
   if (!dp_) return;
   const auto elem = static_cast<std::size_t>(w_.element_bytes());
   const std::size_t count = w_.grad_bytes(stage) / elem;
