@@ -113,7 +113,7 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
     if (md.sequence_parallel) m["sequence_parallel"] = "1";
     if (rs.zero) m["zero"] = std::to_string(rs.zero);
     // The split itself is in layers_per_stage; these say how it was chosen and what the end stages hold.
-    if (md.layers_auto) m["layers_auto"] = "flops";
+    if (md.layers_auto) m["layers_auto"] = kernels::to_string(md.balance);
     if (md.embedding_stage) m["embedding_stage"] = "1";
     if (md.head_stage) m["head_stage"] = "1";
     return m;
