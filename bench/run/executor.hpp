@@ -100,6 +100,9 @@ class Executor {
   // Tied embeddings: the first and the last stage's copies of the shared matrix get the sum of both
   // copies' gradients, bitwise equal (both add first + last, in that order).
   void sync_tied();
+  // DualPipe (two model copies, schedule pipes == 2): each stage's gradients plus its twin's, the stage
+  // at the same depth of the other copy, so that both copies take the same optimizer step.
+  void sync_copies();
   void zero_update_and_gather();
   void note(CommRecord r);
 

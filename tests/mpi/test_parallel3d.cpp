@@ -606,3 +606,53 @@ TEST(Parallel3d, SequenceParallelCommunicationVolumeEqualsTheAllReduceCase) {
     EXPECT_EQ(volume[1], volume[0] + 2 * layernorm);
   }
 }
+
+// DualPipe's two model copies: stage k of each copy sees half the micro-batches; their gradients are
+// summed before the optimizer step, so after several steps both copies hold the same weights (bitwise)
+// and match the whole model over the global batch.
+TEST(Parallel3d, DualPipeCopiesStepTogether) {
+  for (const auto& mp : mappings_of_this_world()) {
+    if (mp.p == 1) continue;
+    for (int variant = 0; variant < 2; ++variant) {
+      SCOPED_TRACE(name_of(mp) + (variant ? " adam zero-1" : " sgd"));
+      Options o;
+      o.schedule = "dualpipe";
+      o.steps = 3;
+      if (variant) {
+        o.optimizer = kernels::Optimizer::adam;
+        o.lr = 1e-3;
+        o.zero = true;
+        o.buckets = 2;
+      } else {
+        o.lr = 0.05;
+      }
+      expect_matches(mp, o, 2 * mp.p);
+      run(mp, o, 2 * mp.p, [&](const Distributed& r) {
+        // Every stage's weights against its twin's (the same depth in the other copy), wherever it is.
+        const analysis::Schedule& s = r.schedule;
+        const int per = s.stages_per_pipe(), me = r.pp->rank();
+        const auto stages = s.stages_of_rank(me);
+        std::vector<std::vector<double>> other(stages.size());
+        std::vector<comm::Request> reqs;
+        for (std::size_t i = 0; i < stages.size(); ++i) {
+          const int st = stages[i], twin = st < per ? st + per : st - per, peer = s.stage_rank[twin];
+          const std::size_t n = r.work->grad_bytes(st) / sizeof(double);
+          const auto* w = static_cast<const double*>(r.work->weight_data(st));
+          if (peer == me) {
+            const auto* v = static_cast<const double*>(r.work->weight_data(twin));
+            other[i].assign(v, v + n);
+            continue;
+          }
+          other[i].resize(n);
+          const int out = 500 + s.depth_of_stage(st) * 2 + (st < per ? 0 : 1), in = out ^ 1;
+          reqs.push_back(r.pp->irecv(other[i].data(), n * sizeof(double), peer, in));
+          reqs.push_back(r.pp->isend(w, n * sizeof(double), peer, out));
+        }
+        r.pp->wait_all(reqs);
+        for (std::size_t i = 0; i < stages.size(); ++i)
+          EXPECT_EQ(std::memcmp(other[i].data(), r.work->weight_data(stages[i]), other[i].size() * sizeof(double)), 0)
+              << "stage " << stages[i];
+      });
+    }
+  }
+}
