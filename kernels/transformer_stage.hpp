@@ -48,8 +48,9 @@ class TransformerStage {
 
   const TransformerConfig& config() const { return cfg_; }
 
-  // F. `input` is the previous stage's output [b, s, h]; the first stage ignores it and embeds the tokens
-  // of micro-batch `mb`. Returns this stage's output, or an empty view on the last stage (see loss()).
+  // F. `input` is the previous stage's output [b, s, h] ([b, s/t, h], this rank's positions, under
+  // sequence parallelism: so are the output and both gradients); the first stage ignores it and embeds
+  // the tokens of micro-batch `mb`. Returns this stage's output, or an empty view on the last stage (see loss()).
   // Views passed in may be kept until the micro-batch's W (the input under full recomputation, the
   // output gradient always): a managed view is kept by reference, an unmanaged one (say, a wrapped
   // receive buffer the caller will reuse) is copied first.
@@ -219,6 +220,8 @@ template <class S, class E>
 typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int mb, const Activations& input) {
   if (in_flight_.count(mb))
     throw Error("transformer stage: forward of micro-batch " + std::to_string(mb) + " while it is still in flight");
+  if (sp() && !(sp_.all_gather && sp_.reduce_scatter))
+    throw Error("transformer stage: sequence parallelism needs set_sequence_parallel() before the first forward");
   MicroBatch st;
   st.layers.resize(static_cast<std::size_t>(cfg_.num_layers));
   Activations x;
