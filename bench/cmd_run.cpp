@@ -26,6 +26,7 @@
 #include "bench/render/svg.hpp"
 #include "bench/render/trace.hpp"
 #include "bench/results/store.hpp"
+#include "bench/run_balance.hpp"
 #include "bench/run/configuration.hpp"
 #include "bench/run/device_check.hpp"
 #include "bench/run/launch_check.hpp"
@@ -132,6 +133,7 @@ Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
   try {
     std::vector<std::string> duplicates;
     sw.plans = plan_sweep(rs, world, &duplicates);
+    balance_stages(rs, world, sw.plans);  // --layers-per-stage auto: calibrates, plans again, prints
     if (world_rank() == 0 && !duplicates.empty()) {
       std::string list;
       for (const auto& d : duplicates) list += (list.empty() ? "" : ", ") + d;
@@ -323,19 +325,7 @@ void add_run_command(CLI::App& app) {
   add(*cmd, flag::seq, md.seq)->group(model);
   add(*cmd, flag::micro_batch_size, md.micro_batch)->group(model);
   add(*cmd, flag::vocab, md.vocab)->group(model);
-  add_parsed(
-      *cmd, {"--layers-per-stage", "Comma list of layers per stage (p*v entries), or auto (balanced by FLOPs); default even"},
-      [&md](const std::string& t) {
-        md.layers_auto = t == "auto";
-        md.layers_per_stage = md.layers_auto ? std::vector<int>{} : parse_int_list(t, "--layers-per-stage", 0);
-      },
-      "", "LIST|auto")
-      ->group(model);
-  add(*cmd, {"--embedding-stage", "The embedding is a stage of its own (0 layers), as Llama 3 does"},
-      md.embedding_stage)
-      ->group(model);
-  add(*cmd, {"--head-stage", "The output layer and loss are a stage of their own (0 layers)"}, md.head_stage)
-      ->group(model);
+  add_stage_split_flags(*cmd, md, model);
   std::vector<std::pair<std::string, kernels::Recompute>> recompute;
   for (const auto mode : analysis::kRecomputes) recompute.emplace_back(analysis::recompute_name(mode), mode);
   add(*cmd, flag::recompute, md.recompute, recompute)->group(model);
@@ -350,6 +340,9 @@ void add_run_command(CLI::App& app) {
       ->group(model);
   add(*cmd, {"--vocab-parallel", "With t > 1: embedding rows, output columns and the loss split over the TP ranks"},
       md.vocab_parallel, {{"on", true}, {"off", false}})
+      ->group(model);
+  add(*cmd, {"--sequence-parallel", "With t > 1: LayerNorms and residuals hold s/t positions (all-gather/reduce-scatter)"},
+      md.sequence_parallel)
       ->group(model);
   add(*cmd, {"--tie-embeddings", "Output layer shares the token embedding's matrix (synced over the embedding group)"},
       md.tie_embeddings)
@@ -410,6 +403,10 @@ void add_run_command(CLI::App& app) {
     }
     Sweep sw;
     int stopped = 0;
+    // In a device build the synthetic workload also needs Kokkos: its activation memory is device
+    // memory and its spin a device kernel (kernels/device.hpp). The transformer's balance calibrates.
+    const bool kokkos_needed = rs->workload == WorkloadKind::transformer || kernels::device_build();
+    const auto kokkos = kokkos_needed ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
     try {
       sw = prepare(*rs, world, *roll);
     } catch (const ExitCode&) {
@@ -418,10 +415,6 @@ void add_run_command(CLI::App& app) {
       abort_job(e.what());
     }
     try {
-      // In a device build the synthetic workload also needs Kokkos: its activation memory is device
-      // memory and its spin a device kernel (kernels/device.hpp).
-      const bool kokkos_needed = rs->workload == WorkloadKind::transformer || kernels::device_build();
-      const auto kokkos = kokkos_needed ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
       stopped = run_sweep(*rs, sw, world_comm.get(), *roll);
     } catch (const std::exception& e) {
       abort_job(e.what());

@@ -49,12 +49,14 @@ void embedding_forward_partial(const TokenSource& src, const typename Views<S, E
       });
 }
 
+// Rows of x are (batch, i) with i < seq, at positions first + i (a sequence-parallel shard: seq = s/t).
 template <class S, class E>
-void embedding_add_positions(int seq, const typename Views<S, E>::ConstMat& wpe, const typename Views<S, E>::Mat& x) {
+void embedding_add_positions(int seq, const typename Views<S, E>::ConstMat& wpe, const typename Views<S, E>::Mat& x,
+                             int first = 0) {
   const int n = static_cast<int>(x.extent(0)), h = static_cast<int>(x.extent(1)), s = seq;
   Kokkos::parallel_for(
       "pipebench::embedding_add_positions", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {n, h}),
-      KOKKOS_LAMBDA(int r, int j) { x(r, j) += wpe(r % s, j); });
+      KOKKOS_LAMBDA(int r, int j) { x(r, j) += wpe(first + r % s, j); });
 }
 
 // dwte[token] += dx, dwpe[i] += dx. One thread per hidden column walks the rows in order: no atomics,

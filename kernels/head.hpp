@@ -3,7 +3,8 @@
 // token embedding's when tied), mean cross-entropy; vocabulary-parallel, the projection's columns
 // and the loss split over the tensor-parallel ranks.
 //   F stores xhat, rstd, y (the projection's input) and dlogits; I frees rstd and stores dy (the
-//   LayerNorm's output gradient); W frees everything.
+//   LayerNorm's output gradient); W frees everything. Sequence-parallel, xhat, rstd and dy hold this
+//   rank's s/t positions and y is gathered to all of them.
 #include "kernels/cross_entropy.hpp"
 #include "kernels/layer.hpp"
 #include "kernels/layernorm.hpp"
@@ -32,13 +33,18 @@ struct HeadStash {
 // (vocabulary-parallel only; a TpPoint).
 template <class S, class E, class Reduce>
 double head_forward(const TokenSource& src, const HeadParams<S, E>& w, const typename Views<S, E>::Act& in,
-                    HeadStash<S, E>& st, const Reduce& reduce) {
+                    HeadStash<S, E>& st, const Reduce& reduce, const SeqParallel<S, E>* sp = nullptr) {
   using Mat = typename Views<S, E>::Mat;
-  const std::size_t n = in.extent(0) * in.extent(1), h = in.extent(2), vocab = w.out.extent(w.tied ? 0 : 1);
-  st.xhat = alloc<Mat>("pipebench::head_xhat", n, h);
-  st.y = alloc<Mat>("pipebench::head_y", n, h);
-  st.rstd = alloc<typename Views<S, E>::Vec>("pipebench::head_rstd", n);
-  layernorm_forward<S, E>(as_matrix<Mat>(in, n, h), w.ln_g, w.ln_b, st.y, st.xhat, st.rstd);
+  // Sequence-parallel: the final LayerNorm runs on this rank's m rows and its output is gathered.
+  const std::size_t ml = in.extent(0) * in.extent(1), h = in.extent(2), vocab = w.out.extent(w.tied ? 0 : 1);
+  const std::size_t n = sp ? ml * static_cast<std::size_t>(sp->t) : ml;
+  st.xhat = alloc<Mat>("pipebench::head_xhat", ml, h);
+  st.rstd = alloc<typename Views<S, E>::Vec>("pipebench::head_rstd", ml);
+  {
+    const Mat y = alloc<Mat>("pipebench::head_y", ml, h);
+    layernorm_forward<S, E>(as_matrix<Mat>(in, ml, h), w.ln_g, w.ln_b, y, st.xhat, st.rstd);
+    st.y = sp ? sp->gather(y, TpPoint::head_in_forward) : y;
+  }
   st.dlogits = alloc<Mat>("pipebench::dlogits", n, vocab);
   if (w.tied)
     gemm('N', 'T', S(1), st.y, w.out, S(0), st.dlogits);
@@ -52,18 +58,26 @@ double head_forward(const TokenSource& src, const HeadParams<S, E>& w, const typ
 
 template <class S, class E, class Reduce>
 typename Views<S, E>::Act head_backward_input(const HeadParams<S, E>& w, HeadStash<S, E>& st, std::size_t batch,
-                                              std::size_t seq, const Reduce& reduce) {
+                                              const Reduce& reduce, const SeqParallel<S, E>* sp = nullptr) {
   using Mat = typename Views<S, E>::Mat;
-  const std::size_t n = st.xhat.extent(0), h = st.xhat.extent(1);
+  const std::size_t m = st.xhat.extent(0), h = st.xhat.extent(1), n = st.y.extent(0);
   st.dy = alloc<Mat>("pipebench::head_dy", n, h);
   if (w.tied)
     gemm('N', 'N', S(1), st.dlogits, w.out, S(0), st.dy);
   else
     linear_backward_input<S, E>(st.dlogits, w.out, st.dy);
-  if (w.vocab_split) reduce(st.dy, TpPoint::head_in_backward);  // each rank's vocabulary contributes a part
-  const auto dx = alloc<typename Views<S, E>::Act>("pipebench::head_dx", batch, seq, h);
+  if (sp && w.vocab_split) {
+    st.dy = sp->scatter(st.dy, TpPoint::head_in_backward);  // F's all-gather mirrored
+  } else if (sp) {
+    const Mat local = alloc<Mat>("pipebench::head_dy_local", m, h);  // replicated: this rank's rows
+    sp->take(st.dy, local);
+    st.dy = local;
+  } else if (w.vocab_split) {
+    reduce(st.dy, TpPoint::head_in_backward);  // each rank's vocabulary contributes a part
+  }
+  const auto dx = alloc<typename Views<S, E>::Act>("pipebench::head_dx", batch, m / batch, h);
   layernorm_backward_input<S, E>(st.dy, st.xhat, st.rstd, w.ln_g, typename Views<S, E>::ConstMat(),
-                                 as_matrix<Mat>(dx, n, h));
+                                 as_matrix<Mat>(dx, m, h));
   st.rstd = typename Views<S, E>::Vec();
   return dx;
 }

@@ -7,6 +7,7 @@
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/linear.hpp"
+#include "kernels/sequence_parallel.hpp"
 
 #include <functional>
 
@@ -25,7 +26,20 @@ enum class TpPoint {
   embedding_forward,
   loss_max_forward,
   loss_sum_forward,
-  head_in_backward
+  head_in_backward,
+  // Sequence parallelism (kernels/sequence_parallel.hpp): the all-gathers before the column-parallel
+  // QKV and fc1 (F) and their mirrors in I, after fc2's and the projection's input gradients; the head's
+  // all-gather of its LayerNorm output (F), the first stage's all-gather of its output gradient (I).
+  // The reduce-scatters use the all-reduce points they replace.
+  qkv_in_forward,
+  mlp_in_forward,
+  mlp_out_backward,
+  attention_out_backward,
+  head_in_forward,
+  embedding_backward,
+  // Sequence-parallel, once per step: the LayerNorms' weight gradients, which each rank computes from
+  // its s/t positions only, summed over the group (TransformerStage::sum_sequence_parallel_grads).
+  layernorm_grads
 };
 
 template <class S, class E>
@@ -89,7 +103,7 @@ void all_reduce(const AllReduceHook<S, E>& hook, const typename Views<S, E>::Mat
 template <class S, class E>
 typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<S, E>& w,
                                         const typename Views<S, E>::Act& in, LayerStash<S, E>& st, bool keep_probs,
-                                        const AllReduceHook<S, E>& hook) {
+                                        const AllReduceHook<S, E>& hook, const SeqParallel<S, E>* sp = nullptr) {
   using V = Views<S, E>;
   using Mat = typename V::Mat;
   using Vec = typename V::Vec;
@@ -97,12 +111,18 @@ typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<
   const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.hidden), ht = sh.local(), z = sh.stacks();
   const std::size_t s = static_cast<std::size_t>(sh.seq), d = static_cast<std::size_t>(sh.head_dim);
   const S scale = S(1) / math::sqrt(static_cast<S>(sh.head_dim));
-  const Mat x = as_matrix<Mat>(in, n, h);
+  // Sequence-parallel: the residual stream, the LayerNorms and the bias + residual additions run on
+  // this rank's m = n/t rows; the linears' inputs are gathered to all n rows.
+  const std::size_t m = sp ? sp->local_rows() : n;
+  const Mat x = as_matrix<Mat>(in, m, h);
 
-  st.xhat1 = alloc<Mat>("pipebench::xhat1", n, h);
-  st.y1 = alloc<Mat>("pipebench::y1", n, h);
-  st.rstd1 = alloc<Vec>("pipebench::rstd1", n);
-  layernorm_forward<S, E>(x, w.ln1_g, w.ln1_b, st.y1, st.xhat1, st.rstd1);
+  st.xhat1 = alloc<Mat>("pipebench::xhat1", m, h);
+  st.rstd1 = alloc<Vec>("pipebench::rstd1", m);
+  {
+    const Mat y1 = alloc<Mat>("pipebench::y1", m, h);
+    layernorm_forward<S, E>(x, w.ln1_g, w.ln1_b, y1, st.xhat1, st.rstd1);
+    st.y1 = sp ? sp->gather(y1, TpPoint::qkv_in_forward) : y1;
+  }
   {
     const Mat qkv = alloc<Mat>("pipebench::qkv", n, 3 * ht);
     linear_forward<S, E>(st.y1, w.wqkv, w.bqkv, qkv);
@@ -118,24 +138,36 @@ typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<
     st.ctx = alloc<Mat>("pipebench::ctx", n, ht);
     merge_heads<S, E>(o, sh.batch, sh.seq, sh.heads, sh.head_dim, st.ctx);
   }
-  const Mat x2 = alloc<Mat>("pipebench::x2", n, h);
+  Mat x2 = alloc<Mat>("pipebench::x2", n, h);
   linear_forward<S, E>(st.ctx, w.wo, typename V::ConstVec(), x2);
-  all_reduce<S, E>(hook, x2, TpPoint::attention_out_forward);
+  if (sp)
+    x2 = sp->scatter(x2, TpPoint::attention_out_forward);
+  else
+    all_reduce<S, E>(hook, x2, TpPoint::attention_out_forward);
   add_bias_residual<S, E>(x2, w.bo, x);
 
-  st.xhat2 = alloc<Mat>("pipebench::xhat2", n, h);
-  st.y2 = alloc<Mat>("pipebench::y2", n, h);
-  st.rstd2 = alloc<Vec>("pipebench::rstd2", n);
-  layernorm_forward<S, E>(x2, w.ln2_g, w.ln2_b, st.y2, st.xhat2, st.rstd2);
+  st.xhat2 = alloc<Mat>("pipebench::xhat2", m, h);
+  st.rstd2 = alloc<Vec>("pipebench::rstd2", m);
+  {
+    const Mat y2 = alloc<Mat>("pipebench::y2", m, h);
+    layernorm_forward<S, E>(x2, w.ln2_g, w.ln2_b, y2, st.xhat2, st.rstd2);
+    st.y2 = sp ? sp->gather(y2, TpPoint::mlp_in_forward) : y2;
+  }
   st.u = alloc<Mat>("pipebench::u", n, 4 * ht);
   linear_forward<S, E>(st.y2, w.w1, w.b1, st.u);
   st.g = alloc<Mat>("pipebench::g", n, 4 * ht);
   gelu_forward<S, E>(st.u, st.g);
 
-  const auto out = alloc<typename V::Act>("pipebench::layer_out", static_cast<std::size_t>(sh.batch), s, h);
-  const Mat om = as_matrix<Mat>(out, n, h);
-  linear_forward<S, E>(st.g, w.w2, typename V::ConstVec(), om);
-  all_reduce<S, E>(hook, om, TpPoint::mlp_out_forward);
+  const auto out = alloc<typename V::Act>("pipebench::layer_out", static_cast<std::size_t>(sh.batch), m / sh.batch, h);
+  const Mat om = as_matrix<Mat>(out, m, h);
+  if (sp) {
+    const Mat partial = alloc<Mat>("pipebench::fc2_partial", n, h);
+    linear_forward<S, E>(st.g, w.w2, typename V::ConstVec(), partial);
+    sp->scatter(partial, TpPoint::mlp_out_forward, om);
+  } else {
+    linear_forward<S, E>(st.g, w.w2, typename V::ConstVec(), om);
+    all_reduce<S, E>(hook, om, TpPoint::mlp_out_forward);
+  }
   add_bias_residual<S, E>(om, w.b2, x2);
   return out;
 }
@@ -144,15 +176,22 @@ typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<
 template <class S, class E>
 typename Views<S, E>::Act layer_backward_input(const LayerShape& sh, const LayerParams<S, E>& w,
                                                LayerStash<S, E>& st, const typename Views<S, E>::Act& dout,
-                                               const AllReduceHook<S, E>& hook) {
+                                               const AllReduceHook<S, E>& hook, const SeqParallel<S, E>* sp = nullptr) {
   using V = Views<S, E>;
   using Mat = typename V::Mat;
   using Heads = typename V::Heads;
   const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.hidden), ht = sh.local(), z = sh.stacks();
   const std::size_t s = static_cast<std::size_t>(sh.seq), d = static_cast<std::size_t>(sh.head_dim);
   const S scale = S(1) / math::sqrt(static_cast<S>(sh.head_dim));
-  st.dout = dout;
-  const Mat dy = as_matrix<Mat>(dout, n, h);
+  const std::size_t m = sp ? sp->local_rows() : n;
+  const Mat dy_local = as_matrix<Mat>(dout, m, h);
+  if (sp) {  // the mirror of F's reduce-scatter: W needs the gradient of every row
+    st.dout = alloc<typename V::Act>("pipebench::dout_full", static_cast<std::size_t>(sh.batch), s, h);
+    sp->gather(dy_local, TpPoint::mlp_out_backward, as_matrix<Mat>(st.dout, n, h));
+  } else {
+    st.dout = dout;
+  }
+  const Mat dy = as_matrix<Mat>(st.dout, n, h);
 
   st.du = alloc<Mat>("pipebench::du", n, 4 * ht);
   linear_backward_input<S, E>(dy, w.w2, st.du);
@@ -160,10 +199,14 @@ typename Views<S, E>::Act layer_backward_input(const LayerShape& sh, const Layer
   st.u = Mat();
   st.dy2 = alloc<Mat>("pipebench::dy2", n, h);
   linear_backward_input<S, E>(st.du, w.w1, st.dy2);
-  all_reduce<S, E>(hook, st.dy2, TpPoint::mlp_in_backward);
-  st.dx2 = alloc<Mat>("pipebench::dx2", n, h);
-  layernorm_backward_input<S, E>(st.dy2, st.xhat2, st.rstd2, w.ln2_g, dy, st.dx2);
+  if (sp)
+    st.dy2 = sp->scatter(st.dy2, TpPoint::mlp_in_backward);
+  else
+    all_reduce<S, E>(hook, st.dy2, TpPoint::mlp_in_backward);
+  Mat dx2_local = alloc<Mat>("pipebench::dx2", m, h);
+  layernorm_backward_input<S, E>(st.dy2, st.xhat2, st.rstd2, w.ln2_g, dy_local, dx2_local);
   st.rstd2 = typename V::Vec();
+  st.dx2 = sp ? sp->gather(dx2_local, TpPoint::attention_out_backward) : dx2_local;
   {
     const Heads dctx = alloc<Heads>("pipebench::dctx", z, s, d);
     {
@@ -181,9 +224,12 @@ typename Views<S, E>::Act layer_backward_input(const LayerShape& sh, const Layer
   }
   st.dy1 = alloc<Mat>("pipebench::dy1", n, h);
   linear_backward_input<S, E>(st.dqkv, w.wqkv, st.dy1);
-  all_reduce<S, E>(hook, st.dy1, TpPoint::qkv_in_backward);
-  const auto din = alloc<typename V::Act>("pipebench::layer_din", static_cast<std::size_t>(sh.batch), s, h);
-  layernorm_backward_input<S, E>(st.dy1, st.xhat1, st.rstd1, w.ln1_g, st.dx2, as_matrix<Mat>(din, n, h));
+  if (sp)
+    st.dy1 = sp->scatter(st.dy1, TpPoint::qkv_in_backward);
+  else
+    all_reduce<S, E>(hook, st.dy1, TpPoint::qkv_in_backward);
+  const auto din = alloc<typename V::Act>("pipebench::layer_din", static_cast<std::size_t>(sh.batch), m / sh.batch, h);
+  layernorm_backward_input<S, E>(st.dy1, st.xhat1, st.rstd1, w.ln1_g, dx2_local, as_matrix<Mat>(din, m, h));
   st.rstd1 = typename V::Vec();
   return din;
 }

@@ -69,6 +69,13 @@ void validate(const TransformerConfig& c) {
                      std::to_string(c.tp_size) + " (the vocabulary-parallel embedding and output layer hold V/t rows " +
                      "each): use a multiple of " + std::to_string(c.tp_size) + ", e.g. " +
                      std::to_string((c.vocab / c.tp_size + 1) * c.tp_size) + ", or --vocab-parallel off");
+  if (c.sequence_parallel && c.tp_size < 2)
+    throw UsageError("--sequence-parallel needs a tensor-parallel size t > 1 (t is " + std::to_string(c.tp_size) +
+                     "): it splits the sequence over the tensor-parallel ranks");
+  if (c.seq_split() && c.seq % c.tp_size != 0)
+    throw UsageError("--sequence-parallel: sequence length " + std::to_string(c.seq) +
+                     " is not divisible by the tensor-parallel size " + std::to_string(c.tp_size) +
+                     " (each rank holds s/t positions)");
   if (c.num_layers < 0 || c.first_layer < 0 || c.first_layer + static_cast<long long>(c.num_layers) > c.layers)
     throw UsageError("stage layers [" + std::to_string(c.first_layer) + ", " +
                      std::to_string(static_cast<long long>(c.first_layer) + c.num_layers) +
@@ -101,6 +108,9 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   const u64 t = static_cast<u64>(c.tp_size), ht = h / t, L = static_cast<u64>(c.num_layers);
   const u64 b = static_cast<u64>(c.micro_batch), n = b * s, z = b * (static_cast<u64>(c.heads) / t);
   const u64 nh = mul(n, h), nht = mul(n, ht), ss = mul(s, s), nV = mul(n, V);
+  // Sequence-parallel: the LayerNorms' xhat, rstd and output gradients hold this rank's nl = n/t rows;
+  // the gathered linear inputs and output gradients that W reads keep all n (docs/formulas.md).
+  const u64 nl = c.seq_split() ? n / t : n, nhl = mul(nl, h);
 
   StageMemory m;
   const u64 layer_params = add(add(mul(12, mul(h, ht)), mul(7, ht)), mul(6, h));
@@ -111,24 +121,24 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
 
   // Per layer (docs/transformer.md): xhat1, y1, xhat2, y2 [n,h]; q, k, v, ctx, u, g = 12 [n, h/t];
   // rstd1, rstd2 [n]; probabilities [b*a/t, s, s] unless recomputed.
-  const u64 layer_core = add(add(mul(4, nh), mul(12, nht)), mul(2, n));
+  const u64 layer_core = add(add(add(mul(2, nhl), mul(2, nh)), mul(12, nht)), mul(2, nl));
   u64 layer_f = 0;
   switch (c.recompute) {
     case Recompute::none: layer_f = add(layer_core, mul(z, ss)); break;
     case Recompute::selective: layer_f = layer_core; break;
-    case Recompute::full: layer_f = nh; break;
+    case Recompute::full: layer_f = nhl; break;
   }
-  // After I: xhat1, y1, xhat2, y2, dy1, dx2, dy2, dout [n,h]; ctx, g, dqkv, du = 12 [n, h/t].
-  const u64 layer_w = add(mul(8, nh), mul(12, nht));
+  // After I: y1, y2, dx2, dout [n,h]; xhat1, xhat2, dy1, dy2 [nl,h]; ctx, g, dqkv, du = 12 [n, h/t].
+  const u64 layer_w = add(add(mul(4, nh), mul(4, nhl)), mul(12, nht));
   m.layer_forward_stash = mul(layer_f, e);
   m.layer_weight_stash = mul(layer_w, e);
   m.forward_stash = mul(L, m.layer_forward_stash);
   m.weight_stash = mul(L, m.layer_weight_stash);
   if (c.embedding) m.weight_stash = add(m.weight_stash, mul(nh, e));  // the embedding's output gradient
   if (c.head) {
-    // xhat, y [n,h], rstd [n], dlogits [n,V]; after I: dy [n,h] replaces rstd.
-    m.forward_stash = add(m.forward_stash, mul(add(add(mul(2, nh), n), nV), e));
-    m.weight_stash = add(m.weight_stash, mul(add(mul(3, nh), nV), e));
+    // xhat [nl,h], y [n,h], rstd [nl], dlogits [n,V]; after I: dy [nl,h] replaces rstd.
+    m.forward_stash = add(m.forward_stash, mul(add(add(add(nhl, nh), nl), nV), e));
+    m.weight_stash = add(m.weight_stash, mul(add(add(mul(2, nhl), nh), nV), e));
   }
 
   // Transient buffers of one call (bounded, not exact): residual stream and layer output [n,h] x 3,

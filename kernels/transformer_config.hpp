@@ -43,6 +43,12 @@ struct TransformerConfig {
   bool vocab_parallel = false;
   bool vocab_split() const { return vocab_parallel && tp_size > 1; }
   int local_vocab() const { return vocab_split() ? vocab / tp_size : vocab; }
+  // Sequence parallelism (kernels/sequence_parallel.hpp, Korthikanti et al. 2022): the residual stream,
+  // the LayerNorms and the element-wise regions hold s/tp_size positions of every sequence; stage
+  // inputs and outputs are [b, s/t, h]. Needs t > 1 and s % t == 0.
+  bool sequence_parallel = false;
+  bool seq_split() const { return sequence_parallel && tp_size > 1; }
+  int local_seq() const { return seq_split() ? seq / tp_size : seq; }
 
   // The whole model on one rank.
   static TransformerConfig whole_model(int hidden, int heads, int seq, int micro_batch, int vocab, int layers);

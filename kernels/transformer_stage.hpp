@@ -34,11 +34,23 @@ class TransformerStage {
   // points of every layer (TpPoint), and again at the two forward ones when full recomputation reruns
   // F inside I; empty means identity (t = 1).
   explicit TransformerStage(const TransformerConfig& config, AllReduce all_reduce = {});
+  // Sequence parallelism (config().sequence_parallel): the all-gather and reduce-scatter over the
+  // tensor-parallel group (kernels/sequence_parallel.hpp). Needed before the first forward.
+  void set_sequence_parallel(typename SeqParallel<S, E>::Gather all_gather, typename SeqParallel<S, E>::Scatter
+                                                                               reduce_scatter) {
+    sp_.all_gather = std::move(all_gather);
+    sp_.reduce_scatter = std::move(reduce_scatter);
+  }
+  // Sequence-parallel: sums the LayerNorms' weight gradients over the tensor-parallel group (each rank
+  // saw only its s/t positions) with one all-reduce (TpPoint::layernorm_grads). Call once per step,
+  // after the last W and before the gradients are read or reduced over data-parallel ranks.
+  void sum_sequence_parallel_grads();
 
   const TransformerConfig& config() const { return cfg_; }
 
-  // F. `input` is the previous stage's output [b, s, h]; the first stage ignores it and embeds the tokens
-  // of micro-batch `mb`. Returns this stage's output, or an empty view on the last stage (see loss()).
+  // F. `input` is the previous stage's output [b, s, h] ([b, s/t, h], this rank's positions, under
+  // sequence parallelism: so are the output and both gradients); the first stage ignores it and embeds
+  // the tokens of micro-batch `mb`. Returns this stage's output, or an empty view on the last stage (see loss()).
   // Views passed in may be kept until the micro-batch's W (the input under full recomputation, the
   // output gradient always): a managed view is kept by reference, an unmanaged one (say, a wrapped
   // receive buffer the caller will reuse) is copied first.
@@ -109,6 +121,9 @@ class TransformerStage {
   // First vocabulary row this rank holds (vocabulary-parallel), else 0.
   int vocab_start() const { return cfg_.vocab_split() ? cfg_.tp_rank * cfg_.local_vocab() : 0; }
   void reduce(const Matrix& m, TpPoint p) const { all_reduce<S, E>(all_reduce_, m, p); }
+  SeqParallel<S, E> sp_;
+  const SeqParallel<S, E>* sp() const { return cfg_.seq_split() ? &sp_ : nullptr; }
+  std::vector<Flat> layernorm_grads() const;
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -122,6 +137,10 @@ TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllRed
   shape_.hidden = cfg_.hidden;
   shape_.heads = cfg_.heads / cfg_.tp_size;
   shape_.head_dim = cfg_.hidden / cfg_.heads;
+  sp_.t = cfg_.tp_size;
+  sp_.rank = cfg_.tp_rank;
+  sp_.batch = cfg_.micro_batch;
+  sp_.seq = cfg_.seq;
   table_ = parameter_table(cfg_);
   const std::size_t total = table_.empty() ? 0 : table_.back().offset + table_.back().size();
   weights_ = alloc<Flat>("pipebench::weights", total);
@@ -179,11 +198,11 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::owned(const
 
 template <class S, class E>
 void TransformerStage<S, E>::check_shape(const Activations& a, const char* what) const {
-  if (a.extent(0) != static_cast<std::size_t>(cfg_.micro_batch) || a.extent(1) != static_cast<std::size_t>(cfg_.seq) ||
+  if (a.extent(0) != static_cast<std::size_t>(cfg_.micro_batch) || a.extent(1) != static_cast<std::size_t>(cfg_.local_seq()) ||
       a.extent(2) != static_cast<std::size_t>(cfg_.hidden))
     throw Error(std::string("transformer stage: ") + what + " is [" + std::to_string(a.extent(0)) + ", " +
                 std::to_string(a.extent(1)) + ", " + std::to_string(a.extent(2)) + "], expected [b, s, h] = [" +
-                std::to_string(cfg_.micro_batch) + ", " + std::to_string(cfg_.seq) + ", " +
+                std::to_string(cfg_.micro_batch) + ", " + std::to_string(cfg_.local_seq()) + ", " +
                 std::to_string(cfg_.hidden) + "]");
 }
 
@@ -201,6 +220,8 @@ template <class S, class E>
 typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int mb, const Activations& input) {
   if (in_flight_.count(mb))
     throw Error("transformer stage: forward of micro-batch " + std::to_string(mb) + " while it is still in flight");
+  if (sp() && !(sp_.all_gather && sp_.reduce_scatter))
+    throw Error("transformer stage: sequence parallelism needs set_sequence_parallel() before the first forward");
   MicroBatch st;
   st.layers.resize(static_cast<std::size_t>(cfg_.num_layers));
   Activations x;
@@ -208,7 +229,23 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     x = alloc<Activations>("pipebench::embedding_out", static_cast<std::size_t>(cfg_.micro_batch),
                            static_cast<std::size_t>(cfg_.seq), static_cast<std::size_t>(cfg_.hidden));
     const Matrix xm = as_matrix<Matrix>(x, shape_.rows(), x.extent(2));
-    if (cfg_.vocab_split()) {
+    if (sp()) {
+      // Sequence-parallel: the summed lookups are reduce-scattered (vocabulary-parallel) or this rank's
+      // rows taken (replicated); the positions [k*s/t, (k+1)*s/t) are added to the shard.
+      const Activations xl = alloc<Activations>("pipebench::embedding_out_local", x.extent(0),
+                                                static_cast<std::size_t>(cfg_.local_seq()), x.extent(2));
+      const Matrix xlm = as_matrix<Matrix>(xl, sp_.local_rows(), x.extent(2));
+      if (cfg_.vocab_split()) {
+        embedding_forward_partial<S, E>(tokens(mb), wte_, vocab_start(), xm);
+        Kokkos::fence();
+        sp_.scatter(xm, TpPoint::embedding_forward, xlm);
+        embedding_add_positions<S, E>(cfg_.local_seq(), wpe_, xlm, cfg_.tp_rank * cfg_.local_seq());
+      } else {
+        embedding_forward<S, E>(tokens(mb), wte_, wpe_, xm);
+        sp_.take(xm, xlm);
+      }
+      x = xl;
+    } else if (cfg_.vocab_split()) {
       embedding_forward_partial<S, E>(tokens(mb), wte_, vocab_start(), xm);
       reduce(xm, TpPoint::embedding_forward);
       embedding_add_positions<S, E>(cfg_.seq, wpe_, xm);
@@ -223,15 +260,16 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     if (cfg_.recompute == Recompute::full) {
       st.layers[l].input = x;
       LayerStash<S, E> discarded;
-      x = layer_forward<S, E>(shape_, layer_w_[l], x, discarded, false, all_reduce_);
+      x = layer_forward<S, E>(shape_, layer_w_[l], x, discarded, false, all_reduce_, sp());
     } else {
-      x = layer_forward<S, E>(shape_, layer_w_[l], x, st.layers[l], cfg_.recompute == Recompute::none, all_reduce_);
+      x = layer_forward<S, E>(shape_, layer_w_[l], x, st.layers[l], cfg_.recompute == Recompute::none, all_reduce_,
+                              sp());
     }
     between_layers();
   }
   if (cfg_.head) {
     losses_[mb] = head_forward<S, E>(tokens(mb), head_w_, x, st.head,
-                                     [this](const Matrix& m, TpPoint p) { reduce(m, p); });
+                                     [this](const Matrix& m, TpPoint p) { reduce(m, p); }, sp());
     x = Activations();
   }
   in_flight_[mb] = std::move(st);
@@ -246,8 +284,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
   Activations dx;
   if (cfg_.head) {
     dx = head_backward_input<S, E>(head_w_, st.head, static_cast<std::size_t>(cfg_.micro_batch),
-                                   static_cast<std::size_t>(cfg_.seq),
-                                   [this](const Matrix& m, TpPoint p) { reduce(m, p); });
+                                   [this](const Matrix& m, TpPoint p) { reduce(m, p); }, sp());
   } else {
     check_shape(grad_output, "backward_input gradient");
     dx = owned(grad_output);
@@ -257,16 +294,24 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
     if (cfg_.recompute == Recompute::full) {
       // Rebuild the complete stash (probabilities included) from the kept input, which it replaces.
       LayerStash<S, E> rebuilt;
-      layer_forward<S, E>(shape_, layer_w_[l], ls.input, rebuilt, true, all_reduce_);
+      layer_forward<S, E>(shape_, layer_w_[l], ls.input, rebuilt, true, all_reduce_, sp());
       ls = std::move(rebuilt);
     }
-    dx = layer_backward_input<S, E>(shape_, layer_w_[l], ls, dx, all_reduce_);
+    dx = layer_backward_input<S, E>(shape_, layer_w_[l], ls, dx, all_reduce_, sp());
     between_layers();
   }
   st.phase = Phase::input_done;
   Kokkos::fence();
   if (cfg_.embedding) {
-    st.embedding_grad = dx;
+    if (sp()) {  // the mirror of F's reduce-scatter: the embedding's W reads every row
+      st.embedding_grad = alloc<Activations>("pipebench::embedding_grad", dx.extent(0),
+                                             static_cast<std::size_t>(cfg_.seq), dx.extent(2));
+      sp_.gather(as_matrix<Matrix>(dx, sp_.local_rows(), dx.extent(2)), TpPoint::embedding_backward,
+                 as_matrix<Matrix>(st.embedding_grad, shape_.rows(), dx.extent(2)));
+      Kokkos::fence();
+    } else {
+      st.embedding_grad = dx;
+    }
     return Activations();
   }
   return dx;
@@ -312,6 +357,36 @@ double TransformerStage<S, E>::grad_norm() const {
       "pipebench::grad_norm", Kokkos::RangePolicy<E>(0, g.extent(0)),
       KOKKOS_LAMBDA(std::size_t i, double& acc) { acc += static_cast<double>(g(i)) * static_cast<double>(g(i)); }, sum);
   return std::sqrt(sum);
+}
+
+template <class S, class E>
+std::vector<typename TransformerStage<S, E>::Flat> TransformerStage<S, E>::layernorm_grads() const {
+  std::vector<Flat> v;
+  for (const auto& g : layer_g_) v.insert(v.end(), {g.ln1_g, g.ln1_b, g.ln2_g, g.ln2_b});
+  if (cfg_.head) v.insert(v.end(), {head_g_.ln_g, head_g_.ln_b});
+  return v;
+}
+
+template <class S, class E>
+void TransformerStage<S, E>::sum_sequence_parallel_grads() {
+  if (!sp()) return;
+  const std::vector<Flat> parts = layernorm_grads();
+  std::size_t total = 0;
+  for (const Flat& p : parts) total += p.extent(0);
+  if (total == 0) return;
+  const Matrix packed = alloc<Matrix>("pipebench::layernorm_grads", 1, total);
+  std::size_t at = 0;
+  for (const Flat& p : parts) {
+    Kokkos::deep_copy(Flat(packed.data() + at, p.extent(0)), p);
+    at += p.extent(0);
+  }
+  reduce(packed, TpPoint::layernorm_grads);
+  at = 0;
+  for (const Flat& p : parts) {
+    Kokkos::deep_copy(p, Flat(packed.data() + at, p.extent(0)));
+    at += p.extent(0);
+  }
+  Kokkos::fence();
 }
 
 template <class S, class E>

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "analysis/error.hpp"
 #include "kernels/gemm.hpp"
@@ -15,82 +17,7 @@
 namespace pipebench::kernels {
 
 const char* to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }
-
-std::vector<int> split_layers(int layers, int stages, const std::vector<int>& given) {
-  if (stages < 1) throw UsageError("a model needs at least one stage");
-  if (!given.empty()) {
-    if (static_cast<int>(given.size()) != stages)
-      throw UsageError("--layers-per-stage has " + std::to_string(given.size()) + " entries; the pipeline has " +
-                       std::to_string(stages) + " stages (p*v)");
-    long long sum = 0;
-    for (int n : given) {
-      if (n < 1) throw UsageError("--layers-per-stage entry " + std::to_string(n) + ": every stage needs >= 1 layer");
-      sum += n;
-    }
-    if (sum != layers)
-      throw UsageError("--layers-per-stage sums to " + std::to_string(sum) + " layers, the model has --layers " +
-                       std::to_string(layers));
-    return given;
-  }
-  if (layers < stages)
-    throw UsageError("--layers " + std::to_string(layers) + " is fewer than the " + std::to_string(stages) +
-                     " stages of the pipeline (p*v): every stage needs at least one layer");
-  std::vector<int> split(stages, layers / stages);
-  // The remainder goes to the middle stages, from the second one on.
-  const int extra = layers % stages;
-  for (int k = 0; k < extra; ++k) ++split[stages > 2 ? 1 + k % (stages - 2) : k];
-  return split;
-}
-
-std::vector<int> stage_layers(const TransformerWorkloadConfig& c, int stages) {
-  const int own = (c.embedding_stage ? 1 : 0) + (c.head_stage ? 1 : 0);
-  if (stages <= own)
-    throw UsageError("--embedding-stage/--head-stage need more stages than the " + std::to_string(own) +
-                     " they take: the pipeline has " + std::to_string(stages) + " (p*v)");
-  if (!c.layers_per_stage.empty()) {
-    if (c.layers_auto) throw UsageError("--layers-per-stage is either auto or a list");
-    if (!own) return split_layers(c.layers, stages, c.layers_per_stage);
-    if (static_cast<int>(c.layers_per_stage.size()) != stages)
-      throw UsageError("--layers-per-stage has " + std::to_string(c.layers_per_stage.size()) +
-                       " entries; the pipeline has " + std::to_string(stages) + " stages (p*v)");
-    const int first = c.embedding_stage ? 1 : 0, last = stages - (c.head_stage ? 1 : 0);
-    if ((c.embedding_stage && c.layers_per_stage.front() != 0) || (c.head_stage && c.layers_per_stage.back() != 0))
-      throw UsageError("with --embedding-stage / --head-stage, --layers-per-stage has 0 for that stage");
-    std::vector<int> inner(c.layers_per_stage.begin() + first, c.layers_per_stage.begin() + last);
-    split_layers(c.layers, last - first, inner);  // checks the rest
-    return c.layers_per_stage;
-  }
-  const int first = c.embedding_stage ? 1 : 0, n = stages - own;
-  std::vector<int> inner;
-  if (!c.layers_auto || c.head_stage || n == 1) {
-    inner = split_layers(c.layers, n, {});
-  } else {
-    // Costs from the FLOPs formulas: one layer, and the output layer and loss of the last stage.
-    if (c.layers < n)
-      throw UsageError("--layers " + std::to_string(c.layers) + " is fewer than the " + std::to_string(n) +
-                       " stages that hold layers: every such stage needs at least one layer");
-    TransformerWorkloadConfig one = c;
-    one.layers_per_stage.clear();
-    TransformerConfig layer = stage_config(one, {1, c.layers > 1 ? c.layers - 1 : 0}, 0);
-    layer.embedding = layer.head = false;
-    const double lf = stage_flops(layer).total();
-    TransformerConfig head = stage_config(one, {c.layers, 0}, 1);
-    const double hf = stage_flops(head).total();
-    int best_last = 1;
-    double best = 1e300;
-    for (int k = 1; k <= c.layers - (n - 1); ++k) {
-      const int rest = c.layers - k;
-      const double others = n > 1 ? std::ceil(static_cast<double>(rest) / (n - 1)) * lf : 0;
-      const double worst = std::max(others, k * lf + hf);
-      if (worst <= best) best = worst, best_last = k;  // ties: the larger last stage, the more even split
-    }
-    inner = split_layers(c.layers - best_last, n - 1, {});
-    inner.push_back(best_last);
-  }
-  std::vector<int> split(static_cast<std::size_t>(stages), 0);
-  std::copy(inner.begin(), inner.end(), split.begin() + first);
-  return split;
-}
+const char* to_string(Balance b) { return b == Balance::flops ? "flops" : "measured"; }
 
 TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth) {
   TransformerConfig t = TransformerConfig::whole_model(c.hidden, c.heads, c.seq, c.micro_batch, c.vocab, c.layers);
@@ -105,6 +32,7 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
   t.seed = c.seed;
   t.tie_embeddings = c.tie_embeddings;
   t.vocab_parallel = c.vocab_parallel;
+  t.sequence_parallel = c.sequence_parallel;
   return t;
 }
 
@@ -138,7 +66,8 @@ class TransformerWorkload final : public Workload {
   using Act = typename Stage::Activations;
 
  public:
-  TransformerWorkload(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, TpAllReduce tp)
+  TransformerWorkload(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, TpAllReduce tp,
+                      TpSequenceOps seq)
       : c_(c), s_(s) {
     const auto split = stage_layers(c, s.stages_per_pipe());
     typename Stage::AllReduce hook;
@@ -146,6 +75,14 @@ class TransformerWorkload final : public Workload {
       hook = [tp](const typename Stage::Matrix& m, TpPoint) { tp(m.data(), m.span() * sizeof(S), sizeof(S)); };
     for (int st : s.stages_of_rank(pp_rank)) {
       auto stage = std::make_unique<Stage>(stage_config(c, split, s.depth_of_stage(st)), hook);
+      if (c.sequence_parallel && seq.all_gather && seq.reduce_scatter)
+        stage->set_sequence_parallel(
+            [ag = seq.all_gather](const typename Stage::Matrix& send, const typename Stage::Matrix& recv, TpPoint) {
+              ag(send.data(), recv.data(), send.span() * sizeof(S), sizeof(S));
+            },
+            [rs = seq.reduce_scatter](const typename Stage::Matrix& send, const typename Stage::Matrix& recv, TpPoint) {
+              rs(send.data(), recv.data(), recv.span() * sizeof(S), sizeof(S));
+            });
       stage->set_between_layers([this] {
         if (progress_) progress_();
       });
@@ -155,9 +92,10 @@ class TransformerWorkload final : public Workload {
 
   std::string name() const override { return "transformer"; }
   std::size_t p2p_bytes() const override {
-    return static_cast<std::size_t>(c_.micro_batch) * static_cast<std::size_t>(c_.seq) *
+    return static_cast<std::size_t>(c_.micro_batch) * static_cast<std::size_t>(local_seq()) *
            static_cast<std::size_t>(c_.hidden) * sizeof(S);
   }
+  void finish_grads(int st) override { at(st).sum_sequence_parallel_grads(); }
   int element_bytes() const override { return static_cast<int>(sizeof(S)); }
 
   void begin_step(int) override {
@@ -311,14 +249,14 @@ class TransformerWorkload final : public Workload {
   template <class V>
   V wrap(const void* p) const {
     return V(static_cast<S*>(const_cast<void*>(p)), static_cast<std::size_t>(c_.micro_batch),
-             static_cast<std::size_t>(c_.seq), static_cast<std::size_t>(c_.hidden));
+             static_cast<std::size_t>(local_seq()), static_cast<std::size_t>(c_.hidden));
   }
   Act input(const void* p, Act& staging) const {
     if (!p) return Act();
     if constexpr (host_memory) {
       return wrap<Act>(p);
     } else {
-      if (!staging.data()) staging = alloc<Act>("pipebench::staging", c_.micro_batch, c_.seq, c_.hidden);
+      if (!staging.data()) staging = alloc<Act>("pipebench::staging", c_.micro_batch, local_seq(), c_.hidden);
       Kokkos::deep_copy(staging, wrap<HostAct>(p));
       return staging;
     }
@@ -332,6 +270,8 @@ class TransformerWorkload final : public Workload {
     }
   }
   int sample(int mb) const { return c_.mb_offset + mb; }
+  // Positions per sequence in a stage's input and output (s/t under sequence parallelism).
+  int local_seq() const { return c_.sequence_parallel && c_.tp_size > 1 ? c_.seq / c_.tp_size : c_.seq; }
   void done(double flops) {
     flops_ = flops;
     peak_ = std::max(peak_, held_activation_bytes());
@@ -375,7 +315,6 @@ double gemm_rate(int rows, int inner, int cols, double seconds) {
 }
 
 }  // namespace
-
 KokkosSession::KokkosSession(int blas_threads) {
   if (!Kokkos::is_initialized()) {
     Kokkos::initialize();
@@ -390,9 +329,10 @@ KokkosSession::~KokkosSession() {
 }
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
-                                                    int pp_rank, TpAllReduce tp_allreduce) {
-  if (c.fp64) return std::make_unique<TransformerWorkload<double>>(c, s, pp_rank, std::move(tp_allreduce));
-  return std::make_unique<TransformerWorkload<float>>(c, s, pp_rank, std::move(tp_allreduce));
+                                                    int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence) {
+  if (c.fp64)
+    return std::make_unique<TransformerWorkload<double>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence));
+  return std::make_unique<TransformerWorkload<float>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence));
 }
 
 double measure_gemm_rate(int rows, int inner, int cols, bool fp64, double seconds) {

@@ -3,6 +3,7 @@
 // schedule, one TransformerStage per stage this rank holds, behind the Workload interface. Kokkos must
 // be initialised by the program. Kept free of Kokkos headers so that bench/ compiles quickly.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -15,10 +16,22 @@ namespace pipebench::kernels {
 enum class Optimizer { sgd, adam };
 const char* to_string(Optimizer o);
 
+// What --layers-per-stage auto balances: per-micro-batch F+I+W costs measured in a calibration step
+// (measure_stage_costs), or FLOPs (stage_flops; the embedding's lookups count 0).
+enum class Balance { measured, flops };
+const char* to_string(Balance b);
+struct StageCosts {
+  double layer = 0, embedding = 0, head = 0;  // seconds (measured) or FLOPs, per micro-batch, F+I+W
+};
+
 struct TransformerWorkloadConfig {
   int hidden = 0, heads = 0, seq = 0, micro_batch = 1, vocab = 0, layers = 0;
   std::vector<int> layers_per_stage;  // one per stage of a model copy; empty: split evenly
-  bool layers_auto = false;           // balance the split by FLOPs (stage_layers)
+  bool layers_auto = false;           // balance the split (stage_layers)
+  Balance balance = Balance::measured;
+  // Measured costs by tensor-parallel size (measure_stage_costs, agreed over the ranks); where the
+  // model's tp_size has none, or balance is flops, the FLOPs are the costs.
+  std::map<int, StageCosts> measured_costs;
   // The embedding / the output layer and loss as a stage of their own, holding no layer (Llama 3).
   bool embedding_stage = false, head_stage = false;
   Recompute recompute = Recompute::none;
@@ -32,6 +45,7 @@ struct TransformerWorkloadConfig {
   bool tie_embeddings = false;  // kernels/transformer_config.hpp
   bool vocab_parallel = true;   // when t > 1 (kernels/transformer_config.hpp), as Megatron-LM does
   int tp_size = 1, tp_rank = 0;
+  bool sequence_parallel = false;  // kernels/transformer_config.hpp; needs tp_size > 1 and seq % tp_size == 0
   // Micro-batch k of this pipeline reads data sample mb_offset + k (data-parallel replicas differ).
   int mb_offset = 0;
 };
@@ -48,6 +62,22 @@ std::vector<int> split_layers(int layers, int stages, const std::vector<int>& gi
 // other stages (a given list then has 0 there). UsageError where that cannot be done.
 std::vector<int> stage_layers(const TransformerWorkloadConfig& c, int stages);
 
+// The split of `layers` over `stages` stages that minimises the largest stage cost, each stage costing
+// its layers times `layer`, plus `first` on the first stage and `last` on the last (the embedding's and
+// the head's costs). Every stage gets at least one layer; the middle ones share the rest evenly
+// (split_layers). Ties: the smallest second-largest cost and so on, then the fewest layers on the
+// first stage. Pure and deterministic.
+std::vector<int> balance_layers(int layers, int stages, double layer, double first, double last);
+
+// The per-micro-batch costs stage_layers balances with: measured ones if `c` has them for its
+// tp_size and balance is measured, else FLOPs.
+StageCosts balance_costs(const TransformerWorkloadConfig& c);
+
+// Times one micro-batch's F, I and W of one layer, of the embedding alone and of the head alone (output
+// layer and loss) on this rank, as a stage of c's shape holds them (tensor-parallel slice, no
+// communication): the median of `reps` after one warm-up. Allocates; Kokkos must be initialised.
+StageCosts measure_stage_costs(const TransformerWorkloadConfig& c, int reps);
+
 // The TransformerConfig of one stage at `depth` of a model copy (embedding on depth 0, head on the last).
 TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth);
 
@@ -61,7 +91,7 @@ std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const an
                                     bool zero, int buckets, int dp, int dp_rank);
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
-                                                    int pp_rank, TpAllReduce tp_allreduce);
+                                                    int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence = {});
 
 // Kokkos for the lifetime of a `pipebench run`: initialised here unless the program already did, and
 // then finalised here. Also sets the host BLAS to `blas_threads` threads (ranks share the cores) and

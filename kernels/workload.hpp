@@ -18,6 +18,13 @@ namespace pipebench::kernels {
 // A tensor-parallel all-reduce (sum, in place) that a workload calls inside F and B; the executor
 // provides it (and records it). element_bytes is 4 (float) or 8 (double).
 using TpAllReduce = std::function<void(void* data, std::size_t bytes, int element_bytes)>;
+// Sequence parallelism's collectives over the tensor-parallel group of t ranks, provided (and recorded)
+// by the executor: all_gather sends bytes_per_rank and receives t blocks of it in rank order;
+// reduce_scatter sends t blocks of bytes_per_rank and receives the sum of everyone's block `rank`.
+using TpCollective = std::function<void(const void* send, void* recv, std::size_t bytes_per_rank, int element_bytes)>;
+struct TpSequenceOps {
+  TpCollective all_gather, reduce_scatter;
+};
 
 class Workload {
  public:
@@ -58,6 +65,10 @@ class Workload {
   virtual void* grad_data(int stage) = 0;
   virtual int element_bytes() const { return 4; }
   virtual void optimizer_step() = 0;
+  // Called once per step for each of the rank's stages, after its last backward and before its
+  // gradients are read, reduced over the data-parallel group or stepped: work that completes the
+  // gradients inside the tensor-parallel group (sequence parallelism's LayerNorm sums).
+  virtual void finish_grads(int /*stage*/) {}
   // Sharded data parallelism (ZeRO-1): the stage's flat weights (same layout as the gradients), and the
   // optimizer step on elements [lo, hi) only, from the gradients there, with optimizer state for those
   // elements only. A workload without them cannot be sharded (null weights).

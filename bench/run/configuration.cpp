@@ -64,7 +64,8 @@ void inject_failure(const RunSettings& rs, int config, int step) {
 // The stage workload of this rank. For the transformer, also measures the reference matrix product's
 // FLOP rate (all ranks at once, sharing the cores as the run will) into `blas_rate`.
 std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Plan& pl, const topology::Coords& me,
-                                                 int pp_rank, const kernels::TpAllReduce& tp, double& blas_rate) {
+                                                 int pp_rank, const kernels::TpAllReduce& tp,
+                                                 const kernels::TpSequenceOps& tp_sequence, double& blas_rate) {
   const analysis::Schedule& s = pl.schedule;
   if (rs.workload == WorkloadKind::transformer) {
     kernels::TransformerWorkloadConfig m = pl.model;
@@ -78,7 +79,7 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
       it = measured.emplace(shape, kernels::measure_gemm_rate(std::get<0>(shape), std::get<1>(shape), std::get<2>(shape),
                                                               m.fp64, 0.2)).first;
     blas_rate = it->second;
-    return kernels::make_transformer_workload(m, s, pp_rank, tp);
+    return kernels::make_transformer_workload(m, s, pp_rank, tp, tp_sequence);
   }
   const SyntheticSettings& y = rs.synthetic;
   const Times& t = pl.times;
@@ -242,8 +243,15 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   const analysis::Schedule& s = pl.schedule;
   std::unique_ptr<Executor> exec;
   const kernels::TpAllReduce tp_fn = [&exec](void* data, std::size_t n, int elem) { exec->tp_allreduce(data, n, elem); };
+  kernels::TpSequenceOps tp_seq;
+  tp_seq.all_gather = [&exec](const void* send, void* recv, std::size_t n, int elem) {
+    exec->tp_allgather(send, recv, n, elem);
+  };
+  tp_seq.reduce_scatter = [&exec](const void* send, void* recv, std::size_t n, int elem) {
+    exec->tp_reduce_scatter(send, recv, n, elem);
+  };
   RankRecords mine;
-  const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, mine.blas_rate);
+  const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, tp_seq, mine.blas_rate);
   ExecutorConfig ec;
   ec.dp_buckets = rs.dp_buckets;
   ec.zero = rs.zero == 1;

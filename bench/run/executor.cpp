@@ -235,6 +235,37 @@ void Executor::tp_allreduce(void* data, std::size_t bytes, int element_bytes) {
   note(rec);
 }
 
+void Executor::tp_allgather(const void* send, void* recv, std::size_t bytes_per_rank, int) {
+  if (!tp_) return;
+  CommRecord rec;
+  rec.step = step_;
+  rec.global_rank = world_.world_rank();
+  rec.kind = CommKind::AllGather;
+  rec.group = CommGroup::tp;
+  rec.bytes = static_cast<std::int64_t>(bytes_per_rank * static_cast<std::size_t>(tp_->size()));
+  rec.t_posted = now();
+  comm::Request r = tp_->iallgather(send, recv, bytes_per_rank);
+  tp_->wait(r);
+  rec.t_done = now();
+  note(rec);
+}
+
+void Executor::tp_reduce_scatter(const void* send, void* recv, std::size_t bytes_per_rank, int element_bytes) {
+  if (!tp_) return;
+  CommRecord rec;
+  rec.step = step_;
+  rec.global_rank = world_.world_rank();
+  rec.kind = CommKind::ReduceScatter;
+  rec.group = CommGroup::tp;
+  rec.bytes = static_cast<std::int64_t>(bytes_per_rank * static_cast<std::size_t>(tp_->size()));
+  rec.t_posted = now();
+  comm::Request r = tp_->ireduce_scatter_sum(send, recv, bytes_per_rank / static_cast<std::size_t>(element_bytes),
+                                             element_bytes == 8 ? comm::DType::f64 : comm::DType::f32);
+  tp_->wait(r);
+  rec.t_done = now();
+  note(rec);
+}
+
 // The step starts together on every rank. Arrivals are announced to rank 0 first (comm::Roll), so that
 // a rank that never arrives (stopped, hung, or dead without taking the job down) is named; then a
 // non-blocking all-reduce (a barrier carrying rank 0's stop verdict) releases everyone at once. A rank
@@ -343,7 +374,7 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
     if ((cfg_.test_stop || cfg_.test_term) && step >= 0 && i == 0) std::raise(cfg_.test_stop ? SIGSTOP : SIGTERM);
     for (auto& h : hold)
       if (h.data()) pool_.push_back(std::move(h));
-    if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0 &&
+    if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0 && s_.pipes == 1 &&
         std::find(tied_stages_.begin(), tied_stages_.end(), last_backward_[i]) == tied_stages_.end())
       launch_dp(last_backward_[i]);
     // No polling of the pending sends here: each test of a pending request is a progress call of the
@@ -352,17 +383,21 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
     // every action's gap. take_buffer() collects them when the pool has run dry.
   }
   t.pipeline_end = list.empty() ? t.begin : now();
-  const auto tied = [this](int st) { return std::find(tied_stages_.begin(), tied_stages_.end(), st) != tied_stages_.end(); };
+  // Tied copies and DualPipe's twin stages wait for the flush: they are summed first under ZeRO-1.
+  const auto tied = [this](int st) {
+    return s_.pipes > 1 || std::find(tied_stages_.begin(), tied_stages_.end(), st) != tied_stages_.end();
+  };
   if (cfg_.dp_buckets == 0)
     for (int st : s_.stages_of_rank(me_))
       if (!tied(st)) launch_dp(st);
-  // Tied copies: summed after the data-parallel sum (bitwise-equal copies whatever order the DP
-  // reduction takes); under ZeRO-1 before it, since a shard holds only part of the sum.
+  // Tied copies and twins: summed after the data-parallel sum (bitwise-equal copies whatever order the
+  // DP reduction takes); under ZeRO-1 before it, since a shard holds only part of the sum.
   const bool zero = cfg_.zero && dp_;
-  if (zero) sync_tied();
-  for (int st : tied_stages_) launch_dp(st);
+  if (zero) sync_tied(), sync_copies();
+  for (int st : s_.stages_of_rank(me_))
+    if (tied(st)) launch_dp(st);
   finish_dp();
-  if (!zero) sync_tied();
+  if (!zero) sync_tied(), sync_copies();
   poll_sends(true);
   if (zero)
     zero_update_and_gather();

@@ -71,6 +71,10 @@ class Executor {
 
   // The tensor-parallel all-reduce the workload calls inside F and B (recorded when recording).
   void tp_allreduce(void* data, std::size_t bytes, int element_bytes);
+  // Sequence parallelism's all-gather and reduce-scatter over the tensor-parallel group (recorded, with
+  // the whole buffer's bytes as nccl-tests counts them: the gathered output, the scattered input).
+  void tp_allgather(const void* send, void* recv, std::size_t bytes_per_rank, int element_bytes);
+  void tp_reduce_scatter(const void* send, void* recv, std::size_t bytes_per_rank, int element_bytes);
 
   int pp_rank() const { return me_; }
 
@@ -96,6 +100,9 @@ class Executor {
   // Tied embeddings: the first and the last stage's copies of the shared matrix get the sum of both
   // copies' gradients, bitwise equal (both add first + last, in that order).
   void sync_tied();
+  // DualPipe (two model copies, schedule pipes == 2): each stage's gradients plus its twin's, the stage
+  // at the same depth of the other copy, so that both copies take the same optimizer step.
+  void sync_copies();
   void zero_update_and_gather();
   void note(CommRecord r);
 

@@ -16,6 +16,7 @@ double now() { return MPI_Wtime(); }
 }  // namespace
 
 void Executor::launch_dp(int stage) {
+  w_.finish_grads(stage);  // once per stage and step: every stage's gradients pass here
   if (!dp_) return;
   const auto elem = static_cast<std::size_t>(w_.element_bytes());
   const std::size_t count = w_.grad_bytes(stage) / elem;
@@ -128,6 +129,72 @@ void Executor::sync_tied() {
   else
     add_tied(reinterpret_cast<float*>(ga), reinterpret_cast<float*>(gb), reinterpret_cast<const float*>(other.data()),
              a, n);
+}
+
+namespace {
+template <class T>
+void add_twin(T* mine, const T* other, bool first_copy, std::size_t n) {
+  // Both sides compute copy 0's + copy 1's, in that order: the twins stay bitwise equal.
+  for (std::size_t i = 0; i < n; ++i) mine[i] = first_copy ? mine[i] + other[i] : other[i] + mine[i];
+}
+}  // namespace
+
+void Executor::sync_copies() {
+  if (s_.pipes != 2) return;
+  const int per = s_.stages_per_pipe();
+  const auto elem = static_cast<std::size_t>(w_.element_bytes());
+  // Tags past every pipeline message's ((mb * S + stage) * 2 + 1) and the embedding group's (0).
+  const int base = (s_.m * s_.num_stages() + s_.num_stages()) * 2;
+  struct Twin {
+    int stage, twin;
+    std::vector<unsigned char> other;
+  };
+  std::vector<Twin> twins;
+  twins.reserve(s_.stages_of_rank(me_).size());  // the receive buffers must not move
+  std::vector<comm::Request> reqs;
+  CommRecord rec;
+  for (int st : s_.stages_of_rank(me_)) {
+    const int twin = st < per ? st + per : st - per;
+    const std::size_t bytes = w_.grad_bytes(st);
+    if (bytes == 0) continue;
+    if (s_.stage_rank[twin] == me_) {  // both copies of this depth here (odd p): sum in place, once
+      if (st < per) {
+        auto* a = static_cast<unsigned char*>(w_.grad_data(st));
+        std::vector<unsigned char> b(static_cast<unsigned char*>(w_.grad_data(twin)),
+                                     static_cast<unsigned char*>(w_.grad_data(twin)) + bytes);
+        if (elem == 8)
+          add_twin(reinterpret_cast<double*>(a), reinterpret_cast<const double*>(b.data()), true, bytes / elem);
+        else
+          add_twin(reinterpret_cast<float*>(a), reinterpret_cast<const float*>(b.data()), true, bytes / elem);
+        std::memcpy(w_.grad_data(twin), a, bytes);
+      }
+      continue;
+    }
+    const int peer = s_.stage_rank[twin], tag = base + s_.depth_of_stage(st);
+    twins.push_back({st, twin, std::vector<unsigned char>(bytes)});
+    rec = pp_record(CommKind::AllReduce, peer, st, -1, tag);
+    rec.bytes = static_cast<std::int64_t>(bytes);
+    rec.t_posted = now();
+    reqs.push_back(pp_.irecv(twins.back().other.data(), bytes, peer, tag));
+    reqs.push_back(pp_.isend(w_.grad_data(st), bytes, peer, tag));
+  }
+  if (reqs.empty()) return;
+  pp_.wait_all(reqs);
+  rec.t_done = now();
+  for (Twin& t : twins) {
+    const std::size_t n = t.other.size() / elem;
+    if (elem == 8)
+      add_twin(static_cast<double*>(w_.grad_data(t.stage)), reinterpret_cast<const double*>(t.other.data()),
+               t.stage < per, n);
+    else
+      add_twin(static_cast<float*>(w_.grad_data(t.stage)), reinterpret_cast<const float*>(t.other.data()),
+               t.stage < per, n);
+    CommRecord r = pp_record(CommKind::AllReduce, s_.stage_rank[t.twin], t.stage, -1, base + s_.depth_of_stage(t.stage));
+    r.bytes = static_cast<std::int64_t>(t.other.size());
+    r.t_posted = rec.t_posted;
+    r.t_done = rec.t_done;
+    note(r);
+  }
 }
 
 void Executor::zero_update_and_gather() {

@@ -110,9 +110,10 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
     if (md.weight_decay != 0) m["weight_decay"] = num(md.weight_decay);
     if (md.tie_embeddings) m["tie_embeddings"] = "1";
     if (md.vocab_parallel && pl.mapping.t > 1) m["vocab_parallel"] = "1";
+    if (md.sequence_parallel) m["sequence_parallel"] = "1";
     if (rs.zero) m["zero"] = std::to_string(rs.zero);
     // The split itself is in layers_per_stage; these say how it was chosen and what the end stages hold.
-    if (md.layers_auto) m["layers_auto"] = "flops";
+    if (md.layers_auto) m["layers_auto"] = kernels::to_string(md.balance);
     if (md.embedding_stage) m["embedding_stage"] = "1";
     if (md.head_stage) m["head_stage"] = "1";
     return m;
@@ -172,6 +173,8 @@ Times check_settings(const RunSettings& rs, int world_size) {
     throw UsageError("--zero 1 needs --workload transformer (the synthetic workload has no weights to shard)");
   if (rs.zero && rs.backend != "mpi")
     throw UsageError("--zero 1 needs --backend mpi (its shards are copied through host memory)");
+  if (rs.model.sequence_parallel && rs.workload != WorkloadKind::transformer)
+    throw UsageError("--sequence-parallel needs --workload transformer (it splits the model's sequence)");
   if (rs.model.tie_embeddings && rs.backend != "mpi")
     throw UsageError("--tie-embeddings needs --backend mpi (the two copies' gradients are summed in host memory)");
   if (rs.model.weight_decay < 0 || !(rs.model.weight_decay < 1))

@@ -27,3 +27,22 @@ pipebench_mpirun_test(run_end_stages_need_stages NP 2 RC 2 ONCE "pipebench: erro
 pipebench_mpirun_test(run_head_stage NP 2 RC 0 MATCH "#   per stage F/backward \\(ms\\): 0:[0-9.]+/[0-9.]+ 1:[0-9.]+/[0-9.]+"
   ARGS ${_p3} --head-stage --layers-per-stage 2,0 -o headstage.h5 THEN report headstage.h5 --run 1
   THEN_MATCH "layers_per_stage = 2,0")
+# --sequence-parallel: refused with t = 1 and with s not divisible by t; a run prints its activations.
+pipebench_mpirun_test(run_sequence_parallel_needs_tp NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--sequence-parallel needs a tensor-parallel size t > 1 \\(t is 1\\)" ARGS ${_p3} --sequence-parallel -o never.h5)
+pipebench_mpirun_test(run_sequence_parallel_seq NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--sequence-parallel: sequence length 9 is not divisible by the tensor-parallel size 2"
+  ARGS ${_p3} --mapping 2x1x1 --seq 9 --sequence-parallel -o never.h5)
+pipebench_mpirun_test(run_sequence_parallel NP 2 RC 0 MATCH "#   loss [0-9.]+"
+  ARGS ${_p3} --mapping 2x1x1 --sequence-parallel -o sp.h5 THEN report sp.h5 --run 1
+  THEN_MATCH "sequence_parallel = 1")
+# --layers-per-stage auto: the measured balance (default) calibrates and prints the stage costs before
+# and after balancing with the step-time gain; --balance flops prints the same from FLOPs.
+pipebench_mpirun_test(run_balance_measured NP 2 RC 0
+  MATCH "# stage F\\+I\\+W \\(ms\\): even 1,1: [0-9.e+-]+ [0-9.e+-]+ \\(max/min [0-9.]+\\) -> auto [0-9]+,[0-9]+: .*step time [-+][0-9.]+ %"
+  ARGS ${_p3} --layers-per-stage auto -o balm.h5 THEN report balm.h5 --run 1 THEN_MATCH "layers_auto = measured")
+pipebench_mpirun_test(run_balance_flops NP 2 RC 0
+  MATCH "# balance \\(flops, t=1\\): per micro-batch F\\+I\\+W, layer [0-9.e+-]+ GFLOP"
+  ARGS ${_p3} --layers-per-stage auto --balance flops -o balf.h5)
+pipebench_mpirun_test(run_balance_value NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--balance" ARGS ${_p3} --layers-per-stage auto --balance time -o never.h5)

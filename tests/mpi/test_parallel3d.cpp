@@ -79,6 +79,12 @@ struct Options {
   bool vocab_parallel = true;
   bool layers_auto = false, embedding_stage = false, head_stage = false;
   int steps = 1;
+  bool sequence_parallel = false;
+  // Sequence parallelism broken on purpose: the k-th reduce-scatter (drop_scatter = k) or all-gather
+  // (drop_gather = k) of each step keeps this rank's own block instead of exchanging (-1: none).
+  int drop_scatter = -1, drop_gather = -1;
+  std::vector<bench::ActionRecord>* actions = nullptr;  // the last step's records, if wanted
+  std::vector<bench::CommRecord>* comms = nullptr;
 };
 
 // The whole model on one rank over the global batch, `steps` steps: last step's loss and gradients,
@@ -95,6 +101,7 @@ Reference whole_model(kernels::TransformerWorkloadConfig c, int global_mbs, cons
       kernels::TransformerConfig::whole_model(c.hidden, c.heads, c.seq, c.micro_batch, c.vocab, c.layers);
   t.seed = c.seed;
   t.tie_embeddings = o.tie;
+  (void)o.sequence_parallel;  // the reference is the unsplit model
   using Stage = kernels::TransformerStage<double>;
   Stage model(t);
   const std::size_t n = model.weights().extent(0);
@@ -177,23 +184,40 @@ Distributed run(const Mapping3& mp, const Options& o, int m, AfterStep after_ste
   r.config.layers_auto = o.layers_auto;
   r.config.embedding_stage = o.embedding_stage;
   r.config.head_stage = o.head_stage;
+  r.config.sequence_parallel = o.sequence_parallel;
   std::unique_ptr<bench::Executor> exec;
   const kernels::TpAllReduce fn = [&exec](void* data, std::size_t n, int e) { exec->tp_allreduce(data, n, e); };
-  r.work = kernels::make_transformer_workload(r.config, r.schedule, r.pp->rank(), fn);
+  kernels::TpSequenceOps seq;
+  int gathers = 0, scatters = 0;
+  const int tp_rank = r.me.tp;
+  seq.all_gather = [&](const void* send, void* recv, std::size_t n, int e) {
+    if (gathers++ != o.drop_gather) return exec->tp_allgather(send, recv, n, e);
+    for (int k = 0; k < mp.t; ++k) std::memcpy(static_cast<char*>(recv) + k * n, send, n);
+  };
+  seq.reduce_scatter = [&](const void* send, void* recv, std::size_t n, int e) {
+    if (scatters++ != o.drop_scatter) return exec->tp_reduce_scatter(send, recv, n, e);
+    std::memcpy(recv, static_cast<const char*>(send) + tp_rank * n, n);
+  };
+  r.work = kernels::make_transformer_workload(r.config, r.schedule, r.pp->rank(), fn, seq);
   bench::ExecutorConfig ec;
   ec.dp_buckets = o.buckets;
   ec.zero = o.zero;
   exec = std::make_unique<bench::Executor>(r.schedule, *r.pp, tp.get(), dp.get(), *world, *r.work, ec);
   for (int k = 0; k < o.steps; ++k) {
-    exec->run_step(k, nullptr, nullptr);
+    gathers = scatters = 0;
+    const bool last = k + 1 == o.steps;
+    if (o.actions) o.actions->clear();
+    if (o.comms) o.comms->clear();
+    exec->run_step(k, last ? o.actions : nullptr, last ? o.comms : nullptr);
     after_step(r);
   }
   return r;
 }
 
 // Compares every rank's gradients (its ZeRO-1 shards only, where sharded) and weights with the
-// reference; returns the mean loss over the global batch.
-void expect_matches(const Mapping3& mp, const Options& o, int m) {
+// reference, and the mean loss over the global batch. With `expect` false, only returns whether every
+// rank matched (a broken run that must not).
+bool expect_matches(const Mapping3& mp, const Options& o, int m, bool expect = true) {
   const Distributed r = run(mp, o, m, [](const Distributed&) {});
   const Reference ref = whole_model(r.config, mp.d * m, o);
   const analysis::Schedule& s = r.schedule;
@@ -220,12 +244,6 @@ void expect_matches(const Mapping3& mp, const Options& o, int m) {
       }
     }
   }
-  ASSERT_GT(ref.grad_scale, 0);
-  EXPECT_LE(worst_g, 1e-10 * ref.grad_scale) << "gradient of " << where_g << ", rank " << r.me.tp << "," << r.me.pp
-                                             << "," << r.me.dp;
-  EXPECT_LE(worst_w, 1e-10 * ref.weight_scale) << "weight of " << where_w << ", rank " << r.me.tp << "," << r.me.pp
-                                               << "," << r.me.dp;
-  // The loss: tensor rank 0 of each last stage, summed over replicas.
   double sums[2] = {0, 0}, all[2] = {0, 0};
   if (r.me.tp == 0)
     for (const auto& f : r.work->step_figures()) {
@@ -233,8 +251,22 @@ void expect_matches(const Mapping3& mp, const Options& o, int m) {
       if (f.kind == kernels::Workload::FigureKind::loss_count) sums[1] += f.value;
     }
   MPI_Allreduce(sums, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (!expect) {
+    int ok = worst_g <= 1e-10 * ref.grad_scale && worst_w <= 1e-10 * ref.weight_scale &&
+             std::abs(all[0] / all[1] - ref.loss) <= 1e-10 * std::abs(ref.loss);
+    int every = 0;
+    MPI_Allreduce(&ok, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return every == 1;
+  }
+  EXPECT_GT(ref.grad_scale, 0);
+  EXPECT_LE(worst_g, 1e-10 * ref.grad_scale) << "gradient of " << where_g << ", rank " << r.me.tp << "," << r.me.pp
+                                             << "," << r.me.dp;
+  EXPECT_LE(worst_w, 1e-10 * ref.weight_scale) << "weight of " << where_w << ", rank " << r.me.tp << "," << r.me.pp
+                                               << "," << r.me.dp;
+  // The loss: tensor rank 0 of each last stage, summed over replicas.
   EXPECT_EQ(all[1], mp.d * m);
   EXPECT_NEAR(all[0] / all[1], ref.loss, 1e-10 * std::abs(ref.loss));
+  return true;
 }
 
 std::string name_of(const Mapping3& mp) {
@@ -444,5 +476,183 @@ TEST(Parallel3d, BalancedAndSplitOffStagesMatchTheWholeModel) {
         o.head_stage = mode == 2;
         expect_matches(mp, o, 2 * mp.p);
       }
+  }
+}
+
+// Sequence parallelism (--sequence-parallel): the loss, every gradient and the weights after the steps
+// equal the whole model's, for every mapping with t = 2, under schedules with split and combined
+// backward passes, one and two chunks per rank, with and without the vocabulary split, and with Adam
+// and ZeRO-1.
+TEST(Parallel3d, SequenceParallelMatchesTheWholeModel) {
+  for (const auto& mp : mappings_of_this_world()) {
+    if (mp.t == 1) continue;
+    for (const char* sched : {"1f1b", "zb-h1", "interleaved", "zbv"})
+      for (bool vp : {true, false}) {
+        const std::string name = sched;
+        if (mp.p == 1 && (name == "interleaved" || name == "zbv")) continue;
+        if (!vp && name != "1f1b") continue;
+        SCOPED_TRACE(name_of(mp) + " " + sched + (vp ? "" : " replicated vocabulary") + " sequence-parallel");
+        Options o;
+        o.sequence_parallel = true;
+        o.vocab_parallel = vp;
+        o.schedule = sched;
+        o.lr = 0.05;
+        o.steps = 2;
+        expect_matches(mp, o, 2 * mp.p);
+      }
+    SCOPED_TRACE(name_of(mp) + " adam zero-1 sequence-parallel");
+    Options o;
+    o.sequence_parallel = true;
+    o.optimizer = kernels::Optimizer::adam;
+    o.lr = 1e-3;
+    o.weight_decay = 0.1;
+    o.zero = true;
+    o.buckets = 2;
+    o.steps = 3;
+    expect_matches(mp, o, 2 * mp.p);
+  }
+}
+
+// Without one of its collectives the run is wrong: the comparison above can fail.
+TEST(Parallel3d, SequenceParallelWithoutOneCollectiveDoesNotMatch) {
+  for (const auto& mp : mappings_of_this_world()) {
+    if (mp.t == 1 || mp.d > 1) continue;
+    for (int which = 0; which < 2; ++which) {
+      SCOPED_TRACE(name_of(mp) + (which ? " one all-gather dropped" : " one reduce-scatter dropped"));
+      Options o;
+      o.sequence_parallel = true;
+      o.lr = 0.05;
+      (which ? o.drop_gather : o.drop_scatter) = 1;
+      EXPECT_FALSE(expect_matches(mp, o, 2 * mp.p, false));
+    }
+  }
+}
+
+namespace {
+
+// Bytes a stage holds from its F to its I per micro-batch, fp64, from the closed forms of
+// docs/formulas.md ("Activation memory with sequence parallelism"), for the tiny model.
+double forward_stash_formula(const kernels::TransformerConfig& c, bool sp) {
+  const double t = c.tp_size, h = c.hidden, s = c.seq, b = c.micro_batch, a = c.heads, V = c.local_vocab();
+  const double n = s * b, e = 8;
+  const double k = sp ? 1 / t : 1;  // the share of the rows a rank holds outside the TP blocks
+  // xhat1, xhat2 (k n h); the gathered QKV and fc1 inputs (n h); Q, K, V, ctx, u, g (12 n h/t); the
+  // probabilities; rstd1, rstd2 (k n). The head: xhat (k n h), y (n h), rstd (k n), logits (n V/t).
+  double layer = n * h * (2 * k + 2 + 12 / t) + b * a / t * s * s + 2 * n * k;
+  double head = n * h * k + n * h + n * k + n * V;
+  return e * (c.num_layers * layer + (c.head ? head : 0));
+}
+
+}  // namespace
+
+// The activation memory a rank holds at its peak, measured from the views its stages hold, equals the
+// formula with and without sequence parallelism: under 1f1b, the stage at depth k holds p - k
+// micro-batches' forward stashes.
+TEST(Parallel3d, SequenceParallelActivationMemoryIsTheFormula) {
+  for (const auto& mp : mappings_of_this_world()) {
+    if (mp.t == 1 || mp.p == 1) continue;
+    for (bool sp : {false, true}) {
+      SCOPED_TRACE(name_of(mp) + (sp ? " sequence-parallel" : ""));
+      std::vector<bench::ActionRecord> actions;
+      Options o;
+      o.sequence_parallel = sp;
+      o.actions = &actions;
+      const Distributed r = run(mp, o, 2 * mp.p, [](const Distributed&) {});
+      std::int64_t peak = 0;
+      for (const auto& a : actions) peak = std::max(peak, a.activation_bytes);
+      const analysis::Schedule& s = r.schedule;
+      const auto split = kernels::stage_layers(r.config, s.stages_per_pipe());
+      const int depth = s.depth_of_stage(s.stages_of_rank(r.pp->rank()).front());
+      const auto c = kernels::stage_config(r.config, split, depth);
+      const double formula = (mp.p - depth) * forward_stash_formula(c, sp);
+      EXPECT_EQ(static_cast<double>(peak), formula) << "depth " << depth;
+      EXPECT_EQ(static_cast<double>(kernels::estimate_memory(c, 8).forward_stash), forward_stash_formula(c, sp));
+    }
+  }
+}
+
+// Communication volume: an all-reduce of B bytes moves 2(t-1)/t B per rank, an all-gather or a
+// reduce-scatter of B bytes (the whole buffer) (t-1)/t B. Counted from the comm records, the
+// sequence-parallel step moves what the all-reduce step moves, plus the one all-reduce of the
+// LayerNorms' weight gradients per stage (4h per layer, 2h for the head's).
+TEST(Parallel3d, SequenceParallelCommunicationVolumeEqualsTheAllReduceCase) {
+  for (const auto& mp : mappings_of_this_world()) {
+    if (mp.t == 1 || mp.d > 1) continue;
+    double volume[2] = {0, 0};
+    int gathers = 0, scatters = 0;
+    Distributed last;
+    for (bool sp : {false, true}) {
+      SCOPED_TRACE(name_of(mp) + (sp ? " sequence-parallel" : ""));
+      std::vector<bench::CommRecord> comms;
+      Options o;
+      o.sequence_parallel = sp;
+      o.comms = &comms;
+      last = run(mp, o, 2 * mp.p, [](const Distributed&) {});
+      for (const auto& c : comms) {
+        if (c.group != bench::CommGroup::tp) continue;
+        if (c.kind == bench::CommKind::AllReduce) volume[sp] += 2.0 * static_cast<double>(c.bytes);
+        if (c.kind == bench::CommKind::AllGather) volume[sp] += static_cast<double>(c.bytes), gathers += sp;
+        if (c.kind == bench::CommKind::ReduceScatter) volume[sp] += static_cast<double>(c.bytes), scatters += sp;
+      }
+    }
+    const auto split = kernels::stage_layers(last.config, last.schedule.stages_per_pipe());
+    double layernorm = 0;
+    for (int st : last.schedule.stages_of_rank(last.pp->rank())) {
+      const auto c = kernels::stage_config(last.config, split, last.schedule.depth_of_stage(st));
+      layernorm += 8.0 * (4 * c.hidden * c.num_layers + (c.head ? 2 * c.hidden : 0));
+    }
+    EXPECT_GT(gathers, 0);
+    EXPECT_EQ(gathers, scatters);  // one for each, per layer, per pass
+    EXPECT_EQ(volume[1], volume[0] + 2 * layernorm);
+  }
+}
+
+// DualPipe's two model copies: stage k of each copy sees half the micro-batches; their gradients are
+// summed before the optimizer step, so after several steps both copies hold the same weights (bitwise)
+// and match the whole model over the global batch.
+TEST(Parallel3d, DualPipeCopiesStepTogether) {
+  for (const auto& mp : mappings_of_this_world()) {
+    if (mp.p == 1) continue;
+    for (int variant = 0; variant < 2; ++variant) {
+      SCOPED_TRACE(name_of(mp) + (variant ? " adam zero-1" : " sgd"));
+      Options o;
+      o.schedule = "dualpipe";
+      o.steps = 3;
+      if (variant) {
+        o.optimizer = kernels::Optimizer::adam;
+        o.lr = 1e-3;
+        o.zero = true;
+        o.buckets = 2;
+      } else {
+        o.lr = 0.05;
+      }
+      expect_matches(mp, o, 2 * mp.p);
+      run(mp, o, 2 * mp.p, [&](const Distributed& r) {
+        // Every stage's weights against its twin's (the same depth in the other copy), wherever it is.
+        const analysis::Schedule& s = r.schedule;
+        const int per = s.stages_per_pipe(), me = r.pp->rank();
+        const auto stages = s.stages_of_rank(me);
+        std::vector<std::vector<double>> other(stages.size());
+        std::vector<comm::Request> reqs;
+        for (std::size_t i = 0; i < stages.size(); ++i) {
+          const int st = stages[i], twin = st < per ? st + per : st - per, peer = s.stage_rank[twin];
+          const std::size_t n = r.work->grad_bytes(st) / sizeof(double);
+          const auto* w = static_cast<const double*>(r.work->weight_data(st));
+          if (peer == me) {
+            const auto* v = static_cast<const double*>(r.work->weight_data(twin));
+            other[i].assign(v, v + n);
+            continue;
+          }
+          other[i].resize(n);
+          const int out = 500 + s.depth_of_stage(st) * 2 + (st < per ? 0 : 1), in = out ^ 1;
+          reqs.push_back(r.pp->irecv(other[i].data(), n * sizeof(double), peer, in));
+          reqs.push_back(r.pp->isend(w, n * sizeof(double), peer, out));
+        }
+        r.pp->wait_all(reqs);
+        for (std::size_t i = 0; i < stages.size(); ++i)
+          EXPECT_EQ(std::memcmp(other[i].data(), r.work->weight_data(stages[i]), other[i].size() * sizeof(double)), 0)
+              << "stage " << stages[i];
+      });
+    }
   }
 }
