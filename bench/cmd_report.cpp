@@ -99,7 +99,7 @@ void report(const Options& o) {
 
 void add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "report", "Show the runs in a results file: a table of runs, one run's ranks and metadata, JSON, or a Chrome trace");
+      "report", "Show the runs in a results file: a table of runs, one run's ranks and metadata, JSON, a Chrome trace, or an HTML page with plots (--html)");
   auto o = std::make_shared<Options>();
   cmd->add_option("file", o->file, "HDF5 results file written by `pipebench run`")->required();
   add(*cmd, {"--run", "Show this run (an id >= 1): its summary, per-rank table and metadata"}, o->run);

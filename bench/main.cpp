@@ -76,12 +76,12 @@ int main(int argc, char** argv) {
     pipebench::bench::add_simulate_command(app);
     pipebench::bench::add_topology_command(app);
     pipebench::bench::add_run_command(app);
+    pipebench::bench::add_comm_command(app);
+    pipebench::bench::add_plan_command(app);
     pipebench::bench::add_report_command(app);
+    pipebench::bench::add_compare_command(app);
     pipebench::bench::add_merge_command(app);
     pipebench::bench::add_rerun_command(app);
-    pipebench::bench::add_plan_command(app);
-    pipebench::bench::add_comm_command(app);
-    pipebench::bench::add_compare_command(app);
     pipebench::bench::add_config_option(app);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
