@@ -2,6 +2,8 @@
 // Mean cross-entropy over the b*s tokens of a micro-batch, targets = the next tokens of the stream.
 // The logits gradient (softmax - onehot) / (b*s) follows from the loss alone, so F turns the logits into
 // their gradient in place and stores that: the logits themselves are never needed again.
+#include <functional>
+
 #include "kernels/embedding.hpp"
 #include "kernels/views.hpp"
 
@@ -54,10 +56,13 @@ double cross_entropy_forward(const TokenSource& src, const typename Views<S, E>:
 // row maxima (each rank fills its column, zeros elsewhere: the sum gathers them exactly), `reduce(m, 1)`
 // the [b*s, 2] matrix of the partial sums of exp(l - max) and of the target logit (held by one rank),
 // both over the tensor-parallel group. Turns the logits into their gradient in place; returns the mean
-// loss, the same on every rank. No rank holds more than its V/t columns of logits.
-template <class S, class E, class Reduce>
+// loss, the same on every rank. No rank holds more than its V/t columns of logits. `reduce` is a
+// std::function, not a template parameter: nvcc refuses the device lambdas below in a template
+// instantiated with a caller's local lambda type.
+template <class S, class E>
 double parallel_cross_entropy_forward(const TokenSource& src, const typename Views<S, E>::Mat& logits, int v0,
-                                      int tp_size, int tp_rank, const Reduce& reduce) {
+                                      int tp_size, int tp_rank,
+                                      const std::function<void(const typename Views<S, E>::Mat&, int)>& reduce) {
   using Mat = typename Views<S, E>::Mat;
   using Team = typename Kokkos::TeamPolicy<E>::member_type;
   const int n = static_cast<int>(logits.extent(0)), cols = static_cast<int>(logits.extent(1)), t = tp_size;
