@@ -78,12 +78,17 @@ preempt)
   grep -q '^# \[2/6\]' "$log" || fail "the sweep did not reach configuration 2 within 30 s"
   # What --signal=B:USR1@N does before the time limit, at a known time.
   scancel --batch --signal=USR1 "$j" || fail "scancel"
-  # The requeued job may start after cred_expire (10 s); say "now" while it waits in the queue (again
+  # The requeued job may start once its credential has expired (cred_expire, 10 s after the kill):
+  # launched earlier, slurmd refuses it ("Job credential revoked") and the job fails. Its begin time can
+  # still come later than that, so once 11 s have passed, say "now" while it waits in the queue (again
   # until it runs: an update made while the requeue is still completing does not hold).
-  for i in $(seq 1 200); do
+  requeued=
+  for i in $(seq 1 240); do
     st=$(scontrol -o show job "$j")
     case $st in
-      *Restarts=1*JobState=PENDING* | *JobState=PENDING*Restarts=1*) scontrol update JobId="$j" StartTime=now 2>/dev/null ;;
+      *Restarts=1*JobState=PENDING* | *JobState=PENDING*Restarts=1*)
+        requeued=${requeued:-$SECONDS}
+        ((SECONDS - requeued >= 11)) && scontrol update JobId="$j" StartTime=now 2>/dev/null ;;
       *Restarts=1*) grep -q 'JobState=\(RUNNING\|COMPLETED\)' <<<"$st" && break ;;
     esac
     sleep 0.25
