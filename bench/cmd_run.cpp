@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -121,18 +122,43 @@ PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int 
 }
 
 // Every rank plans the sweep; rank 0 alone checks memory and the files, and everyone learns its verdict.
-Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
+Sweep prepare(RunSettings& rs, int world, comm::Roll& roll, const std::function<void()>& start_kokkos) {
   Sweep sw;
   int bad = 0;
   std::string msg;
   PreparedFile file;
-  // Ranks sharing rank 0's node share its memory: the first meeting tells rank 0 every rank's host
-  // (a timed, named meeting instead of a blocking MPI_Comm_split_type).
+  // A named, timed meeting rather than MPI_Allreduce: a rank that never comes is named, not waited for.
+  auto verdict = [&](const char* meeting) {
+    if (!roll.meet(meeting, bad)) return;
+    if (world_rank() == 0) {
+      if (file.created) std::remove(rs.out.c_str());  // made by this sweep, which does not run
+      std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
+    }
+    MPI_Finalize();
+    throw ExitCode{2};
+  };
+  auto checked = [&](const std::function<void()>& checks) {  // a UsageError is this rank's verdict
+    try {
+      checks();
+    } catch (const UsageError& e) {
+      bad = 1, msg = e.what();
+    } catch (const std::bad_alloc&) {
+      bad = 1, msg = "the sweep's plans need more memory than this node has";
+    }
+  };
+  // The first meeting tells rank 0 every rank's host: those on its node share its memory.
   roll.meet("the start of the checks");
   const int local = std::max(roll.members_on_root_host(), 1);
-  try {
-    std::vector<std::string> duplicates;
+  std::vector<std::string> duplicates;
+  // The plans and the device check come before Kokkos starts: Kokkos::initialize on a node without a
+  // usable device stops the process with its own message (exit 1) instead of the refusal (exit 2).
+  checked([&] {
     sw.plans = plan_sweep(rs, world, &duplicates);
+    if (world_rank() == 0) check_device(rs, local, world);
+  });
+  verdict("the check of the plans and the device");
+  start_kokkos();
+  checked([&] {
     balance_stages(rs, world, sw.plans);  // --layers-per-stage auto: calibrates, plans again, prints
     if (world_rank() == 0 && !duplicates.empty()) {
       std::string list;
@@ -141,31 +167,13 @@ Sweep prepare(RunSettings& rs, int world, comm::Roll& roll) {
                    list.c_str());
     }
     check_tags(sw.plans);
-    if (world_rank() == 0)
-      for (const Plan& pl : sw.plans)
-        if (rs.zero && pl.mapping.d == 1) {
-          std::fprintf(stderr, "pipebench: warning: --zero 1 with d = 1 (configuration %s): nothing to shard, the "
-                               "optimizer state stays whole\n", pl.label.c_str());
-          break;
-        }
-    if (world_rank() == 0) check_device(rs, local, world);  // before any file or allocation
+    const auto flat = std::find_if(sw.plans.begin(), sw.plans.end(), [](const Plan& pl) { return pl.mapping.d == 1; });
+    if (world_rank() == 0 && rs.zero && flat != sw.plans.end())
+      std::fprintf(stderr, "pipebench: warning: --zero 1 with d = 1 (configuration %s): nothing to shard, the "
+                           "optimizer state stays whole\n", flat->label.c_str());
     if (world_rank() == 0) file = check_outputs(rs, sw.plans, local);
-  } catch (const UsageError& e) {
-    bad = 1;
-    msg = e.what();
-  } catch (const std::bad_alloc&) {
-    bad = 1;
-    msg = "the sweep's plans need more memory than this node has";
-  }
-  // A named, timed meeting rather than MPI_Allreduce: a rank that never comes is named, not waited for.
-  if (roll.meet("the check of the sweep", bad)) {
-    if (world_rank() == 0) {
-      if (file.created) std::remove(rs.out.c_str());  // made by this sweep, which does not run
-      std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
-    }
-    MPI_Finalize();
-    throw ExitCode{2};
-  }
+  });
+  verdict("the check of the sweep");
   // Rank 0 alone knows; each configuration's start meeting tells the others (start_configuration).
   sw.done.assign(sw.plans.size(), 0);
   if (world_rank() == 0) {
@@ -404,11 +412,14 @@ void add_run_command(CLI::App& app) {
     Sweep sw;
     int stopped = 0;
     // In a device build the synthetic workload also needs Kokkos: its activation memory is device
-    // memory and its spin a device kernel (kernels/device.hpp). The transformer's balance calibrates.
+    // memory and its spin a device kernel (kernels/device.hpp). It starts after the device check.
     const bool kokkos_needed = rs->workload == WorkloadKind::transformer || kernels::device_build();
-    const auto kokkos = kokkos_needed ? std::make_unique<kernels::KokkosSession>(rs->blas_threads) : nullptr;
+    std::unique_ptr<kernels::KokkosSession> kokkos;
+    const auto start_kokkos = [&] {
+      if (kokkos_needed) kokkos = std::make_unique<kernels::KokkosSession>(rs->blas_threads);
+    };
     try {
-      sw = prepare(*rs, world, *roll);
+      sw = prepare(*rs, world, *roll, start_kokkos);
     } catch (const ExitCode&) {
       throw;
     } catch (const std::exception& e) {
