@@ -166,6 +166,17 @@ CommRecord Executor::pp_record(CommKind kind, int peer, int stage, int mb, int t
   return rec;
 }
 
+CommRecord Executor::tp_record(CommKind kind, std::size_t bytes) const {
+  CommRecord rec;
+  rec.step = step_;
+  rec.global_rank = world_.world_rank();
+  rec.kind = kind;
+  rec.group = CommGroup::tp;
+  rec.bytes = static_cast<std::int64_t>(bytes);
+  rec.t_posted = now();
+  return rec;
+}
+
 const void* Executor::input(int dest_stage, int src_stage, int mb, bool grad, std::vector<comm::Buffer>& hold) {
   const int t = tag(dest_stage, mb, grad);
   if (s_.stage_rank[src_stage] == me_) {
@@ -222,13 +233,7 @@ void Executor::poll_sends(bool wait) {
 
 void Executor::tp_allreduce(void* data, std::size_t bytes, int element_bytes) {
   if (!tp_) return;
-  CommRecord rec;
-  rec.step = step_;
-  rec.global_rank = world_.world_rank();
-  rec.kind = CommKind::AllReduce;
-  rec.group = CommGroup::tp;
-  rec.bytes = static_cast<std::int64_t>(bytes);
-  rec.t_posted = now();
+  CommRecord rec = tp_record(CommKind::AllReduce, bytes);
   tp_->allreduce_sum(data, bytes / static_cast<std::size_t>(element_bytes),
                      element_bytes == 8 ? comm::DType::f64 : comm::DType::f32);
   rec.t_done = now();
@@ -237,13 +242,7 @@ void Executor::tp_allreduce(void* data, std::size_t bytes, int element_bytes) {
 
 void Executor::tp_allgather(const void* send, void* recv, std::size_t bytes_per_rank, int) {
   if (!tp_) return;
-  CommRecord rec;
-  rec.step = step_;
-  rec.global_rank = world_.world_rank();
-  rec.kind = CommKind::AllGather;
-  rec.group = CommGroup::tp;
-  rec.bytes = static_cast<std::int64_t>(bytes_per_rank * static_cast<std::size_t>(tp_->size()));
-  rec.t_posted = now();
+  CommRecord rec = tp_record(CommKind::AllGather, bytes_per_rank * static_cast<std::size_t>(tp_->size()));
   comm::Request r = tp_->iallgather(send, recv, bytes_per_rank);
   tp_->wait(r);
   rec.t_done = now();
@@ -252,13 +251,7 @@ void Executor::tp_allgather(const void* send, void* recv, std::size_t bytes_per_
 
 void Executor::tp_reduce_scatter(const void* send, void* recv, std::size_t bytes_per_rank, int element_bytes) {
   if (!tp_) return;
-  CommRecord rec;
-  rec.step = step_;
-  rec.global_rank = world_.world_rank();
-  rec.kind = CommKind::ReduceScatter;
-  rec.group = CommGroup::tp;
-  rec.bytes = static_cast<std::int64_t>(bytes_per_rank * static_cast<std::size_t>(tp_->size()));
-  rec.t_posted = now();
+  CommRecord rec = tp_record(CommKind::ReduceScatter, bytes_per_rank * static_cast<std::size_t>(tp_->size()));
   comm::Request r = tp_->ireduce_scatter_sum(send, recv, bytes_per_rank / static_cast<std::size_t>(element_bytes),
                                              element_bytes == 8 ? comm::DType::f64 : comm::DType::f32);
   tp_->wait(r);

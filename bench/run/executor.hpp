@@ -90,6 +90,8 @@ class Executor {
   comm::Buffer take_buffer();
   // A pipeline message's record, timings left to fill (peer: its rank in the pipeline group).
   CommRecord pp_record(CommKind kind, int peer, int stage, int mb, int tag) const;
+  // A tensor-parallel collective's record over `bytes`, posted now.
+  CommRecord tp_record(CommKind kind, std::size_t bytes) const;
   const void* input(int dest_stage, int src_stage, int mb, bool grad, std::vector<comm::Buffer>& hold);
   void output(int src_stage, int dest_stage, int mb, bool grad, comm::Buffer buf);
   void poll_sends(bool wait);
