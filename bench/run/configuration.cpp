@@ -94,7 +94,7 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
   sc.spin = y.spin;
   sc.activation_bytes = y.activation_bytes;
   sc.p2p_bytes = y.p2p_bytes;
-  sc.device_messages = rs.backend == "nccl";
+  sc.device_buffers = rs.backend == "nccl";
   sc.tp_allreduce_bytes = y.tp_allreduce_bytes;
   sc.grad_bytes = y.dp_grad_bytes;
   return std::make_unique<kernels::SyntheticWorkload>(sc, tp);

@@ -63,7 +63,7 @@ TEST(DeviceCheck, TensorAndDataParallelTransformerOnADeviceOverMpi) {
   EXPECT_NE(why.find("not CUDA-aware"), std::string::npos) << why;
   rs.mappings = {{1, 2, 2}};
   EXPECT_NE(device_refusal(cuda(1), true, rs, 4, 4).find("--mapping 1x2x2"), std::string::npos);
-  // The synthetic workload's all-reduces take host buffers.
+  // The synthetic workload's all-reduces take host buffers over MPI.
   rs.workload = WorkloadKind::synthetic;
   EXPECT_EQ(device_refusal(cuda(1), true, rs, 4, 4), "");
   // A host build keeps everything in host memory.
@@ -83,14 +83,30 @@ TEST(DeviceCheck, NcclRefusesTheTransformer) {
   EXPECT_NE(why.find("--backend nccl runs the synthetic workload only"), std::string::npos) << why;
 }
 
-TEST(DeviceCheck, NcclRefusesTensorAndDataParallelMappings) {
+// The synthetic workload's TP all-reduce buffer and gradients are device memory over NCCL.
+TEST(DeviceCheck, NcclRunsSyntheticTensorAndDataParallelMappings) {
   RunSettings rs = settings("nccl");
-  rs.mappings = {{1, 2, 1}, {2, 2, 1}};
-  std::string why = device_refusal(cuda(4), true, rs, 4, 4);
-  EXPECT_NE(why.find("--mapping 2x2x1: --backend nccl carries pipeline messages only"), std::string::npos) << why;
-  rs.mappings = {{1, 2, 2}};
-  why = device_refusal(cuda(4), true, rs, 4, 4);
-  EXPECT_NE(why.find("--mapping 1x2x2"), std::string::npos) << why;
+  rs.mappings = {{1, 2, 1}, {2, 2, 1}, {1, 2, 2}, {2, 1, 2}};
+  rs.schedules = {"1f1b", "dualpipe"};
+  EXPECT_EQ(device_refusal(cuda(4), true, rs, 4, 4), "");
+}
+
+// DualPipe's twins and tied embeddings sum gradient copies on the host: not with device memory.
+TEST(DeviceCheck, HostSumsOfTheTransformerOnADevice) {
+  RunSettings rs = settings("mpi", WorkloadKind::transformer);
+  rs.schedules = {"1f1b", "dualpipe"};
+  std::string why = device_refusal(cuda(1), true, rs, 4, 4);
+  EXPECT_NE(why.find("--schedule dualpipe: the transformer's two model copies sum their gradients in host memory"),
+            std::string::npos) << why;
+  rs.schedules = {"dualpipev"};
+  EXPECT_EQ(device_refusal(cuda(1), true, rs, 4, 4), "");
+  rs.model.tie_embeddings = true;
+  why = device_refusal(cuda(1), true, rs, 4, 4);
+  EXPECT_NE(why.find("--tie-embeddings: the tied copies sum their gradients in host memory"), std::string::npos) << why;
+  EXPECT_EQ(device_refusal(host(), false, rs, 4, 4), "");
+  rs.workload = WorkloadKind::synthetic;
+  rs.schedules = {"dualpipe"};
+  EXPECT_EQ(device_refusal(cuda(1), true, rs, 4, 4), "");
 }
 
 }  // namespace
