@@ -138,8 +138,13 @@ std::string comm_footer(const CommResult& r) {
   else
     std::snprintf(buf, sizeof buf, "# Out of bounds values : N/A (-c 0)\n");
   s += buf;
-  std::snprintf(buf, sizeof buf, "# Avg bus bandwidth    : %g\n", n ? bus / n : 0.0);
-  s += buf;
+  // nccl-tests closes every one of its tests (sendrecv included, busbw = algbw) with the mean busbw over
+  // the rows, out of place and in place; OSU's latency, bw and bibw print their figure per size only,
+  // and a mean of their bytes/time over the sizes would be no figure of either tool.
+  if (!p2p(r)) {
+    std::snprintf(buf, sizeof buf, "# Avg bus bandwidth    : %g\n", n ? bus / n : 0.0);
+    s += buf;
+  }
   return s + comm_fit_line(r);
 }
 

@@ -17,7 +17,8 @@ std::string comm_table_head(const CommResult& r);
 std::string comm_row_text(const CommResult& r, const CommBenchRow& out_of_place, const CommBenchRow* in_place);
 // Every row of r, paired by size.
 std::string comm_rows_text(const CommResult& r);
-// "# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1.23", and the fit line.
+// "# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1.23" (nccl-tests' tests: the collectives and
+// sendrecv; not OSU's latency, bw and bibw), and the fit line.
 std::string comm_footer(const CommResult& r);
 // "# fit all_reduce over tp: t(bytes) = 12.3 us + bytes / 4.56 GB/s (worst relative error 7.8 % over 10 sizes)"
 std::string comm_fit_line(const CommResult& r);

@@ -112,3 +112,20 @@ TEST_F(CommResults, PointToPointRowsAreOsuColumns) {
   EXPECT_EQ(comm_rows_text(r), "8                       1.50         1.25         1.50\n");
   EXPECT_EQ(comm_rows_json(r)[0]["latency_us"], 1.5);
 }
+
+// nccl-tests ends each of its tests, sendrecv included, with the mean busbw; OSU's point-to-point tests
+// print bandwidth per size only: no "Avg bus bandwidth" under latency, bw and bibw.
+TEST_F(CommResults, AvgBusBandwidthOnlyUnderNcclTestsOperations) {
+  for (const char* op : {"latency", "bw", "bibw"}) {
+    CommResult r = sample(op);
+    r.rows.resize(1);
+    EXPECT_EQ(comm_footer(r), std::string("# Out of bounds values : 0 OK\n# fit ") + op +
+                                  " over tp: t(bytes) = 1.500 us + bytes / 2.5 GB/s (worst relative error 12.5 % over 1 sizes)\n")
+        << op;
+  }
+  CommResult r = sample("sendrecv");
+  r.rows.resize(1);
+  EXPECT_EQ(comm_footer(r),
+            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.00533333\n"
+            "# fit sendrecv over tp: t(bytes) = 1.500 us + bytes / 2.5 GB/s (worst relative error 12.5 % over 1 sizes)\n");
+}
