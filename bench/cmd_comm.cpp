@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
@@ -286,20 +288,23 @@ void add_comm_command(CLI::App& app) {
              [&s](const std::string& t) { s.min_bytes = parse_size(t, "--minbytes", false), s.min_given = true; }, "8", "BYTES");
   add_parsed(*cmd, {"-e,--maxbytes", "Largest size in bytes"},
              [&s](const std::string& t) { s.max_bytes = parse_size(t, "--maxbytes", false), s.max_given = true; }, "32M", "BYTES");
-  add(*cmd, {"-f,--stepfactor", "Size factor from one size to the next (2 or more)"}, s.factor);
-  add_parsed(*cmd, {"-i,--stepbytes", "Size increment instead of a factor (0: use -f)"},
-             [&s](const std::string& t) { s.increment = parse_size(t, "--stepbytes", true); }, "0", "BYTES");
+  // The flags whose effect depends on --p2p, as users name them (CommSettings::given).
+  std::vector<std::pair<std::string, CLI::Option*>> watched;
+  watched.emplace_back("-f", add(*cmd, {"-f,--stepfactor", "Size factor from one size to the next (2 or more)"}, s.factor));
+  watched.emplace_back("-i", add_parsed(*cmd, {"-i,--stepbytes", "Size increment instead of a factor (0: use -f)"},
+                                        [&s](const std::string& t) { s.increment = parse_size(t, "--stepbytes", true); }, "0", "BYTES"));
   add(*cmd, {"-n,--iters", "Timed iterations per size"}, s.iters);
   add(*cmd, {"-w,--warmup_iters", "Warm-up iterations per size (not timed)", 0}, s.warmup);
   add(*cmd, {"-c,--check", "Check the results (1) or not (0)", 0, 1}, s.check);
-  add(*cmd, {"-d,--datatype", "Data type: float, double, half, bfloat16, int32"}, s.dtype);
+  watched.emplace_back("-d", add(*cmd, {"-d,--datatype", "Data type: float, double, half, bfloat16, int32"}, s.dtype));
   add(*cmd, {"-o,--op", "Reduction: sum, max, min"}, s.redop);
   add(*cmd, {"-r,--root", "Root of broadcast and reduce (a rank within the group)", 0}, s.root);
   add(*cmd, {"--p2p", "activation: size point-to-point traffic as one activation, s*b*h elements of --precision"}, s.p2p);
-  add(*cmd, flag::seq, s.seq);
-  add(*cmd, flag::micro_batch_size, s.micro_batch);
-  add(*cmd, flag::hidden, s.hidden);
-  add(*cmd, {"--precision", "Element type of --p2p activation: fp32, fp64, bf16, fp16"}, s.precision);
+  watched.emplace_back("--seq", add(*cmd, flag::seq, s.seq));
+  watched.emplace_back("--micro-batch-size", add(*cmd, flag::micro_batch_size, s.micro_batch));
+  watched.emplace_back("--hidden", add(*cmd, flag::hidden, s.hidden));
+  watched.emplace_back("--precision",
+                       add(*cmd, {"--precision", "Element type of --p2p activation: fp32, fp64, bf16, fp16"}, s.precision));
   add(*cmd, {"--out", "Results file (default results/pipebench-<UTC time>.h5); never replaced"}, s.out);
   add(*cmd, {"--append", "Add the results to an existing results file (of runs or comm results)"}, s.append);
   add(*cmd, flag::json, s.json)->description("Print the rows as a JSON list instead of the table");
@@ -307,8 +312,10 @@ void add_comm_command(CLI::App& app) {
   add(*cmd, {"--poll-us", "Sleep between polls of a pending operation, microseconds (0: poll without sleeping)", 0, 1000000},
       s.poll_us);
   cmd->fallthrough();
-  cmd->callback([ss] {
+  cmd->callback([ss, watched] {
     ss->command_line = command_line_text();
+    for (const auto& [name, option] : watched)
+      if (option->count() > 0) ss->given.push_back(name);
     run_comm(*ss);
   });
 }
