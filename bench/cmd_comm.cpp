@@ -29,6 +29,9 @@
 #include "bench/run/configuration.hpp"
 #include "comm/bench_harness.hpp"
 #include "comm/factory.hpp"
+#ifdef PIPEBENCH_HAVE_NCCL
+#include "comm/nccl_communicator.hpp"
+#endif
 #include "comm/roll.hpp"
 #include "topology/grid.hpp"
 #include "topology/mpi_grid.hpp"
@@ -48,10 +51,13 @@ std::string default_out_stem() {
   return buf;
 }
 
-// Who runs where, for nccl-tests' header.
+// Who runs where, for nccl-tests' header (device -1: host memory).
 struct RankInfo {
   int pid = 0;
   char host[64] = {};
+  int device = -1;
+  char pci_bus[16] = {};
+  char device_name[96] = {};
 };
 
 void run_comm(CommSettings& s) {
@@ -172,6 +178,15 @@ void run_comm(CommSettings& s) {
     RankInfo mine;
     mine.pid = static_cast<int>(getpid());
     std::snprintf(mine.host, sizeof mine.host, "%s", host_name().c_str());
+#ifdef PIPEBENCH_HAVE_NCCL
+    if (s.backend == "nccl") {
+      // The device the group's NCCL communicator chose (it is built above).
+      const comm::CudaDevice d = comm::current_cuda_device();
+      mine.device = d.index;
+      std::snprintf(mine.pci_bus, sizeof mine.pci_bus, "%s", d.pci_bus.c_str());
+      std::snprintf(mine.device_name, sizeof mine.device_name, "%s", d.name.c_str());
+    }
+#endif
     std::vector<RankInfo> ranks(static_cast<std::size_t>(world));
     {
       comm::Request q = world_comm->iallgather(&mine, ranks.data(), sizeof(RankInfo));
@@ -194,14 +209,13 @@ void run_comm(CommSettings& s) {
            << (s.increment ? std::to_string(s.increment) + "(bytes)" : std::to_string(s.factor) + "(factor)")
            << " warmup iters: " << s.warmup << " iters: " << s.iters << " validation: " << s.check
            << (comm::bench::is_p2p(r.op) && r.op != BenchOp::latency ? " window: 64" : "") << "\n#\n# Using devices\n";
+      std::vector<RankPlace> places;
       for (int i = 0; i < world; ++i) {
+        const RankInfo& ri = ranks[static_cast<std::size_t>(i)];
         const int gi = r.group == GroupChoice::world ? 0 : grid.group_index(kind_of(r.group), i);
-        char line[200];
-        std::snprintf(line, sizeof line, "#  Rank %2d Group %2d Pid %6d on %10s device %s\n", i, gi,
-                      ranks[static_cast<std::size_t>(i)].pid, ranks[static_cast<std::size_t>(i)].host,
-                      s.backend == "nccl" ? "GPU (one per rank)" : "host memory (MPI)");
-        head << line;
+        places.push_back({i, gi, ri.pid, ri.host, ri.device, ri.pci_bus, ri.device_name});
       }
+      head << comm_device_lines(places);
       head << "# results: " << s.out << "\n#\n";
       if (!s.json) std::cout << comm_table_head(result) << std::flush;
     }

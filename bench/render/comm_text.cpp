@@ -30,6 +30,22 @@ std::string wrong_text(std::int64_t w) {
 
 }  // namespace
 
+std::string comm_device_lines(const std::vector<RankPlace>& ranks) {
+  std::string s;
+  for (const auto& p : ranks) {
+    char line[400];
+    std::snprintf(line, sizeof line, "#  Rank %2d Group %2d Pid %6d on %10s device ", p.rank, p.group, p.pid, p.host.c_str());
+    s += line;
+    if (p.device < 0) {
+      s += "host memory (MPI)\n";
+    } else {
+      std::snprintf(line, sizeof line, "%2d [%s] %s\n", p.device, p.pci_bus.c_str(), p.device_name.c_str());
+      s += line;
+    }
+  }
+  return s;
+}
+
 std::string comm_table_head(const CommResult& r) {
   const bool spread = several(r);
   if (p2p(r)) {

@@ -11,6 +11,16 @@
 
 namespace pipebench::bench {
 
+// Where a rank runs, for the header's "# Using devices" lines. device < 0: host memory (MPI backend).
+struct RankPlace {
+  int rank = 0, group = 0, pid = 0;
+  std::string host;
+  int device = -1;
+  std::string pci_bus, device_name;
+};
+// nccl-tests' lines, one per rank: "#  Rank  0 Group  0 Pid   1234 on     node01 device  0 [0000:04:00]
+// NVIDIA H100 80GB HBM3", or "... device host memory (MPI)" for a rank without a device.
+std::string comm_device_lines(const std::vector<RankPlace>& ranks);
 // The column header lines (each starting with '#').
 std::string comm_table_head(const CommResult& r);
 // One line for a size: the out-of-place row, and the in-place row where the operation has one.
