@@ -34,6 +34,10 @@ std::string comm_footer(const CommResult& r);
 std::string comm_fit_line(const CommResult& r);
 // The objects of --json: one per row, with op, group, groups, group_size, backend, dtype, redop.
 nlohmann::ordered_json comm_rows_json(const CommResult& r);
+// `pipebench report FILE --json`'s "comm" list (docs/report.md): per /comm group its id, op, group,
+// groups, group_size, one_group, mapping, backend, config, date_utc, the fit and the rows (the fields
+// of comm --json's row objects that are the row's own).
+nlohmann::ordered_json comm_results_json(const std::vector<StoredComm>& comms);
 // What `pipebench report FILE` adds for the file's /comm groups ("" when it has none).
 std::string render_comm_listing(const std::vector<StoredComm>& comms);
 

@@ -67,7 +67,7 @@ report_html_case(report_html_comm RC 0
   MATCH "^# HTML report of 0 run\\(s\\) and 1 communication result\\(s\\) written to comm.html\n$"
   ARGS report ${_rf}/comm_a.h5 --html comm.html --force)
 report_html_case(compare_comm RC 0
-  MATCH "# comm allreduce world 1 x 4 mpi 1x4x1 \\(A 1, B 1\\): busbw B/A geometric mean 1.260\n#  +size +busbw A +busbw B +B/A +sig\n# +\\(B\\) +\\(GB/s\\) +\\(GB/s\\)\n +1024 +[0-9.]+ +[0-9.]+ +1.000  no\n +65536 +[0-9.]+ +[0-9.]+ +1.000  no\n +1048576 +[0-9.]+ +[0-9.]+ +2.000  yes\n.*#   cpu: Café CPU \\(x 2\\)  \\|  Other CPU \\(x 64\\)\n$"
+  MATCH "# comm all_reduce world 1 x 4 mpi 1x4x1 \\(A 1, B 1\\): busbw B/A geometric mean 1.260\n#  +size +busbw A +busbw B +B/A +sig\n# +\\(B\\) +\\(GB/s\\) +\\(GB/s\\)\n +1024 +[0-9.]+ +[0-9.]+ +1.000  no\n +65536 +[0-9.]+ +[0-9.]+ +1.000  no\n +1048576 +[0-9.]+ +[0-9.]+ +2.000  yes\n.*#   cpu: Café CPU \\(x 2\\)  \\|  Other CPU \\(x 64\\)\n$"
   ARGS compare ${_rf}/comm_a.h5 ${_rf}/comm_b.h5)
 set_tests_properties(cli.report_html_comm cli.compare_comm PROPERTIES FIXTURES_REQUIRED report_files)
 
