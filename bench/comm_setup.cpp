@@ -93,8 +93,7 @@ Resolved resolve_flags(CommSettings& s) {
       if (given(f))
         throw UsageError(std::string(f) + " sizes the activation of --p2p activation and has no effect without it: "
                          "give --p2p activation (with sendrecv, latency, bw or bibw) or drop " + f);
-  }
-  if (!s.p2p.empty()) {
+  } else {
     if (s.p2p != "activation") throw UsageError("--p2p " + pipebench::quoted(s.p2p) + " is not allowed: expected activation");
     if (r.op != BenchOp::sendrecv && !comm::bench::is_p2p(r.op))
       throw UsageError(std::string("--p2p activation sizes point-to-point traffic: not allowed with ") + s.op_text +

@@ -28,6 +28,36 @@ std::string wrong_text(std::int64_t w) {
   return b;
 }
 
+// One row object. `context`: with the result's op, group, groups, group_size, backend, dtype and redop,
+// as the flat list of `comm --json`; else the row's own fields, as under its result in `report --json`.
+nlohmann::ordered_json row_json(const CommResult& r, const CommBenchRow& row, bool context) {
+  nlohmann::ordered_json j;
+  if (context) {
+    j["op"] = r.op;
+    j["group"] = r.group;
+    j["groups"] = r.groups;
+    j["group_size"] = r.group_size;
+    j["backend"] = r.backend;
+  }
+  j["bytes"] = row.bytes;
+  j["count"] = row.count;
+  if (context) {
+    j["dtype"] = get(r, "dtype", "float");
+    j["redop"] = get(r, "redop", "none");
+  }
+  j["in_place"] = row.in_place != 0;
+  j["time_us"] = row.time_us;
+  j["time_us_min"] = row.time_us_min;
+  j["time_us_max"] = row.time_us_max;
+  j["algbw_GBps"] = row.algbw_GBps;
+  j["busbw_GBps"] = row.busbw_GBps;
+  if (row.wrong >= 0) j["wrong"] = row.wrong;
+  else j["wrong"] = nullptr;
+  if (r.op == "latency") j["latency_us"] = row.latency_us;
+  if (r.op == "bw" || r.op == "bibw") j["bandwidth_MBps"] = row.bandwidth_MBps;
+  return j;
+}
+
 }  // namespace
 
 std::string comm_device_lines(const std::vector<RankPlace>& ranks) {
@@ -163,40 +193,6 @@ std::string comm_footer(const CommResult& r) {
   }
   return s + comm_fit_line(r);
 }
-
-namespace {
-
-// One row object. `context`: with the result's op, group, groups, group_size, backend, dtype and redop,
-// as the flat list of `comm --json`; else the row's own fields, as under its result in `report --json`.
-nlohmann::ordered_json row_json(const CommResult& r, const CommBenchRow& row, bool context) {
-  nlohmann::ordered_json j;
-  if (context) {
-    j["op"] = r.op;
-    j["group"] = r.group;
-    j["groups"] = r.groups;
-    j["group_size"] = r.group_size;
-    j["backend"] = r.backend;
-  }
-  j["bytes"] = row.bytes;
-  j["count"] = row.count;
-  if (context) {
-    j["dtype"] = get(r, "dtype", "float");
-    j["redop"] = get(r, "redop", "none");
-  }
-  j["in_place"] = row.in_place != 0;
-  j["time_us"] = row.time_us;
-  j["time_us_min"] = row.time_us_min;
-  j["time_us_max"] = row.time_us_max;
-  j["algbw_GBps"] = row.algbw_GBps;
-  j["busbw_GBps"] = row.busbw_GBps;
-  if (row.wrong >= 0) j["wrong"] = row.wrong;
-  else j["wrong"] = nullptr;
-  if (r.op == "latency") j["latency_us"] = row.latency_us;
-  if (r.op == "bw" || r.op == "bibw") j["bandwidth_MBps"] = row.bandwidth_MBps;
-  return j;
-}
-
-}  // namespace
 
 nlohmann::ordered_json comm_rows_json(const CommResult& r) {
   auto out = nlohmann::ordered_json::array();
