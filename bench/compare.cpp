@@ -94,9 +94,9 @@ nlohmann::ordered_json opt_json(const std::optional<double>& v) {
 
 // The rule's second half, as the header line says it: " and B/A is 2 % or more from 1 (--threshold 2)".
 std::string threshold_text(double threshold) {
+  if (threshold <= 0) return " (--threshold 0)";
   char pct[32];
   std::snprintf(pct, sizeof pct, "%g", threshold * 100);
-  if (threshold <= 0) return std::string(" (--threshold 0)");
   return std::string(" and B/A is ") + pct + " % or more from 1 (--threshold " + pct + ")";
 }
 
