@@ -33,20 +33,22 @@ template <class T>
 using nodeduce = typename same_type<T>::type;
 
 #if defined(PIPEBENCH_SPLIT_HOST_GEMM)
-// Products at least this large (multiply-adds) are split over the OpenMP threads; below it the fork and
-// join cost more than the second thread gains (a [64, 64] x [64, 64] product takes about 5 us).
+// Products at least this large (multiply-adds, some 20 us on one core) are split over the OpenMP threads;
+// smaller ones stay one call, where a fork and join (microseconds) would be a visible share. A round
+// figure, not tuned: the block's products are all far above it.
 constexpr double split_gemm_min_madds = 1 << 20;
 
 // One product on an OpenMP backend, split over its threads, each calling the BLAS with one thread.
-// Why: the host BLAS (OpenBLAS's pthreads build, Debian's default) keeps a thread pool of its own, and
-// after each call its threads spin for about 0.1 s waiting for the next one, while OpenMP's threads
-// spin after each Kokkos kernel: a block alternates products and element-wise kernels every millisecond
-// or so (per attention head), so two pools took turns starving each other on the same cores, and the
-// block's F+I+W ran 1.1x faster on 2 threads where its products alone ran 1.9x faster. One pool
-// (OpenMP's) now runs everything. C is cut into one block of rows or columns per thread, whichever
-// duplicates less packing (each thread packs all of the operand it does not cut): every element is
-// still one BLAS dot product over the whole inner dimension, in the BLAS's order, so the split changes
-// no summation order within the product (no reduction across threads).
+// Why: the host BLAS (OpenBLAS's pthreads build, Debian's default) keeps a thread pool of its own whose
+// threads keep polling for about 0.1 s after each call (2^28 cycles: THREAD_TIMEOUT in OpenBLAS's
+// driver/others/blas_server.c), while GNU OpenMP's threads spin a while after each Kokkos kernel
+// unless OMP_WAIT_POLICY=passive. A block alternates products and element-wise kernels every
+// millisecond or so (per attention head), so the two pools took turns starving each other on the same
+// cores: the block's F+I+W ran 1.1x faster on 2 threads where its products alone ran 1.9x faster
+// (docs/gpu.md, "Threads on the OpenMP backend"). One pool (OpenMP's) now runs everything. C is cut into one block of rows or columns per thread, whichever
+// duplicates less packing (each thread packs all of the operand it does not cut). No reduction crosses
+// threads: every element is summed over the whole inner dimension by one single-threaded BLAS call, so
+// the results are deterministic for a given number of threads.
 // Returns false (nothing done) where the product should go to KokkosBlas as one call: one OpenMP
 // thread, already inside a parallel region, a BLAS that runs several threads itself, or a small product.
 template <class S>
