@@ -89,19 +89,17 @@ void register_kernels(const Shape& sh) {
   const double N = sh.n(), H = sh.h, Z = static_cast<double>(sh.z()), Sq = sh.s;
 
   // The baseline: the block's largest product, [s*b, h] x [h, 4h], straight through KokkosBlas::gemm.
-  reg("sgemm_baseline", [=](benchmark::State& st) {
+  const auto baseline = [=](benchmark::State& st) {
     const auto a = mat(n, h, 1), b = mat(h, 4 * h, 2);
     V::Mat c("c", n, 4 * h);
     run(st, 2 * N * H * 4 * H, kB * (N * H + 4 * H * H + 4 * N * H), [&] { pk::gemm('N', 'N', S(1), a, b, S(0), c); });
-  });
-
+  };
+  reg("sgemm_baseline", baseline);
   // The same product through the BLAS's own threads (one per Kokkos thread): what the split is up against.
   if (const int threads = E().concurrency(); threads > 1)
     reg("sgemm_blas_threads", [=](benchmark::State& st) {
-      const auto a = mat(n, h, 1), b = mat(h, 4 * h, 2);
-      V::Mat c("c", n, 4 * h);
       pk::set_blas_threads(threads);  // gemm then leaves the product whole to the BLAS
-      run(st, 2 * N * H * 4 * H, kB * (N * H + 4 * H * H + 4 * N * H), [&] { pk::gemm('N', 'N', S(1), a, b, S(0), c); });
+      baseline(st);
       pk::set_blas_threads(1);
     });
 
