@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
@@ -27,6 +29,9 @@
 #include "bench/run/configuration.hpp"
 #include "comm/bench_harness.hpp"
 #include "comm/factory.hpp"
+#ifdef PIPEBENCH_HAVE_NCCL
+#include "comm/nccl_communicator.hpp"
+#endif
 #include "comm/roll.hpp"
 #include "topology/grid.hpp"
 #include "topology/mpi_grid.hpp"
@@ -46,10 +51,13 @@ std::string default_out_stem() {
   return buf;
 }
 
-// Who runs where, for nccl-tests' header.
+// Who runs where, for nccl-tests' header (device -1: host memory).
 struct RankInfo {
   int pid = 0;
   char host[64] = {};
+  int device = -1;
+  char pci_bus[16] = {};
+  char device_name[96] = {};
 };
 
 void run_comm(CommSettings& s) {
@@ -170,6 +178,15 @@ void run_comm(CommSettings& s) {
     RankInfo mine;
     mine.pid = static_cast<int>(getpid());
     std::snprintf(mine.host, sizeof mine.host, "%s", host_name().c_str());
+#ifdef PIPEBENCH_HAVE_NCCL
+    if (s.backend == "nccl") {
+      // The device the group's NCCL communicator chose (it is built above).
+      const comm::CudaDevice d = comm::current_cuda_device();
+      mine.device = d.index;
+      std::snprintf(mine.pci_bus, sizeof mine.pci_bus, "%s", d.pci_bus.c_str());
+      std::snprintf(mine.device_name, sizeof mine.device_name, "%s", d.name.c_str());
+    }
+#endif
     std::vector<RankInfo> ranks(static_cast<std::size_t>(world));
     {
       comm::Request q = world_comm->iallgather(&mine, ranks.data(), sizeof(RankInfo));
@@ -192,14 +209,13 @@ void run_comm(CommSettings& s) {
            << (s.increment ? std::to_string(s.increment) + "(bytes)" : std::to_string(s.factor) + "(factor)")
            << " warmup iters: " << s.warmup << " iters: " << s.iters << " validation: " << s.check
            << (comm::bench::is_p2p(r.op) && r.op != BenchOp::latency ? " window: 64" : "") << "\n#\n# Using devices\n";
+      std::vector<RankPlace> places;
       for (int i = 0; i < world; ++i) {
+        const RankInfo& ri = ranks[static_cast<std::size_t>(i)];
         const int gi = r.group == GroupChoice::world ? 0 : grid.group_index(kind_of(r.group), i);
-        char line[200];
-        std::snprintf(line, sizeof line, "#  Rank %2d Group %2d Pid %6d on %10s device %s\n", i, gi,
-                      ranks[static_cast<std::size_t>(i)].pid, ranks[static_cast<std::size_t>(i)].host,
-                      s.backend == "nccl" ? "GPU (one per rank)" : "host memory (MPI)");
-        head << line;
+        places.push_back({i, gi, ri.pid, ri.host, ri.device, ri.pci_bus, ri.device_name});
       }
+      head << comm_device_lines(places);
       head << "# results: " << s.out << "\n#\n";
       if (!s.json) std::cout << comm_table_head(result) << std::flush;
     }
@@ -286,20 +302,23 @@ void add_comm_command(CLI::App& app) {
              [&s](const std::string& t) { s.min_bytes = parse_size(t, "--minbytes", false), s.min_given = true; }, "8", "BYTES");
   add_parsed(*cmd, {"-e,--maxbytes", "Largest size in bytes"},
              [&s](const std::string& t) { s.max_bytes = parse_size(t, "--maxbytes", false), s.max_given = true; }, "32M", "BYTES");
-  add(*cmd, {"-f,--stepfactor", "Size factor from one size to the next (2 or more)"}, s.factor);
-  add_parsed(*cmd, {"-i,--stepbytes", "Size increment instead of a factor (0: use -f)"},
-             [&s](const std::string& t) { s.increment = parse_size(t, "--stepbytes", true); }, "0", "BYTES");
+  // The flags whose effect depends on --p2p, as users name them (CommSettings::given).
+  std::vector<std::pair<std::string, CLI::Option*>> watched;
+  watched.emplace_back("-f", add(*cmd, {"-f,--stepfactor", "Size factor from one size to the next (2 or more)"}, s.factor));
+  watched.emplace_back("-i", add_parsed(*cmd, {"-i,--stepbytes", "Size increment instead of a factor (0: use -f)"},
+                                        [&s](const std::string& t) { s.increment = parse_size(t, "--stepbytes", true); }, "0", "BYTES"));
   add(*cmd, {"-n,--iters", "Timed iterations per size"}, s.iters);
   add(*cmd, {"-w,--warmup_iters", "Warm-up iterations per size (not timed)", 0}, s.warmup);
   add(*cmd, {"-c,--check", "Check the results (1) or not (0)", 0, 1}, s.check);
-  add(*cmd, {"-d,--datatype", "Data type: float, double, half, bfloat16, int32"}, s.dtype);
+  watched.emplace_back("-d", add(*cmd, {"-d,--datatype", "Data type: float, double, half, bfloat16, int32"}, s.dtype));
   add(*cmd, {"-o,--op", "Reduction: sum, max, min"}, s.redop);
   add(*cmd, {"-r,--root", "Root of broadcast and reduce (a rank within the group)", 0}, s.root);
   add(*cmd, {"--p2p", "activation: size point-to-point traffic as one activation, s*b*h elements of --precision"}, s.p2p);
-  add(*cmd, flag::seq, s.seq);
-  add(*cmd, flag::micro_batch_size, s.micro_batch);
-  add(*cmd, flag::hidden, s.hidden);
-  add(*cmd, {"--precision", "Element type of --p2p activation: fp32, fp64, bf16, fp16"}, s.precision);
+  watched.emplace_back("--seq", add(*cmd, flag::seq, s.seq));
+  watched.emplace_back("--micro-batch-size", add(*cmd, flag::micro_batch_size, s.micro_batch));
+  watched.emplace_back("--hidden", add(*cmd, flag::hidden, s.hidden));
+  watched.emplace_back("--precision",
+                       add(*cmd, {"--precision", "Element type of --p2p activation: fp32, fp64, bf16, fp16"}, s.precision));
   add(*cmd, {"--out", "Results file (default results/pipebench-<UTC time>.h5); never replaced"}, s.out);
   add(*cmd, {"--append", "Add the results to an existing results file (of runs or comm results)"}, s.append);
   add(*cmd, flag::json, s.json)->description("Print the rows as a JSON list instead of the table");
@@ -307,8 +326,10 @@ void add_comm_command(CLI::App& app) {
   add(*cmd, {"--poll-us", "Sleep between polls of a pending operation, microseconds (0: poll without sleeping)", 0, 1000000},
       s.poll_us);
   cmd->fallthrough();
-  cmd->callback([ss] {
+  cmd->callback([ss, watched] {
     ss->command_line = command_line_text();
+    for (const auto& [name, option] : watched)
+      if (option->count() > 0) ss->given.push_back(name);
     run_comm(*ss);
   });
 }

@@ -1,4 +1,4 @@
-// `pipebench compare A.h5 B.h5 [--json] [--html OUT.html] [--force]`: two results files side by side
+// `pipebench compare A.h5 B.h5 [--threshold PCT] [--json] [--html OUT.html] [--force]`: two results files side by side
 // (machine A against machine B, or two runs of one machine): runs matched by configuration, B/A ratios,
 // significance from the min-max ranges over timed steps, geometric means per schedule, configurations
 // in one file only and the metadata that differs. Never needs MPI. docs/report.md shows the output.
@@ -25,6 +25,7 @@ struct Options {
   bool json = false;
   std::string html;
   bool force = false;
+  double threshold_pct = kDefaultThreshold * 100;
 };
 
 struct Side {
@@ -55,7 +56,7 @@ void compare(const Options& o) {
   if (!o.html.empty()) check_output_path(o.html, "--html", o.force);
   const Side a = read_side(o.a);
   const Side b = read_side(o.b);
-  Comparison c = compare_listings(o.a, a.listing, o.b, b.listing);
+  Comparison c = compare_listings(o.a, a.listing, o.b, b.listing, o.threshold_pct / 100);
   compare_comm(c, a.comm, b.comm);
   if (c.matches.empty() && c.comm.empty())
     throw UsageError(quoted(o.a, 200) + " and " + quoted(o.b, 200) + " have no configuration in common (" +
@@ -79,6 +80,9 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("a", o->a, "Results file A (the reference)")->required();
   cmd->add_option("b", o->b, "Results file B")->required();
   add(*cmd, flag::json, o->json)->description("Print the comparison as JSON (times in seconds, bubble 0..1, FLOP/s)");
+  add(*cmd, {"--threshold", "Smallest difference |B/A - 1| that counts as significant, percent (0: the min-max ranges alone)", 0},
+      o->threshold_pct)
+      ->type_name("PCT");
   add(*cmd, flag::html, o->html);
   add(*cmd, flag::force, o->force)->description("Replace the --html file if it exists");
   cmd->callback([o] { compare(*o); });

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
@@ -74,10 +75,18 @@ void report(const Options& o) {
     const RunListing listing = list_runs(o.file);
     warn_damaged(o, listing);
     const int traced = o.trace.empty() ? 0 : run_for_trace(o, listing);
-    if (o.json)
-      std::cout << dump(listing_json(o.file, listing)) << '\n';
-    else
-      std::cout << render_listing(o.file, listing) << render_comm_listing(read_comms(o.file));  // `pipebench comm` results
+    const std::vector<StoredComm> comms = read_comms(o.file);  // `pipebench comm` results
+    if (o.json) {
+      nlohmann::ordered_json j = listing_json(o.file, listing);
+      j["comm"] = comm_results_json(comms);
+      std::cout << dump(j) << '\n';
+    } else if (listing.runs.empty() && listing.incomplete.empty() && listing.damaged.empty() && !comms.empty()) {
+      // A file of `pipebench comm` results only: no runs table.
+      std::cout << "# pipebench results " << o.file << ": " << comms.size() << " communication result(s)\n"
+                << render_comm_listing(comms);
+    } else {
+      std::cout << render_listing(o.file, listing) << render_comm_listing(comms);
+    }
     if (traced) {
       const std::size_t n = write_chrome_trace(read_run(o.file, traced), o.trace, o.force);
       if (!o.json) std::cout << "# trace of run " << traced << " written to " << o.trace << " (" << n << " events)\n";

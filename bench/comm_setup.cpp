@@ -86,12 +86,25 @@ Resolved resolve_flags(CommSettings& s) {
                      " with --group pp-pairs is not allowed: pp-pairs runs sendrecv (both pipeline neighbours at once)");
   if (comm::bench::reduces(r.op) && s.backend == "mpi" && (r.dtype == DType::f16 || r.dtype == DType::bf16))
     throw UsageError("-d " + s.dtype + " with " + s.op_text + " is not allowed on the MPI backend, which cannot reduce it: expected float, double or int32 (or --backend nccl)");
-  if (!s.p2p.empty()) {
+  const auto given = [&s](const char* flag) { return std::find(s.given.begin(), s.given.end(), flag) != s.given.end(); };
+  if (s.p2p.empty()) {
+    // The activation's sizes are read only under --p2p activation: alone they would change nothing.
+    for (const char* f : {"--seq", "--micro-batch-size", "--hidden", "--precision"})
+      if (given(f))
+        throw UsageError(std::string(f) + " sizes the activation of --p2p activation and has no effect without it: "
+                         "give --p2p activation (with sendrecv, latency, bw or bibw) or drop " + f);
+  } else {
     if (s.p2p != "activation") throw UsageError("--p2p " + pipebench::quoted(s.p2p) + " is not allowed: expected activation");
     if (r.op != BenchOp::sendrecv && !comm::bench::is_p2p(r.op))
       throw UsageError(std::string("--p2p activation sizes point-to-point traffic: not allowed with ") + s.op_text +
                        " (expected sendrecv, latency, bw or bibw)");
     if (s.min_given || s.max_given) throw UsageError("--p2p activation sets the size: give it without -b and -e");
+    // One size, of --precision's elements: the sweep's step and -d would be ignored.
+    for (const char* f : {"-f", "-i"})
+      if (given(f)) throw UsageError(std::string("--p2p activation measures one size: give it without ") + f);
+    if (given("-d"))
+      throw UsageError("-d has no effect under --p2p activation, whose element type is --precision: give --precision "
+                       "fp32, fp64, bf16 or fp16 instead");
     const std::uint64_t bytes = static_cast<std::uint64_t>(s.seq) * static_cast<std::uint64_t>(s.micro_batch) *
                                 static_cast<std::uint64_t>(s.hidden) * precision_bytes(s.precision);
     s.min_bytes = s.max_bytes = bytes;

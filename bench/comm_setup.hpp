@@ -35,6 +35,9 @@ struct CommSettings {
   std::string p2p;
   int seq = 4096, micro_batch = 1, hidden = 8192;
   std::string precision = "bf16";
+  // The flags given whose effect depends on --p2p (as the user names them: "--seq", "-d", "-f", ...):
+  // a flag that would be ignored is refused (resolve_flags).
+  std::vector<std::string> given;
   std::string out;
   bool append = false, json = false;
   Duration timeout = seconds(60);

@@ -47,12 +47,14 @@ CompareFigure figure(const char* name, const char* unit, double scale, std::opti
 }
 
 void set_ranges(CompareFigure& f, std::optional<double> a_lo, std::optional<double> a_hi, std::optional<double> b_lo,
-                std::optional<double> b_hi) {
+                std::optional<double> b_hi, double threshold) {
   f.a_lo = a_lo;
   f.a_hi = a_hi;
   f.b_lo = b_lo;
   f.b_hi = b_hi;
-  if (a_lo && a_hi && b_lo && b_hi) f.significant = ranges_disjoint(*a_lo, *a_hi, *b_lo, *b_hi);
+  if (a_lo && a_hi && b_lo && b_hi)
+    f.significant = ranges_disjoint(*a_lo, *a_hi, *b_lo, *b_hi) &&
+                    (!f.a || !f.b || beyond_threshold(f.ratio, *f.a, *f.b, threshold));
 }
 
 std::optional<double> geomean(const std::vector<double>& ratios) {
@@ -90,6 +92,14 @@ nlohmann::ordered_json opt_json(const std::optional<double>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
+// The rule's second half, as the header line says it: " and B/A is 2 % or more from 1 (--threshold 2)".
+std::string threshold_text(double threshold) {
+  if (threshold <= 0) return " (--threshold 0)";
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%g", threshold * 100);
+  return std::string(" and B/A is ") + pct + " % or more from 1 (--threshold " + pct + ")";
+}
+
 std::map<std::string, std::string> joined(const std::map<std::string, std::set<std::string>>& vals) {
   std::map<std::string, std::string> out;
   for (const auto& [k, set] : vals) {
@@ -111,6 +121,12 @@ std::string match_key(const RunResult& run) {
 }
 
 bool ranges_disjoint(double a_lo, double a_hi, double b_lo, double b_hi) { return a_hi < b_lo || b_hi < a_lo; }
+
+bool beyond_threshold(std::optional<double> ratio, double a, double b, double threshold) {
+  if (!ratio) return a != b;
+  // A relative margin of 1e-12 so that a ratio printed as exactly the threshold (1.020) counts.
+  return std::abs(*ratio - 1) >= threshold * (1 - 1e-12);
+}
 
 bool metadata_is_noise(const std::string& key) {
   static const std::set<std::string> kNoise = {"date_utc", "writer_host", "writer_pid", "job_id",
@@ -146,10 +162,12 @@ std::string placement_shape(const std::string& placement) {
   return out;
 }
 
-Comparison compare_listings(const std::string& path_a, const RunListing& a, const std::string& path_b, const RunListing& b) {
+Comparison compare_listings(const std::string& path_a, const RunListing& a, const std::string& path_b, const RunListing& b,
+                            double threshold) {
   Comparison c;
   c.path_a = path_a;
   c.path_b = path_b;
+  c.threshold = threshold;
   // The latest run of each configuration (a file appended to twice holds a configuration twice).
   std::map<std::string, const StoredRun*> in_a, in_b;
   std::vector<std::string> order_a;
@@ -185,9 +203,9 @@ Comparison compare_listings(const std::string& path_a, const RunListing& a, cons
     m.id_a = ra.id;
     m.id_b = rb.id;
     CompareFigure step = figure("step time", "ms", 1e3, sa.step_time, sb.step_time);
-    set_ranges(step, sa.step_time_min, sa.step_time_max, sb.step_time_min, sb.step_time_max);
+    set_ranges(step, sa.step_time_min, sa.step_time_max, sb.step_time_min, sb.step_time_max, threshold);
     CompareFigure bubble = figure("bubble", "%", 100, sa.bubble_measured, sb.bubble_measured);
-    set_ranges(bubble, sa.bubble_min, sa.bubble_max, sb.bubble_min, sb.bubble_max);
+    set_ranges(bubble, sa.bubble_min, sa.bubble_max, sb.bubble_min, sb.bubble_max, threshold);
     // The FLOP rate is FLOPs over step time: its range follows the step time's (inverted), and so does
     // its significance when both runs count FLOPs.
     CompareFigure flops = figure("achieved", "GFLOP/s", 1e-9, flop_rate(ra.run), flop_rate(rb.run));
@@ -270,7 +288,8 @@ void compare_comm(Comparison& c, const std::vector<StoredComm>& a, const std::ve
         sz.ratio = sz.busbw_b / sz.busbw_a;
         ratios.push_back(*sz.ratio);
       }
-      sz.significant = ranges_disjoint(row.time_us_min, row.time_us_max, jt->second->time_us_min, jt->second->time_us_max);
+      sz.significant = ranges_disjoint(row.time_us_min, row.time_us_max, jt->second->time_us_min, jt->second->time_us_max) &&
+                       beyond_threshold(sz.ratio, sz.busbw_a, sz.busbw_b, c.threshold);
       m.sizes.push_back(sz);
     }
     m.geomean_busbw_ratio = geomean(ratios);
@@ -293,7 +312,7 @@ std::string render_comparison(const Comparison& c) {
                   " matched configuration(s), " + std::to_string(c.only_a.size()) + " only in A, " +
                   std::to_string(c.only_b.size()) + " only in B\n";
   s += "# B/A < 1: B takes less time (step) or idles less (bubble); sig: yes when the min-max ranges over timed "
-       "steps do not overlap, ? when a file does not record them\n";
+       "steps do not overlap" + threshold_text(c.threshold) + ", ? when a file does not record them\n";
   Table t({{"run A", "", true}, {"run B", "", true}, {"configuration", "", false},
            {"step A", "ms", true}, {"step B", "ms", true}, {"B/A", "", true}, {"sig", "", false},
            {"bubble A", "%", true}, {"bubble B", "%", true}, {"B/A", "", true}, {"sig", "", false},
@@ -337,7 +356,7 @@ std::string render_comparison(const Comparison& c) {
 
 nlohmann::ordered_json comparison_json(const Comparison& c) {
   using J = nlohmann::ordered_json;
-  J j = {{"a", c.path_a}, {"b", c.path_b}, {"matches", J::array()}};
+  J j = {{"a", c.path_a}, {"b", c.path_b}, {"threshold", c.threshold}, {"matches", J::array()}};
   static const char* const kNames[] = {"step_time", "bubble", "flop_rate"};
   for (const auto& m : c.matches) {
     J jm = {{"key", m.key}, {"label", m.label}, {"group", m.group}, {"run_a", m.id_a}, {"run_b", m.id_b}};

@@ -3,6 +3,7 @@
 // significance from the min-max ranges over timed steps, geometric means per schedule, configurations
 // in one file only and the metadata that differs (docs/report.md "compare").
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,13 @@ std::string match_key(const RunResult& run);
 // Whether two measured ranges [a_lo, a_hi] and [b_lo, b_hi] do not overlap.
 bool ranges_disjoint(double a_lo, double a_hi, double b_lo, double b_hi);
 
+// --threshold's default: 2 %, a benchmark comparison's usual noise floor (on a quiet machine the ranges
+// of a few timed steps are apart for differences of 1 %).
+inline constexpr double kDefaultThreshold = 0.02;
+// Whether a ratio B/A clears the noise floor: |ratio - 1| >= threshold (a fraction; 0: any ratio).
+// No ratio (A is 0): clears it when A and B differ.
+bool beyond_threshold(std::optional<double> ratio, double a, double b, double threshold);
+
 // Metadata entries that differ between the files and matter (hardware, libraries, build flags,
 // settings, the recorded environment). Left out as noise: date_utc, writer_host, writer_pid, job_id,
 // slurm_job_id, slurm_nodelist, command_line (it names the output file), environment variables that
@@ -33,9 +41,12 @@ std::string placement_shape(const std::string& placement);
 // that differ and are not noise.
 void metadata_diffs(Comparison& c, const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b);
 
-Comparison compare_listings(const std::string& path_a, const RunListing& a, const std::string& path_b, const RunListing& b);
+// A difference is significant when the min-max ranges over timed steps are apart and B/A clears
+// `threshold` (beyond_threshold), which the comparison keeps.
+Comparison compare_listings(const std::string& path_a, const RunListing& a, const std::string& path_b, const RunListing& b,
+                            double threshold = kDefaultThreshold);
 // Adds the communication results of both files to `c`: groups matched by comm_label(), sizes present
-// in both, busbw B/A and its geometric mean per group.
+// in both, busbw B/A and its geometric mean per group; significance with c.threshold.
 void compare_comm(Comparison& c, const std::vector<StoredComm>& a, const std::vector<StoredComm>& b);
 std::string comm_label(const CommResult& r);
 

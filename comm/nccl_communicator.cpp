@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -293,6 +294,19 @@ class NcclCommunicator final : public Communicator {
 std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm comm, std::string name, const WaitPolicy& policy,
                                                      int device) {
   return std::make_unique<NcclCommunicator>(comm, std::move(name), policy, device);
+}
+
+CudaDevice current_cuda_device() {
+  CudaDevice d;
+  cuda_check(cudaGetDevice(&d.index), "cudaGetDevice");
+  cudaDeviceProp prop{};
+  cuda_check(cudaGetDeviceProperties(&prop, d.index), "cudaGetDeviceProperties");
+  char bus[32];
+  std::snprintf(bus, sizeof bus, "%04x:%02x:%02x", static_cast<unsigned>(prop.pciDomainID),
+                static_cast<unsigned>(prop.pciBusID), static_cast<unsigned>(prop.pciDeviceID));
+  d.pci_bus = bus;
+  d.name = prop.name;
+  return d;
 }
 
 }  // namespace pipebench::comm

@@ -16,4 +16,12 @@ namespace pipebench::comm {
 std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm comm, std::string name, const WaitPolicy& policy,
                                                      int device);
 
+// The CUDA device this process works on (the one its NCCL communicators chose, once one is built), as
+// nccl-tests' header names it: index, PCI address "0000:04:00" (domain:bus:device) and name.
+struct CudaDevice {
+  int index = -1;
+  std::string pci_bus, name;
+};
+CudaDevice current_cuda_device();
+
 }  // namespace pipebench::comm

@@ -9,7 +9,8 @@
 # /usr/local/cuda* or a Python environment's nvidia/*/lib, and put on LD_LIBRARY_PATH.
 # Steps: smoke (nvidia-smi, pipebench info), the gpu-labelled kernel tests (device against host results,
 # gradients), a 1-rank transformer run, a 4-rank synthetic run sharing the GPU through the MPI backend,
-# NCCL point-to-point and all-reduce on one rank, a 1-rank synthetic run with --backend nccl, and the refusals of bad input (no visible device, more
+# NCCL point-to-point and all-reduce on one rank, 1-rank synthetic and transformer runs with --backend nccl (with 2 or
+# more GPUs: 2 or 4 ranks over NCCL, pipeline links and t x p x d mappings), and the refusals of bad input (no visible device, more
 # ranks than GPUs for NCCL, a tensor-parallel transformer over MPI). Then a summary; exit 1 if a step failed, 0 if all
 # passed or there is no GPU (said so; where the toolkit has a driver stub, the no-device refusal is checked).
 set -uo pipefail
@@ -176,7 +177,21 @@ step nccl 45 "${mpiexec[@]}" -n 1 "$bin/mpitest_comm_nccl"
 # run over NCCL: one rank, since NCCL refuses two ranks on one GPU (docs/gpu.md "run --backend nccl").
 step nccl-run 45 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --backend nccl --workload synthetic --schedule 1f1b,zbv -m 8 \
   --tf 2ms --tb 4ms --tw 2ms --synthetic-mode spin --warmup 1 --steps 3 -o "$work/nccl-run.h5"
+step nccl-transformer 60 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --backend nccl --workload transformer --schedule 1f1b \
+  -m 4 --layers 4 --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192 --warmup 1 --steps 3 \
+  -o "$work/nccl-transformer.h5"
 ngpu=$(nvidia-smi -L | wc -l)
+# With a GPU per rank: the links, and the tensor- and data-parallel collectives over NCCL.
+if (( ngpu >= 2 )); then
+  n=$(( ngpu >= 4 ? 4 : 2 ))
+  maps=$( (( n == 4 )) && echo 1x4x1,2x2x1,1x2x2 || echo 1x2x1,2x1x1,1x1x2 )
+  step nccl-links 60 "${mpiexec[@]}" -n "$n" "$bin/pipebench" run --backend nccl --workload synthetic \
+    --schedule 1f1b,zbv,dualpipev,interleaved -m 8 --tf 2ms --tb 4ms --tw 2ms --synthetic-mode spin --warmup 1 --steps 3 \
+    -o "$work/nccl-links.h5"
+  step nccl-3d 120 "${mpiexec[@]}" -n "$n" "$bin/pipebench" run --backend nccl --workload transformer --mapping "$maps" \
+    --schedule 1f1b,zbv -m 4 --layers 4 --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192 \
+    --warmup 1 --steps 3 -o "$work/nccl-3d.h5"
+fi
 step refusals 60 bash -c "$(declare -f refused); work=$work
   refused 'no Cuda device is usable here' env CUDA_VISIBLE_DEVICES= ${mpiexec[*]} -n 1 $bin/pipebench run --synthetic-mode spin --schedule 1f1b -o $work/never1.h5 &&
   refused 'needs one GPU per rank: $((ngpu + 1)) ranks' ${mpiexec[*]} -n $((ngpu + 1)) $bin/pipebench run --backend nccl --schedule 1f1b -o $work/never2.h5 &&

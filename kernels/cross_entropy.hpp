@@ -78,7 +78,7 @@ double parallel_cross_entropy_forward(const TokenSource& src, const typename Vie
             Kokkos::Max<S>(mx));
         Kokkos::single(Kokkos::PerTeam(m), [&]() { maxima(r, rank) = mx; });
       });
-  Kokkos::fence();
+  E().fence();
   reduce(maxima, 0);
   Kokkos::parallel_for(
       "pipebench::parallel_cross_entropy_sum", Kokkos::TeamPolicy<E>(n, Kokkos::AUTO), KOKKOS_LAMBDA(const Team& m) {
@@ -102,7 +102,7 @@ double parallel_cross_entropy_forward(const TokenSource& src, const typename Vie
           sums(r, 1) = target_logit;
         });
       });
-  Kokkos::fence();
+  E().fence();
   reduce(sums, 1);
   const auto row_loss = alloc<Kokkos::View<double*, typename E::memory_space>>("pipebench::row_loss", n);
   const S inv_n = S(1) / static_cast<S>(n);

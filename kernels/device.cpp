@@ -157,14 +157,15 @@ bool device_spin(double seconds, const std::function<void()>& progress, double i
 #endif
 }
 
-std::shared_ptr<char> device_bytes(std::size_t bytes) {
+std::shared_ptr<char> device_bytes(std::size_t bytes, const char* label) {
 #ifdef KOKKOS_ENABLE_CUDA
   if (!device_build() || !Kokkos::is_initialized()) return nullptr;
   using Space = Kokkos::DefaultExecutionSpace::memory_space;
-  auto* p = static_cast<char*>(Kokkos::kokkos_malloc<Space>("pipebench::synthetic_activation", bytes ? bytes : 1));
+  auto* p = static_cast<char*>(Kokkos::kokkos_malloc<Space>(label, bytes ? bytes : 1));
   return std::shared_ptr<char>(p, [](char* q) { Kokkos::kokkos_free<Space>(q); });
 #else
   (void)bytes;
+  (void)label;
   return nullptr;
 #endif
 }

@@ -34,7 +34,8 @@ bool device_spin(double seconds, const std::function<void()>& progress = {}, dou
 
 // `bytes` of the default memory space (device memory in a device build), freed when the last owner
 // lets go; null in a host build or without Kokkos initialised (then the caller uses host memory).
-std::shared_ptr<char> device_bytes(std::size_t bytes);
+// `label` names the allocation in Kokkos' tools.
+std::shared_ptr<char> device_bytes(std::size_t bytes, const char* label = "pipebench::synthetic_activation");
 // Writes `value` to every byte of device memory from device_bytes() with a kernel, and waits for it.
 void device_fill(char* data, std::size_t bytes, int value);
 

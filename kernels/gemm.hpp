@@ -116,7 +116,7 @@ void column_sum_accumulate(const nodeduce<Kokkos::View<const S**, Kokkos::Layout
                            const Kokkos::View<S*, Kokkos::LayoutRight, D>& db) {
   using Mat = Kokkos::View<S**, Kokkos::LayoutRight, D>;
   const Mat ones = alloc<Mat>("pipebench::ones", 1, dy.extent(0));
-  Kokkos::deep_copy(ones, S(1));
+  Kokkos::deep_copy(typename D::execution_space(), ones, S(1));
   gemm('N', 'N', S(1), ones, dy, S(1), Mat(db.data(), 1, db.extent(0)));
 }
 

@@ -95,7 +95,7 @@ struct LayerStash {
 template <class S, class E>
 void all_reduce(const AllReduceHook<S, E>& hook, const typename Views<S, E>::Mat& m, TpPoint where) {
   if (!hook) return;
-  Kokkos::fence();
+  E().fence();
   hook(m, where);
 }
 

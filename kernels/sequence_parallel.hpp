@@ -41,7 +41,7 @@ struct SeqParallel {
   void gather(const Mat& local, TpPoint where, const Mat& full) const {
     const std::size_t m = local_rows(), h = local.extent(1), sl = local_seq(), s = static_cast<std::size_t>(seq);
     const Mat blocks = alloc<Mat>("pipebench::sp_gathered", m * static_cast<std::size_t>(t), h);
-    Kokkos::fence();
+    E().fence();
     all_gather(local, blocks, where);
     Kokkos::parallel_for(
         "pipebench::sp_unblock", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {static_cast<int>(m) * t, static_cast<int>(h)}),
@@ -65,7 +65,7 @@ struct SeqParallel {
           const auto q = static_cast<std::size_t>(r);
           blocks(r, j) = full(seq_full_row(q / m, q % m, sl, s), j);
         });
-    Kokkos::fence();
+    E().fence();
     reduce_scatter(blocks, local, where);
   }
   Mat scatter(const Mat& full, TpPoint where) const {

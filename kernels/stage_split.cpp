@@ -147,7 +147,8 @@ StageCosts stage_costs(const TransformerWorkloadConfig& c, int reps) {
   const auto filled = [&](const char* label) {
     Act a(std::string(label), static_cast<std::size_t>(c.micro_batch), static_cast<std::size_t>(c.seq),
           static_cast<std::size_t>(c.hidden));
-    Kokkos::deep_copy(a, S(0.01));
+    Kokkos::deep_copy(Kokkos::DefaultExecutionSpace(), a, S(0.01));
+    Kokkos::DefaultExecutionSpace().fence();
     return a;
   };
   const Act x = filled("pipebench::calibration_input"), dy = filled("pipebench::calibration_grad");

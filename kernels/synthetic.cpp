@@ -38,7 +38,7 @@ SyntheticWorkload::SyntheticWorkload(SyntheticConfig cfg, TpAllReduce tp_allredu
   if (!cfg_.stage_mult.empty() && static_cast<int>(cfg_.stage_mult.size()) != cfg_.stages_per_pipe)
     throw UsageError("stage cost list has " + std::to_string(cfg_.stage_mult.size()) + " entries, the pipeline has " +
                      std::to_string(cfg_.stages_per_pipe) + " stages (p*v)");
-  if (cfg_.tp_allreduce_bytes && tp_allreduce_) tp_buffer_.assign(cfg_.tp_allreduce_bytes, 0);
+  if (cfg_.tp_allreduce_bytes && tp_allreduce_) tp_buffer_ = comm_buffer(cfg_.tp_allreduce_bytes, "pipebench::synthetic_tp");
   // The default 50 us timer slack would add that much to every sleep: ask for 1 us.
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 }
@@ -90,14 +90,14 @@ void SyntheticWorkload::work_until(double deadline) {
 }
 
 void SyntheticWorkload::work_with_tp(double seconds, std::size_t allreduces, double start) {
-  if (tp_buffer_.empty() || allreduces == 0) return work_until(start + seconds);
+  if (!tp_buffer_ || allreduces == 0) return work_until(start + seconds);
   // Megatron's layer: compute, all-reduce, compute, all-reduce.
   const double slice = seconds / static_cast<double>(allreduces);
   double deadline = start;
   for (std::size_t i = 0; i < allreduces; ++i) {
     deadline = std::max(deadline, now()) + slice;
     work_until(deadline);
-    tp_allreduce_(tp_buffer_.data(), tp_buffer_.size(), 4);
+    tp_allreduce_(tp_buffer_.get(), cfg_.tp_allreduce_bytes, 4);
   }
 }
 
@@ -136,13 +136,13 @@ void SyntheticWorkload::release(int stage, int mb) {
 }
 
 void SyntheticWorkload::write_header(void* out, int stage, int mb) const {
-  if (!out || cfg_.device_messages || cfg_.p2p_bytes < sizeof(Header)) return;
+  if (!out || cfg_.device_buffers || cfg_.p2p_bytes < sizeof(Header)) return;
   const Header h{kMagic, stage, mb, step_};
   std::memcpy(out, &h, sizeof h);
 }
 
 void SyntheticWorkload::check_header(const void* in, int stage, int mb, const char* what) const {
-  if (!in || cfg_.device_messages || cfg_.p2p_bytes < sizeof(Header)) return;
+  if (!in || cfg_.device_buffers || cfg_.p2p_bytes < sizeof(Header)) return;
   Header h{};
   std::memcpy(&h, in, sizeof h);
   if (h.magic != kMagic || h.stage != stage || h.mb != mb || h.step != step_)
@@ -201,8 +201,19 @@ std::size_t SyntheticWorkload::grad_bytes(int) const { return cfg_.grad_bytes / 
 
 void* SyntheticWorkload::grad_data(int stage) {
   auto& g = grads_[stage];
-  if (g.size() != grad_bytes(stage)) g.assign(grad_bytes(stage), 0);
-  return g.data();
+  if (!g) g = comm_buffer(grad_bytes(stage), "pipebench::synthetic_gradients");
+  return g.get();
+}
+
+std::shared_ptr<char> SyntheticWorkload::comm_buffer(std::size_t bytes, const char* label) const {
+  if (cfg_.device_buffers) {
+    if (std::shared_ptr<char> d = device_bytes(bytes, label)) {
+      device_fill(d.get(), bytes, 0);
+      return d;
+    }
+    throw Error("synthetic workload: device buffers asked for, but this build's Kokkos has no device memory");
+  }
+  return std::shared_ptr<char>(new char[bytes ? bytes : 1](), std::default_delete<char[]>());
 }
 
 }  // namespace pipebench::kernels

@@ -24,9 +24,10 @@ struct SyntheticConfig {
   bool spin = false;  // busy-wait instead of sleeping
   std::size_t activation_bytes = 0;  // per micro-batch for the whole share (a chunk holds 1/v)
   std::size_t p2p_bytes = 0;    // per micro-batch message between stages
-  // The messages are device memory (NCCL): no header is written or checked in them (the MPI backend's
-  // host messages carry one naming stage, micro-batch and step, checked on arrival).
-  bool device_messages = false;
+  // Every buffer handed to a communicator is device memory (NCCL): the boundary messages, the
+  // tensor-parallel all-reduce buffer and the gradients. No header is written or checked in the messages
+  // then (the MPI backend's host messages carry one naming stage, micro-batch and step, checked on arrival).
+  bool device_buffers = false;
   std::size_t tp_allreduce_bytes = 0;  // per all-reduce; two in F and two in I (Megatron's pattern)
   std::size_t grad_bytes = 0;          // weight gradients for the whole share (a chunk holds 1/v)
 };
@@ -48,6 +49,7 @@ class SyntheticWorkload final : public Workload {
                         const void* grad_out, void* grad_in) override;
   std::size_t grad_bytes(int stage) const override;
   void* grad_data(int stage) override;
+  bool grads_hold_values() const override { return false; }
   void optimizer_step() override {}
   std::int64_t held_activation_bytes() const override { return held_; }
   std::int64_t take_peak_activation_bytes() override {
@@ -69,17 +71,19 @@ class SyntheticWorkload final : public Workload {
   void release(int stage, int mb);
   void check_header(const void* in, int stage, int mb, const char* what) const;
   void write_header(void* out, int stage, int mb) const;
+  // `bytes` of zeroes for a communicator: device memory with device_buffers, else host memory.
+  std::shared_ptr<char> comm_buffer(std::size_t bytes, const char* label) const;
 
   SyntheticConfig cfg_;
   TpAllReduce tp_allreduce_;
-  std::vector<char> tp_buffer_;
+  std::shared_ptr<char> tp_buffer_;  // tp_allreduce_bytes, when there are TP all-reduces
   // Activation memory: device memory in a device build (kernels/device.hpp), else host memory.
   std::map<std::pair<int, int>, std::shared_ptr<char>> held_buffers_;
   std::vector<std::shared_ptr<char>> spare_;  // released activation buffers, reused by hold()
   bool device_memory_ = false;  // the buffers above come from device_bytes()
   std::int64_t held_ = 0;
   std::int64_t peak_ = 0;
-  std::map<int, std::vector<char>> grads_;
+  std::map<int, std::shared_ptr<char>> grads_;  // grad_bytes(stage) each
   int step_ = 0;
 };
 

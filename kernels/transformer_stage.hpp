@@ -5,8 +5,9 @@
 // schedule allows (F before I before W for one micro-batch), holding each micro-batch's stash from its F
 // to its W. Weight gradients accumulate (+=) over micro-batches until zero_grad().
 //
-// Every call returns with its device work finished (Kokkos::fence), so a caller may time it and hand its
-// output to MPI without synchronising. Library code: Kokkos must already be initialised by the program.
+// Every call returns with its device work finished (a fence of the execution space instance, never of
+// the whole device, which would wait for communication posted ahead on other streams), so a caller may
+// time it and hand its output to MPI or NCCL without synchronising. Library code: Kokkos must already be initialised by the program.
 #include "kernels/embedding.hpp"
 #include "kernels/head.hpp"
 #include "kernels/layer.hpp"
@@ -192,7 +193,7 @@ template <class S, class E>
 typename TransformerStage<S, E>::Activations TransformerStage<S, E>::owned(const Activations& a) const {
   if (a.use_count() > 0) return a;  // reference-counted: keeping it keeps the memory
   Activations copy = alloc<Activations>("pipebench::stage_boundary", a.extent(0), a.extent(1), a.extent(2));
-  Kokkos::deep_copy(copy, a);
+  Kokkos::deep_copy(E(), copy, a);
   return copy;
 }
 
@@ -237,7 +238,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
       const Matrix xlm = as_matrix<Matrix>(xl, sp_.local_rows(), x.extent(2));
       if (cfg_.vocab_split()) {
         embedding_forward_partial<S, E>(tokens(mb), wte_, vocab_start(), xm);
-        Kokkos::fence();
+        E().fence();
         sp_.scatter(xm, TpPoint::embedding_forward, xlm);
         embedding_add_positions<S, E>(cfg_.local_seq(), wpe_, xlm, cfg_.tp_rank * cfg_.local_seq());
       } else {
@@ -273,7 +274,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     x = Activations();
   }
   in_flight_[mb] = std::move(st);
-  Kokkos::fence();
+  E().fence();
   return x;
 }
 
@@ -301,14 +302,14 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
     between_layers();
   }
   st.phase = Phase::input_done;
-  Kokkos::fence();
+  E().fence();
   if (cfg_.embedding) {
     if (sp()) {  // the mirror of F's reduce-scatter: the embedding's W reads every row
       st.embedding_grad = alloc<Activations>("pipebench::embedding_grad", dx.extent(0),
                                              static_cast<std::size_t>(cfg_.seq), dx.extent(2));
       sp_.gather(as_matrix<Matrix>(dx, sp_.local_rows(), dx.extent(2)), TpPoint::embedding_backward,
                  as_matrix<Matrix>(st.embedding_grad, shape_.rows(), dx.extent(2)));
-      Kokkos::fence();
+      E().fence();
     } else {
       st.embedding_grad = dx;
     }
@@ -329,7 +330,7 @@ void TransformerStage<S, E>::backward_weight(int mb) {
     embedding_backward_weight<S, E>(
         tokens(mb), as_matrix<Matrix>(st.embedding_grad, shape_.rows(), st.embedding_grad.extent(2)), gwte_, gwpe_,
         vocab_start());
-  Kokkos::fence();
+  E().fence();
   in_flight_.erase(mb);
 }
 
@@ -377,21 +378,22 @@ void TransformerStage<S, E>::sum_sequence_parallel_grads() {
   const Matrix packed = alloc<Matrix>("pipebench::layernorm_grads", 1, total);
   std::size_t at = 0;
   for (const Flat& p : parts) {
-    Kokkos::deep_copy(Flat(packed.data() + at, p.extent(0)), p);
+    Kokkos::deep_copy(E(), Flat(packed.data() + at, p.extent(0)), p);
     at += p.extent(0);
   }
   reduce(packed, TpPoint::layernorm_grads);
   at = 0;
   for (const Flat& p : parts) {
-    Kokkos::deep_copy(p, Flat(packed.data() + at, p.extent(0)));
+    Kokkos::deep_copy(E(), p, Flat(packed.data() + at, p.extent(0)));
     at += p.extent(0);
   }
-  Kokkos::fence();
+  E().fence();
 }
 
 template <class S, class E>
 void TransformerStage<S, E>::zero_grad() {
-  Kokkos::deep_copy(grads_, S(0));
+  Kokkos::deep_copy(E(), grads_, S(0));
+  E().fence();
   losses_.clear();
 }
 

@@ -90,6 +90,15 @@ class TransformerWorkload final : public Workload {
     }
   }
 
+  // The next configuration may have other shapes: what this one cached goes back (kernels/view_cache.hpp).
+  ~TransformerWorkload() override {
+    stages_.clear();
+    adam_state_.clear();
+    in_ = Act();
+    grad_ = Act();
+    trim_view_cache();
+  }
+
   std::string name() const override { return "transformer"; }
   std::size_t p2p_bytes() const override {
     return static_cast<std::size_t>(c_.micro_batch) * static_cast<std::size_t>(local_seq()) *
@@ -158,7 +167,7 @@ class TransformerWorkload final : public Workload {
           "pipebench::sgd", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, w.extent(0)),
           KOKKOS_LAMBDA(const std::size_t i) { w(i) -= lr * g(i); });
     }
-    Kokkos::fence();
+    Kokkos::DefaultExecutionSpace().fence();
   }
 
   void* weight_data(int st) override { return at(st).weights().data(); }
@@ -173,7 +182,7 @@ class TransformerWorkload final : public Workload {
       Kokkos::parallel_for(
           "pipebench::sgd", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(lo, hi),
           KOKKOS_LAMBDA(const std::size_t i) { w(i) -= lr * g(i); });
-      Kokkos::fence();
+      Kokkos::DefaultExecutionSpace().fence();
       return;
     }
     // State for exactly this range, made at its first step (zero, as Adam starts).
@@ -188,7 +197,7 @@ class TransformerWorkload final : public Workload {
     const Flat g(stage.gradients().data() + lo, hi - lo);
     adam_update<S, Kokkos::DefaultExecutionSpace>(stage.weights(), g, state.first, state.second, lo, hi, adam_step_, a,
                                                   stage.parameters());
-    Kokkos::fence();
+    Kokkos::DefaultExecutionSpace().fence();
   }
   bool tied_copy(int st, std::size_t& offset, std::size_t& count) const override {
     const Stage& stage = at(st);
@@ -241,11 +250,13 @@ class TransformerWorkload final : public Workload {
     if (it == stages_.end()) throw Error("transformer workload: stage " + std::to_string(st) + " is not on this rank");
     return *it->second;
   }
-  // Message buffers are host memory (the MPI backend's). Where the stages run in host-accessible
-  // memory a buffer is used in place as an unmanaged [b, s, h] view (the stage copies what it keeps);
-  // on a device it is copied through one device staging buffer per direction.
+  // Message buffers are host memory (the MPI backend's) or, with device_messages, the kernels' memory
+  // (NCCL's). Where the message and the stages share a memory space a buffer is used in place as an
+  // unmanaged [b, s, h] view (the stage copies what it keeps); host messages on a device are copied
+  // through one device staging buffer per direction.
   using HostAct = Kokkos::View<S***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   static constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Act::memory_space>::accessible;
+  using Exec = Kokkos::DefaultExecutionSpace;
   template <class V>
   V wrap(const void* p) const {
     return V(static_cast<S*>(const_cast<void*>(p)), static_cast<std::size_t>(c_.micro_batch),
@@ -253,21 +264,18 @@ class TransformerWorkload final : public Workload {
   }
   Act input(const void* p, Act& staging) const {
     if (!p) return Act();
-    if constexpr (host_memory) {
-      return wrap<Act>(p);
-    } else {
-      if (!staging.data()) staging = alloc<Act>("pipebench::staging", c_.micro_batch, local_seq(), c_.hidden);
-      Kokkos::deep_copy(staging, wrap<HostAct>(p));
-      return staging;
-    }
+    if (host_memory || c_.device_messages) return wrap<Act>(p);
+    if (!staging.data()) staging = alloc<Act>("pipebench::staging", c_.micro_batch, local_seq(), c_.hidden);
+    Kokkos::deep_copy(Exec(), staging, wrap<HostAct>(p));
+    return staging;
   }
   void output(void* p, const Act& y) const {
     if (!p) return;
-    if constexpr (host_memory) {
-      Kokkos::deep_copy(wrap<Act>(p), y);
-    } else {
-      Kokkos::deep_copy(wrap<HostAct>(p), y);
-    }
+    if (host_memory || c_.device_messages)
+      Kokkos::deep_copy(Exec(), wrap<Act>(p), y);
+    else
+      Kokkos::deep_copy(Exec(), wrap<HostAct>(p), y);
+    Exec().fence();
   }
   int sample(int mb) const { return c_.mb_offset + mb; }
   // Positions per sequence in a stage's input and output (s/t under sequence parallelism).
@@ -297,17 +305,17 @@ template <class S>
 double gemm_rate(int rows, int inner, int cols, double seconds) {
   using Mat = typename Views<S, Kokkos::DefaultExecutionSpace>::Mat;
   Mat a("pipebench::gemm_a", rows, inner), b("pipebench::gemm_b", inner, cols), c("pipebench::gemm_c", rows, cols);
-  Kokkos::deep_copy(a, S(0.5));
-  Kokkos::deep_copy(b, S(0.25));
+  Kokkos::deep_copy(Kokkos::DefaultExecutionSpace(), a, S(0.5));
+  Kokkos::deep_copy(Kokkos::DefaultExecutionSpace(), b, S(0.25));
   using clock = std::chrono::steady_clock;
   gemm<S>('N', 'N', S(1), a, b, S(0), c);  // warm-up
-  Kokkos::fence();
+  Kokkos::DefaultExecutionSpace().fence();
   const auto start = clock::now();
   int reps = 0;
   double elapsed = 0;
   do {
     gemm<S>('N', 'N', S(1), a, b, S(0), c);
-    Kokkos::fence();
+    Kokkos::DefaultExecutionSpace().fence();
     ++reps;
     elapsed = std::chrono::duration<double>(clock::now() - start).count();
   } while (elapsed < seconds);

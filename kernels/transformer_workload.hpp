@@ -48,6 +48,9 @@ struct TransformerWorkloadConfig {
   bool sequence_parallel = false;  // kernels/transformer_config.hpp; needs tp_size > 1 and seq % tp_size == 0
   // Micro-batch k of this pipeline reads data sample mb_offset + k (data-parallel replicas differ).
   int mb_offset = 0;
+  // The stage-boundary messages are the kernels' own memory (NCCL's device buffers), used in place;
+  // else host memory (the MPI backend's), staged through device memory in a device build.
+  bool device_messages = false;
 };
 
 // Layers of each stage of a model copy with `stages` stages: `given` if not empty (checked: one entry

@@ -3,6 +3,8 @@
 // and the execution space E; memory lives in E's default memory space.
 #include <Kokkos_Core.hpp>
 
+#include "kernels/view_cache.hpp"
+
 #include <cstddef>
 #include <string>
 
@@ -24,10 +26,11 @@ struct Views {
 };
 
 // Uninitialised allocation: every buffer below is fully written before it is read, and zero-filling
-// large activations would cost a memory pass per tensor.
+// large activations would cost a memory pass per tensor. From a cache of released views of the same
+// type and extents (kernels/view_cache.hpp), so that a steady training step allocates nothing.
 template <class V, class... Extents>
 V alloc(const char* label, Extents... extents) {
-  return V(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), static_cast<std::size_t>(extents)...);
+  return detail::ViewCache<V>::get().take(label, extents...);
 }
 
 // A rank-2 alias of contiguous memory (not reference-counted: the owner must outlive it).

@@ -64,6 +64,9 @@ class Workload {
   virtual std::size_t grad_bytes(int stage) const = 0;
   virtual void* grad_data(int stage) = 0;
   virtual int element_bytes() const { return 4; }
+  // False where the gradients are bytes to move, not values (the synthetic workload): the executor
+  // still sends them where a step would, but sums nothing on the host (they may be device memory).
+  virtual bool grads_hold_values() const { return true; }
   virtual void optimizer_step() = 0;
   // Called once per step for each of the rank's stages, after its last backward and before its
   // gradients are read, reduced over the data-parallel group or stepped: work that completes the

@@ -28,7 +28,53 @@ std::string wrong_text(std::int64_t w) {
   return b;
 }
 
+// One row object. `context`: with the result's op, group, groups, group_size, backend, dtype and redop,
+// as the flat list of `comm --json`; else the row's own fields, as under its result in `report --json`.
+nlohmann::ordered_json row_json(const CommResult& r, const CommBenchRow& row, bool context) {
+  nlohmann::ordered_json j;
+  if (context) {
+    j["op"] = r.op;
+    j["group"] = r.group;
+    j["groups"] = r.groups;
+    j["group_size"] = r.group_size;
+    j["backend"] = r.backend;
+  }
+  j["bytes"] = row.bytes;
+  j["count"] = row.count;
+  if (context) {
+    j["dtype"] = get(r, "dtype", "float");
+    j["redop"] = get(r, "redop", "none");
+  }
+  j["in_place"] = row.in_place != 0;
+  j["time_us"] = row.time_us;
+  j["time_us_min"] = row.time_us_min;
+  j["time_us_max"] = row.time_us_max;
+  j["algbw_GBps"] = row.algbw_GBps;
+  j["busbw_GBps"] = row.busbw_GBps;
+  if (row.wrong >= 0) j["wrong"] = row.wrong;
+  else j["wrong"] = nullptr;
+  if (r.op == "latency") j["latency_us"] = row.latency_us;
+  if (r.op == "bw" || r.op == "bibw") j["bandwidth_MBps"] = row.bandwidth_MBps;
+  return j;
+}
+
 }  // namespace
+
+std::string comm_device_lines(const std::vector<RankPlace>& ranks) {
+  std::string s;
+  for (const auto& p : ranks) {
+    char line[400];
+    std::snprintf(line, sizeof line, "#  Rank %2d Group %2d Pid %6d on %10s device ", p.rank, p.group, p.pid, p.host.c_str());
+    s += line;
+    if (p.device < 0) {
+      s += "host memory (MPI)\n";
+    } else {
+      std::snprintf(line, sizeof line, "%2d [%s] %s\n", p.device, p.pci_bus.c_str(), p.device_name.c_str());
+      s += line;
+    }
+  }
+  return s;
+}
 
 std::string comm_table_head(const CommResult& r) {
   const bool spread = several(r);
@@ -138,35 +184,43 @@ std::string comm_footer(const CommResult& r) {
   else
     std::snprintf(buf, sizeof buf, "# Out of bounds values : N/A (-c 0)\n");
   s += buf;
-  std::snprintf(buf, sizeof buf, "# Avg bus bandwidth    : %g\n", n ? bus / n : 0.0);
-  s += buf;
+  // nccl-tests closes every one of its tests (sendrecv included, busbw = algbw) with the mean busbw over
+  // the rows, out of place and in place; OSU's latency, bw and bibw print their figure per size only,
+  // and a mean of their bytes/time over the sizes would be no figure of either tool.
+  if (!p2p(r)) {
+    std::snprintf(buf, sizeof buf, "# Avg bus bandwidth    : %g\n", n ? bus / n : 0.0);
+    s += buf;
+  }
   return s + comm_fit_line(r);
 }
 
 nlohmann::ordered_json comm_rows_json(const CommResult& r) {
   auto out = nlohmann::ordered_json::array();
-  for (const auto& row : r.rows) {
-    nlohmann::ordered_json j;
-    j["op"] = r.op;
-    j["group"] = r.group;
-    j["groups"] = r.groups;
-    j["group_size"] = r.group_size;
-    j["backend"] = r.backend;
-    j["bytes"] = row.bytes;
-    j["count"] = row.count;
-    j["dtype"] = get(r, "dtype", "float");
-    j["redop"] = get(r, "redop", "none");
-    j["in_place"] = row.in_place != 0;
-    j["time_us"] = row.time_us;
-    j["time_us_min"] = row.time_us_min;
-    j["time_us_max"] = row.time_us_max;
-    j["algbw_GBps"] = row.algbw_GBps;
-    j["busbw_GBps"] = row.busbw_GBps;
-    if (row.wrong >= 0) j["wrong"] = row.wrong;
-    else j["wrong"] = nullptr;
-    if (r.op == "latency") j["latency_us"] = row.latency_us;
-    if (r.op == "bw" || r.op == "bibw") j["bandwidth_MBps"] = row.bandwidth_MBps;
-    out.push_back(std::move(j));
+  for (const auto& row : r.rows) out.push_back(row_json(r, row, true));
+  return out;
+}
+
+nlohmann::ordered_json comm_results_json(const std::vector<StoredComm>& comms) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& c : comms) {
+    const CommResult& r = c.result;
+    const auto date = r.metadata.find("date_utc");
+    out.push_back({{"id", c.id},
+                   {"op", r.op},
+                   {"group", r.group},
+                   {"groups", r.groups},
+                   {"group_size", r.group_size},
+                   {"one_group", r.one_group != 0},
+                   {"mapping", r.mapping},
+                   {"backend", r.backend},
+                   {"config", r.config},
+                   {"date_utc", date == r.metadata.end() ? nlohmann::ordered_json() : nlohmann::ordered_json(date->second)},
+                   {"fit", {{"alpha_s", r.fit.alpha_s},
+                            {"beta_Bps", r.fit.beta_Bps},
+                            {"max_rel_error", r.fit.max_rel_error},
+                            {"points", r.fit.points}}},
+                   {"rows", nlohmann::ordered_json::array()}});
+    for (const auto& row : r.rows) out.back()["rows"].push_back(row_json(r, row, false));
   }
   return out;
 }

@@ -86,8 +86,11 @@ struct Comparison {
   std::vector<CompareGroup> groups;
   std::optional<double> geomean_step_ratio;  // over every match
   int significant = 0, insignificant = 0, unknown = 0;  // step time differences
+  // The noise floor of significance (--threshold, a fraction): |B/A - 1| below it is never significant.
+  double threshold = 0;
   // Communication results matched by op, group, groups, group size, backend and mapping: busbw per
-  // size in both, significant when the min-max time ranges do not overlap.
+  // size in both, significant when the min-max time ranges do not overlap and busbw B/A is at least
+  // `threshold` away from 1.
   struct CommSize {
     std::int64_t bytes = 0;
     double busbw_a = 0, busbw_b = 0;

@@ -7,13 +7,13 @@
 #include <sstream>
 
 #include "analysis/generators.hpp"
+#include "bench/render/legend.hpp"
 
 namespace pipebench::bench {
 
 namespace {
 
 constexpr double kLeft = 70, kRight = 18, kTop = 34, kAxisBelow = 44, kLegendLine = 18;
-constexpr double kCharWidth = 0.6;  // average sans-serif glyph width, em
 
 std::string px(double x) {
   char buf[32];
@@ -95,29 +95,8 @@ void open_svg(std::ostringstream& o, const PlotOptions& opt, double height) {
     << "</text>\n";
 }
 
-struct LegendItem {
-  std::string colour, text;
-  SeriesStyle style = SeriesStyle::points;
-  bool bar = false;
-  double x = 0;
-  int line = 0;
-};
-
-int layout_legend(std::vector<LegendItem>& items, double left, double right) {
-  double x = left;
-  int line = 0;
-  for (auto& it : items) {
-    const double w = 26 + kCharWidth * 12 * static_cast<double>(it.text.size()) + 14;
-    if (x > left && x + w > right) {
-      x = left;
-      ++line;
-    }
-    it.x = x;
-    it.line = line;
-    x += w;
-  }
-  return items.empty() ? 0 : line + 1;
-}
+// A legend entry: a 20 px line or box and 6 px to its text; 14 px to the next entry.
+constexpr double kSwatch = 26, kGap = 14;
 
 void draw_legend(std::ostringstream& o, const std::vector<LegendItem>& items, double y0) {
   o << "<g class=\"legend\" font-size=\"12\">\n";
@@ -224,7 +203,7 @@ std::string render_plot(const PlotOptions& opt, const std::vector<PlotSeries>& s
   }
   std::vector<LegendItem> legend;
   for (const auto& s : series) legend.push_back({s.colour, s.name, s.style});
-  const int lines = layout_legend(legend, kLeft, opt.width - kRight);
+  const int lines = layout_legend(legend, kSwatch, kGap, kLeft, opt.width - kRight);
   const double height = opt.height + lines * kLegendLine;
   Axis x{xmin, xmax, opt.log_x, kLeft, opt.width - kRight};
   Axis y{ymin, ymax, opt.log_y, opt.height - kAxisBelow, kTop};
@@ -285,7 +264,7 @@ std::string render_bars(const PlotOptions& opt, const std::vector<std::string>& 
   if (ymax <= 0) ymax = 1;
   std::vector<LegendItem> legend;
   for (const auto& s : series) legend.push_back({s.colour, s.name, SeriesStyle::points, true});
-  const int lines = layout_legend(legend, kLeft, opt.width - kRight);
+  const int lines = layout_legend(legend, kSwatch, kGap, kLeft, opt.width - kRight);
   const double height = opt.height + lines * kLegendLine;
   Axis y{0, ymax, false, opt.height - kAxisBelow, kTop};
   const std::vector<Tick> yt = linear_ticks(y, 5, false);
@@ -337,7 +316,7 @@ std::string render_stacked(const PlotOptions& opt, const std::vector<std::string
   const double plot_h = pitch * static_cast<double>(rows.size());
   std::vector<LegendItem> legend;
   for (const auto& p : parts) legend.push_back({p.colour, p.name, SeriesStyle::points, true});
-  const int lines = layout_legend(legend, left, opt.width - kRight);
+  const int lines = layout_legend(legend, kSwatch, kGap, left, opt.width - kRight);
   const double height = kTop + plot_h + kAxisBelow + lines * kLegendLine + 8;
   Axis x{0, xmax, false, left, opt.width - kRight};
   Axis y{0, 1, false, kTop + plot_h, kTop};

@@ -10,6 +10,7 @@
 
 #include "analysis/metrics.hpp"
 #include "analysis/text.hpp"
+#include "bench/render/legend.hpp"
 
 namespace pipebench::bench {
 
@@ -20,7 +21,6 @@ namespace {
 constexpr double kRight = 24;
 constexpr double kAxisHeight = 40;
 constexpr double kLegendLine = 20;
-constexpr double kCharWidth = 0.6;  // average glyph width of sans-serif digits, in em
 constexpr double kMaxLabel = 11, kMinLabel = 5;
 
 struct Rgb {
@@ -111,29 +111,8 @@ int max_actions_per_rank(const Schedule& s) {
   return static_cast<int>(n);
 }
 
-// Legend entries (a swatch and its text, or a note without swatch), wrapped into lines that fit.
-struct LegendItem {
-  std::string fill;  // empty: a note
-  std::string text;
-  double x = 0;
-  int line = 0;
-};
-
-int layout_legend(std::vector<LegendItem>& items, double left, double right) {
-  double x = left;
-  int line = 0;
-  for (auto& it : items) {
-    const double w = (it.fill.empty() ? 0 : 19) + kCharWidth * 12 * static_cast<double>(it.text.size()) + 16;
-    if (x > left && x + w > right) {
-      x = left;
-      ++line;
-    }
-    it.x = x;
-    it.line = line;
-    x += w;
-  }
-  return line + 1;
-}
+// A legend entry: a 14 px box and 5 px to its text; 16 px to the next entry.
+constexpr double kSwatch = 19, kGap = 16;
 
 }  // namespace
 
@@ -169,7 +148,7 @@ void write_svg(std::ostream& o, const Schedule& s, const Timeline& timeline, con
   legend.push_back({"url(#idle)", "idle"});
   if (!held.empty() && *std::max_element(held.begin(), held.end()) > 1)
     legend.push_back({"", "lighter tint: later chunk of the rank; sN: stage N"});
-  const int legend_lines = layout_legend(legend, kSvgLeft, width - kRight);
+  const int legend_lines = layout_legend(legend, kSwatch, kGap, kSvgLeft, width - kRight);
   const double height = rows_bottom + kAxisHeight + legend_lines * kLegendLine + 12;
   const Display disp = display_unit(opt.time_unit, makespan);
 
@@ -266,13 +245,13 @@ void write_svg(std::ostream& o, const Schedule& s, const Timeline& timeline, con
   o << "<g font-size=\"12\">\n";
   for (const auto& it : legend) {
     const double y = ly + it.line * kLegendLine;
-    if (it.fill.empty()) {
+    if (it.colour.empty()) {
       o << "<text x=\"" << px(it.x) << "\" y=\"" << px(y + 11) << "\" fill=\"#444444\">" << xml_escape(it.text)
         << "</text>\n";
       continue;
     }
     o << "<rect class=\"legend\" x=\"" << px(it.x) << "\" y=\"" << px(y) << "\" width=\"14\" height=\"14\" fill=\""
-      << it.fill << "\" stroke=\"#999999\" stroke-width=\"0.5\"/><text x=\"" << px(it.x + 19) << "\" y=\""
+      << it.colour << "\" stroke=\"#999999\" stroke-width=\"0.5\"/><text x=\"" << px(it.x + 19) << "\" y=\""
       << px(y + 11) << "\">" << xml_escape(it.text) << "</text>\n";
   }
   o << "</g>\n</svg>\n";

@@ -71,6 +71,7 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
     kernels::TransformerWorkloadConfig m = pl.model;
     m.tp_rank = me.tp;
     m.mb_offset = me.dp * s.m;  // data-parallel replicas read different samples
+    m.device_messages = rs.backend == "nccl";
     // Measured once per shape in a sweep: the configurations of one model share it.
     static std::map<std::tuple<int, int, int, bool>, double> measured;
     const auto shape = std::make_tuple(m.seq * m.micro_batch, m.hidden, 4 * m.hidden / m.tp_size, m.fp64);
@@ -94,7 +95,7 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
   sc.spin = y.spin;
   sc.activation_bytes = y.activation_bytes;
   sc.p2p_bytes = y.p2p_bytes;
-  sc.device_messages = rs.backend == "nccl";
+  sc.device_buffers = rs.backend == "nccl";
   sc.tp_allreduce_bytes = y.tp_allreduce_bytes;
   sc.grad_bytes = y.dp_grad_bytes;
   return std::make_unique<kernels::SyntheticWorkload>(sc, tp);

@@ -28,32 +28,26 @@ std::string device_refusal(const kernels::DeviceInfo& dev, bool nccl_built, cons
     return "--backend nccl needs one GPU per rank: " + std::to_string(ranks_per_node) +
            " ranks run on rank 0's node, which has " + std::to_string(dev.count) + " GPU(s); start at most " +
            std::to_string(dev.count) + " ranks per node or use --backend mpi";
-  // The MPI backend's all-reduces take the workload's own buffers: a transformer's gradients and
-  // activations live in device memory in a device build, and this MPI is not CUDA-aware.
-  if (dev.device_build && !nccl && rs.workload == WorkloadKind::transformer) {
+  if (!dev.device_build || rs.workload != WorkloadKind::transformer) return {};
+  // The transformer's gradients and activations live in device memory in a device build. The MPI
+  // backend's all-reduces would take them as they are, and this MPI is not CUDA-aware (NCCL takes them).
+  if (!nccl) {
     std::vector<Mapping> maps = rs.mappings;
     if (maps.empty()) maps.push_back({1, world_size, 1});
     for (const auto& mp : maps)
       if (mp.t > 1 || mp.d > 1)
         return "--mapping " + to_string(mp) + ": tensor- and data-parallel all-reduces of the transformer would "
-               "hand device memory to MPI, which is not CUDA-aware here; use pipeline-only mappings 1xPx1 on a " +
-               dev.space + " build (docs/gpu.md)";
+               "hand device memory to MPI, which is not CUDA-aware here; use --backend nccl, or pipeline-only "
+               "mappings 1xPx1 on a " + dev.space + " build (docs/gpu.md)";
   }
-  // Over NCCL, `run` carries the pipeline's messages (device buffers, one link per direction: bench/run/
-  // links.hpp). The synthetic workload's TP and DP buffers are host memory, and the transformer's kernels
-  // synchronise the whole device, which would wait for the receives posted ahead on the links.
-  if (nccl && rs.workload == WorkloadKind::transformer)
-    return "--backend nccl runs the synthetic workload only: the transformer's kernels synchronise the whole "
-           "device, which would wait for the receives posted ahead; use --backend mpi (docs/gpu.md)";
-  if (nccl) {
-    std::vector<Mapping> maps = rs.mappings;
-    if (maps.empty()) maps.push_back({1, world_size, 1});
-    for (const auto& mp : maps)
-      if (mp.t > 1 || mp.d > 1)
-        return "--mapping " + to_string(mp) + ": --backend nccl carries pipeline messages only (its tensor- and "
-               "data-parallel buffers would be host memory); use pipeline-only mappings 1xPx1 or --backend mpi "
-               "(docs/gpu.md)";
-  }
+  // DualPipe's twin stages and tied embeddings sum their gradient copies in host memory.
+  for (const auto& name : rs.schedules)
+    if (name == "dualpipe")
+      return "--schedule dualpipe: the transformer's two model copies sum their gradients in host memory, "
+             "and on a " + dev.space + " build they are device memory; use dualpipev (docs/gpu.md)";
+  if (rs.model.tie_embeddings)
+    return "--tie-embeddings: the tied copies sum their gradients in host memory, and on a " + dev.space +
+           " build they are device memory (docs/gpu.md)";
   return {};
 }
 

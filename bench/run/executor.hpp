@@ -4,6 +4,7 @@
 // step. Every action and every communication is recorded with this rank's clock (MPI_Wtime); the
 // caller aligns clocks and turns records into metrics (bench/run/measure.hpp).
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -164,6 +165,7 @@ class Executor {
     std::vector<unsigned char> send, recv;  // ZeRO-1: padded copies (the bucket, this rank's shard)
   };
   std::vector<PendingDp> dp_pending_;
+  std::map<int, comm::Buffer> twin_recv_;  // DualPipe: each stage's receive buffer for its twin's gradients
   std::unique_ptr<comm::Roll> own_roll_;
   std::vector<comm::Buffer> pool_;
   double waited_ = 0;

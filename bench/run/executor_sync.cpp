@@ -143,22 +143,20 @@ void Executor::sync_copies() {
   if (s_.pipes != 2) return;
   const int per = s_.stages_per_pipe();
   const auto elem = static_cast<std::size_t>(w_.element_bytes());
+  // The synthetic workload's gradients are bytes to move (device memory over NCCL): exchanged, not summed.
+  const bool sum = w_.grads_hold_values();
   // Tags past every pipeline message's ((mb * S + stage) * 2 + 1) and the embedding group's (0).
   const int base = (s_.m * s_.num_stages() + s_.num_stages()) * 2;
-  struct Twin {
-    int stage, twin;
-    std::vector<unsigned char> other;
-  };
-  std::vector<Twin> twins;
-  twins.reserve(s_.stages_of_rank(me_).size());  // the receive buffers must not move
+  std::vector<int> received;  // stages whose twin's gradients arrived in twin_recv_
   std::vector<comm::Request> reqs;
   CommRecord rec;
+  pp_.group_start();  // NCCL: each pair of ranks sends and receives at once
   for (int st : s_.stages_of_rank(me_)) {
     const int twin = st < per ? st + per : st - per;
     const std::size_t bytes = w_.grad_bytes(st);
     if (bytes == 0) continue;
     if (s_.stage_rank[twin] == me_) {  // both copies of this depth here (odd p): sum in place, once
-      if (st < per) {
+      if (sum && st < per) {
         auto* a = static_cast<unsigned char*>(w_.grad_data(st));
         std::vector<unsigned char> b(static_cast<unsigned char*>(w_.grad_data(twin)),
                                      static_cast<unsigned char*>(w_.grad_data(twin)) + bytes);
@@ -171,26 +169,30 @@ void Executor::sync_copies() {
       continue;
     }
     const int peer = s_.stage_rank[twin], tag = base + s_.depth_of_stage(st);
-    twins.push_back({st, twin, std::vector<unsigned char>(bytes)});
+    // The receive buffer is the communicator's memory (device memory under NCCL), kept across steps.
+    comm::Buffer& other = twin_recv_[st];
+    if (other.bytes() != bytes) other = pp_.allocate(bytes);
+    received.push_back(st);
     rec = pp_record(CommKind::AllReduce, peer, st, -1, tag);
     rec.bytes = static_cast<std::int64_t>(bytes);
     rec.t_posted = now();
-    reqs.push_back(pp_.irecv(twins.back().other.data(), bytes, peer, tag));
+    reqs.push_back(pp_.irecv(other.data(), bytes, peer, tag));
     reqs.push_back(pp_.isend(w_.grad_data(st), bytes, peer, tag));
   }
+  pp_.group_end();
   if (reqs.empty()) return;
   pp_.wait_all(reqs);
   rec.t_done = now();
-  for (Twin& t : twins) {
-    const std::size_t n = t.other.size() / elem;
-    if (elem == 8)
-      add_twin(static_cast<double*>(w_.grad_data(t.stage)), reinterpret_cast<const double*>(t.other.data()),
-               t.stage < per, n);
-    else
-      add_twin(static_cast<float*>(w_.grad_data(t.stage)), reinterpret_cast<const float*>(t.other.data()),
-               t.stage < per, n);
-    CommRecord r = pp_record(CommKind::AllReduce, s_.stage_rank[t.twin], t.stage, -1, base + s_.depth_of_stage(t.stage));
-    r.bytes = static_cast<std::int64_t>(t.other.size());
+  for (int st : received) {
+    const int twin = st < per ? st + per : st - per;
+    const comm::Buffer& other = twin_recv_.at(st);
+    const std::size_t n = other.bytes() / elem;
+    if (sum && elem == 8)
+      add_twin(static_cast<double*>(w_.grad_data(st)), static_cast<const double*>(other.data()), st < per, n);
+    else if (sum)
+      add_twin(static_cast<float*>(w_.grad_data(st)), static_cast<const float*>(other.data()), st < per, n);
+    CommRecord r = pp_record(CommKind::AllReduce, s_.stage_rank[twin], st, -1, base + s_.depth_of_stage(st));
+    r.bytes = static_cast<std::int64_t>(other.bytes());
     r.t_posted = rec.t_posted;
     r.t_done = rec.t_done;
     note(r);

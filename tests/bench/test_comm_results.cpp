@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "bench/render/comm_text.hpp"
 #include "bench/results/comm_results.hpp"
@@ -111,4 +112,37 @@ TEST_F(CommResults, PointToPointRowsAreOsuColumns) {
   EXPECT_EQ(comm_table_head(r), "# Size       Latency (us)     Min (us)     Max (us)\n");
   EXPECT_EQ(comm_rows_text(r), "8                       1.50         1.25         1.50\n");
   EXPECT_EQ(comm_rows_json(r)[0]["latency_us"], 1.5);
+}
+
+// nccl-tests ends each of its tests, sendrecv included, with the mean busbw; OSU's point-to-point tests
+// print bandwidth per size only: no "Avg bus bandwidth" under latency, bw and bibw.
+TEST_F(CommResults, AvgBusBandwidthOnlyUnderNcclTestsOperations) {
+  for (const char* op : {"latency", "bw", "bibw"}) {
+    CommResult r = sample(op);
+    r.rows.resize(1);
+    EXPECT_EQ(comm_footer(r), std::string("# Out of bounds values : 0 OK\n# fit ") + op +
+                                  " over tp: t(bytes) = 1.500 us + bytes / 2.5 GB/s (worst relative error 12.5 % over 1 sizes)\n")
+        << op;
+  }
+  CommResult r = sample("sendrecv");
+  r.rows.resize(1);
+  EXPECT_EQ(comm_footer(r),
+            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.00533333\n"
+            "# fit sendrecv over tp: t(bytes) = 1.500 us + bytes / 2.5 GB/s (worst relative error 12.5 % over 1 sizes)\n");
+}
+
+// The header's "# Using devices" lines as nccl-tests prints them: each rank's device index, PCI
+// address and name under NCCL; host memory under MPI.
+TEST_F(CommResults, DeviceLinesNameEachRanksDevice) {
+  const std::vector<RankPlace> gpus = {{0, 0, 4242, "node01", 0, "0000:04:00", "NVIDIA H100 80GB HBM3"},
+                                       {1, 0, 4243, "node01", 1, "0000:05:00", "NVIDIA H100 80GB HBM3"},
+                                       {2, 1, 77, "node02", 3, "0000:8c:00", "NVIDIA H100 80GB HBM3"}};
+  EXPECT_EQ(comm_device_lines(gpus),
+            "#  Rank  0 Group  0 Pid   4242 on     node01 device  0 [0000:04:00] NVIDIA H100 80GB HBM3\n"
+            "#  Rank  1 Group  0 Pid   4243 on     node01 device  1 [0000:05:00] NVIDIA H100 80GB HBM3\n"
+            "#  Rank  2 Group  1 Pid     77 on     node02 device  3 [0000:8c:00] NVIDIA H100 80GB HBM3\n");
+  const std::vector<RankPlace> host = {{0, 0, 12, "vm", -1, "", ""}, {11, 5, 123456, "a-longer-host", -1, "", ""}};
+  EXPECT_EQ(comm_device_lines(host),
+            "#  Rank  0 Group  0 Pid     12 on         vm device host memory (MPI)\n"
+            "#  Rank 11 Group  5 Pid 123456 on a-longer-host device host memory (MPI)\n");
 }

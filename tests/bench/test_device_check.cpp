@@ -60,10 +60,10 @@ TEST(DeviceCheck, TensorAndDataParallelTransformerOnADeviceOverMpi) {
   rs.mappings = {{1, 4, 1}, {2, 2, 1}};
   const std::string why = device_refusal(cuda(1), true, rs, 4, 4);
   EXPECT_NE(why.find("--mapping 2x2x1: tensor- and data-parallel all-reduces"), std::string::npos) << why;
-  EXPECT_NE(why.find("not CUDA-aware"), std::string::npos) << why;
+  EXPECT_NE(why.find("not CUDA-aware here; use --backend nccl"), std::string::npos) << why;
   rs.mappings = {{1, 2, 2}};
   EXPECT_NE(device_refusal(cuda(1), true, rs, 4, 4).find("--mapping 1x2x2"), std::string::npos);
-  // The synthetic workload's all-reduces take host buffers.
+  // The synthetic workload's all-reduces take host buffers over MPI.
   rs.workload = WorkloadKind::synthetic;
   EXPECT_EQ(device_refusal(cuda(1), true, rs, 4, 4), "");
   // A host build keeps everything in host memory.
@@ -78,19 +78,39 @@ TEST(DeviceCheck, NcclRunsSyntheticPipelinesOnOneGpuPerRank) {
   EXPECT_EQ(device_refusal(cuda(4), true, rs, 4, 4), "");
 }
 
-TEST(DeviceCheck, NcclRefusesTheTransformer) {
-  const std::string why = device_refusal(cuda(4), true, settings("nccl", WorkloadKind::transformer), 4, 4);
-  EXPECT_NE(why.find("--backend nccl runs the synthetic workload only"), std::string::npos) << why;
+// Over NCCL the transformer's all-reduces take its device memory: any mapping, one GPU per rank.
+TEST(DeviceCheck, NcclRunsTheTransformer) {
+  RunSettings rs = settings("nccl", WorkloadKind::transformer);
+  rs.mappings = {{1, 4, 1}, {2, 2, 1}, {1, 2, 2}};
+  EXPECT_EQ(device_refusal(cuda(4), true, rs, 4, 4), "");
+  rs.schedules = {"dualpipe"};
+  EXPECT_NE(device_refusal(cuda(4), true, rs, 4, 4).find("--schedule dualpipe"), std::string::npos);
 }
 
-TEST(DeviceCheck, NcclRefusesTensorAndDataParallelMappings) {
+// The synthetic workload's TP all-reduce buffer and gradients are device memory over NCCL.
+TEST(DeviceCheck, NcclRunsSyntheticTensorAndDataParallelMappings) {
   RunSettings rs = settings("nccl");
-  rs.mappings = {{1, 2, 1}, {2, 2, 1}};
-  std::string why = device_refusal(cuda(4), true, rs, 4, 4);
-  EXPECT_NE(why.find("--mapping 2x2x1: --backend nccl carries pipeline messages only"), std::string::npos) << why;
-  rs.mappings = {{1, 2, 2}};
-  why = device_refusal(cuda(4), true, rs, 4, 4);
-  EXPECT_NE(why.find("--mapping 1x2x2"), std::string::npos) << why;
+  rs.mappings = {{1, 2, 1}, {2, 2, 1}, {1, 2, 2}, {2, 1, 2}};
+  rs.schedules = {"1f1b", "dualpipe"};
+  EXPECT_EQ(device_refusal(cuda(4), true, rs, 4, 4), "");
+}
+
+// DualPipe's twins and tied embeddings sum gradient copies on the host: not with device memory.
+TEST(DeviceCheck, HostSumsOfTheTransformerOnADevice) {
+  RunSettings rs = settings("mpi", WorkloadKind::transformer);
+  rs.schedules = {"1f1b", "dualpipe"};
+  std::string why = device_refusal(cuda(1), true, rs, 4, 4);
+  EXPECT_NE(why.find("--schedule dualpipe: the transformer's two model copies sum their gradients in host memory"),
+            std::string::npos) << why;
+  rs.schedules = {"dualpipev"};
+  EXPECT_EQ(device_refusal(cuda(1), true, rs, 4, 4), "");
+  rs.model.tie_embeddings = true;
+  why = device_refusal(cuda(1), true, rs, 4, 4);
+  EXPECT_NE(why.find("--tie-embeddings: the tied copies sum their gradients in host memory"), std::string::npos) << why;
+  EXPECT_EQ(device_refusal(host(), false, rs, 4, 4), "");
+  rs.workload = WorkloadKind::synthetic;
+  rs.schedules = {"dualpipe"};
+  EXPECT_EQ(device_refusal(cuda(1), true, rs, 4, 4), "");
 }
 
 }  // namespace

@@ -248,6 +248,47 @@ TEST(Compare, UnknownVariabilityIsNotSignificant) {
   EXPECT_EQ(comparison_json(c)["matches"][0]["variability_known"], false);
 }
 
+// --threshold: apart ranges are significant only when B/A is at least the threshold from 1 (default
+// 2 %); 0 keeps the ranges alone.
+TEST(Compare, ThresholdIsTheNoiseFloor) {
+  RunResult a = testing::sample_run(), b = testing::sample_run();
+  a.summary.step_time = 0.010, a.summary.step_time_min = 0.0099, a.summary.step_time_max = 0.0100;
+  b.summary.step_time = 0.0101, b.summary.step_time_min = 0.01005, b.summary.step_time_max = 0.0102;  // 1 %, apart
+  const Comparison quiet = compare_listings("a", listing_of({a}), "b", listing_of({b}));
+  EXPECT_DOUBLE_EQ(quiet.threshold, 0.02);
+  EXPECT_FALSE(*quiet.matches[0].figures[0].significant);
+  EXPECT_EQ(quiet.insignificant, 1);
+  EXPECT_EQ(comparison_json(quiet)["threshold"], 0.02);
+  EXPECT_NE(render_comparison(quiet).find("sig: yes when the min-max ranges over timed steps do not overlap and B/A is 2 % "
+                                          "or more from 1 (--threshold 2), ? when"),
+            std::string::npos);
+  const Comparison ranges_only = compare_listings("a", listing_of({a}), "b", listing_of({b}), 0);
+  EXPECT_TRUE(*ranges_only.matches[0].figures[0].significant);
+  EXPECT_NE(render_comparison(ranges_only).find("do not overlap (--threshold 0), ? when"), std::string::npos);
+  b.summary.step_time = 0.0098, b.summary.step_time_min = 0.0097, b.summary.step_time_max = 0.00985;  // -2 %, apart
+  EXPECT_TRUE(*compare_listings("a", listing_of({a}), "b", listing_of({b})).matches[0].figures[0].significant);
+  EXPECT_FALSE(*compare_listings("a", listing_of({a}), "b", listing_of({b}), 0.025).matches[0].figures[0].significant);
+  EXPECT_TRUE(beyond_threshold(std::nullopt, 0, 1, 0.02));  // A is 0: any other B
+  EXPECT_FALSE(beyond_threshold(std::nullopt, 0, 0, 0));
+  EXPECT_TRUE(beyond_threshold(1.02, 1, 1.02, 0.02));
+  EXPECT_FALSE(beyond_threshold(1.0199, 1, 1.0199, 0.02));
+  // Communication sizes: busbw B/A against the same floor.
+  StoredComm ca;
+  ca.id = 1;
+  ca.result.op = "all_reduce";
+  ca.result.rows = {{1024, 256, 0, 10, 9.9, 10, 0.1, 0.1, 0}};
+  StoredComm cb = ca;
+  cb.result.rows[0].busbw_GBps = 0.101;  // 1 % more, times apart
+  cb.result.rows[0].time_us_min = 9.8, cb.result.rows[0].time_us_max = 9.85;
+  Comparison c;
+  c.threshold = kDefaultThreshold;
+  compare_comm(c, {ca}, {cb});
+  EXPECT_FALSE(c.comm[0].sizes[0].significant);
+  Comparison c0;
+  compare_comm(c0, {ca}, {cb});  // threshold 0
+  EXPECT_TRUE(c0.comm[0].sizes[0].significant);
+}
+
 TEST(Compare, CommBusbwPerSize) {
   StoredComm a;
   a.id = 1;

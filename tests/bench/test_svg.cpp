@@ -7,6 +7,7 @@
 
 #include "analysis/generators.hpp"
 #include "analysis/simulate.hpp"
+#include "bench/render/legend.hpp"
 #include "bench/render/svg.hpp"
 #include "analysis/validate.hpp"
 
@@ -148,4 +149,21 @@ TEST(Svg, LongSchedulesShrinkOrDropLabelsThatDoNotFit) {
   }
   EXPECT_GT(labels, 0);
   EXPECT_LT(labels, static_cast<int>(s.num_actions()));
+}
+
+// The legend of timelines and plots: swatch + text (7.2 px a glyph at 12 px) + gap per entry, wrapped
+// before an entry that would pass the right edge; a note has no swatch; an entry alone stays.
+TEST(Legend, EntriesWrapWhenTheLineIsFull) {
+  std::vector<LegendItem> items = {{"#ff0000", "abcde"}, {"", "note"}, {"#00ff00", "x"}, {"#0000ff", std::string(40, 'w')}};
+  // widths with swatch 19, gap 16: 19 + 36 + 16 = 71; 0 + 28.8 + 16 = 44.8; 19 + 7.2 + 16 = 42.2; 19 + 288 + 16
+  EXPECT_EQ(layout_legend(items, 19, 16, 10, 160), 3);
+  EXPECT_DOUBLE_EQ(items[0].x, 10);
+  EXPECT_DOUBLE_EQ(items[1].x, 81);
+  EXPECT_EQ(items[1].line, 0);
+  EXPECT_DOUBLE_EQ(items[2].x, 10);  // 125.8 + 42.2 > 160
+  EXPECT_EQ(items[2].line, 1);
+  EXPECT_DOUBLE_EQ(items[3].x, 10);  // wider than the line: alone on its own
+  EXPECT_EQ(items[3].line, 2);
+  std::vector<LegendItem> none;
+  EXPECT_EQ(layout_legend(none, 26, 14, 0, 100), 0);
 }

@@ -33,6 +33,26 @@ pipebench_cli_test(comm_p2p_activation_collective RC 2
   ARGS comm all_reduce --p2p activation)
 pipebench_cli_test(comm_bad_size_unit RC 2 MATCH "^pipebench: error: --minbytes '4Q'"
   ARGS comm -b 4Q)
+# A flag that would change nothing is refused: the activation's sizes without --p2p activation, and
+# the sweep's step and -d under it (one size of --precision's elements).
+foreach(_flag --seq --micro-batch-size --hidden)
+  string(REGEX REPLACE "^--" "" _name ${_flag})
+  pipebench_cli_test(comm_${_name}_needs_p2p RC 2
+    MATCH "^pipebench: error: ${_flag} sizes the activation of --p2p activation and has no effect without it: give --p2p activation \\(with sendrecv, latency, bw or bibw\\) or drop ${_flag}\n$"
+    ARGS comm sendrecv ${_flag} 64)
+endforeach()
+pipebench_cli_test(comm_precision_needs_p2p RC 2
+  MATCH "^pipebench: error: --precision sizes the activation of --p2p activation and has no effect without it"
+  ARGS comm --precision fp32)
+pipebench_cli_test(comm_p2p_activation_step RC 2
+  MATCH "^pipebench: error: --p2p activation measures one size: give it without -f\n$"
+  ARGS comm sendrecv --p2p activation -f 4)
+pipebench_cli_test(comm_p2p_activation_stepbytes RC 2
+  MATCH "^pipebench: error: --p2p activation measures one size: give it without -i\n$"
+  ARGS comm bw --p2p activation --stepbytes 1K)
+pipebench_cli_test(comm_p2p_activation_dtype RC 2
+  MATCH "^pipebench: error: -d has no effect under --p2p activation, whose element type is --precision: give --precision fp32, fp64, bf16 or fp16 instead\n$"
+  ARGS comm sendrecv --p2p activation --datatype float)
 
 # Under mpiexec. NAME runs `mpiexec -n NP pipebench comm ARGS` in a fresh folder; THEN (pipebench ARGS)
 # runs after it in the same folder.
@@ -71,7 +91,8 @@ foreach(_case "double;max" "int32;min" "int32;sum")
     ARGS all_reduce -d ${_t} -o ${_o} -b 64 -e 1K -f 4 ${_comm_quick})
 endforeach()
 foreach(_op latency bw bibw)
-  pipebench_comm_test(check_${_op} NP 2 RC 0 MATCH "# Size .*\n8 +[0-9.]+\n.*# Out of bounds values : 0 OK"
+  # OSU's columns, and no nccl-tests "Avg bus bandwidth" line under them.
+  pipebench_comm_test(check_${_op} NP 2 RC 0 MATCH "# Size .*\n8 +[0-9.]+\n.*# Out of bounds values : 0 OK\n# fit ${_op} over world: "
     ARGS ${_op} -b 8 -e 1K -f 16 ${_comm_quick})
 endforeach()
 

@@ -9,3 +9,9 @@ set_tests_properties(cli.run_links_match_by_order PROPERTIES ENVIRONMENT PIPEBEN
 pipebench_mpirun_test(run_links_interleaved NP 4 RC 0 MATCH " interleaved "
   ARGS --schedule interleaved -v 2 -m 8 ${_quick} -o links.h5)
 set_tests_properties(cli.run_links_interleaved PROPERTIES ENVIRONMENT PIPEBENCH_TEST_LINKS=1)
+# The synthetic workload's tensor- and data-parallel all-reduces and DualPipe's exchange of twin
+# gradients, as --backend nccl runs them (communicator memory, the twin exchange in one group).
+pipebench_mpirun_test(run_links_3d NP 4 RC 0 MATCH " dualpipe +1 +2 +2 .* dualpipe +2 +2 +1 .* 1f1b +2 +2 +1 "
+  ARGS --schedule dualpipe,1f1b -m 4 --mapping 1x2x2,2x2x1 --dp-grad-bytes 64KiB --tp-allreduce-bytes 4KiB
+  ${_quick} -o links.h5)
+set_tests_properties(cli.run_links_3d PROPERTIES ENVIRONMENT PIPEBENCH_TEST_LINKS=1)

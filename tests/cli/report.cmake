@@ -20,8 +20,16 @@ report_case(report_one_run RC 0
   MATCH "# run 2 of .*# bubble 25.00 % measured, 24.50 % simulated, no formula.*\n +1 +0 +1 +0  node02 +6.000 +6.000 +1.000 +1 +1 +0.0 +0.0 +- +-2.5 +0.1\n# metadata:\n.*env.OMP_NUM_THREADS: 1"
   ARGS report ${_rf}/results.h5 --run 2)
 report_case(report_json RC 0
-  MATCH "^{\n  \"file\": .*\"schema_version\": 3,.*\"id\": 2,.*\"bubble_formula\": null.*\"incomplete_runs\": \\[\n    3\n  \\],\n  \"damaged_runs\": \\[\\]\n}"
+  MATCH "^{\n  \"file\": .*\"schema_version\": 3,.*\"id\": 2,.*\"bubble_formula\": null.*\"incomplete_runs\": \\[\n    3\n  \\],\n  \"damaged_runs\": \\[\\],\n  \"comm\": \\[\\]\n}"
   ARGS report ${_rf}/results.h5 --json)
+# A file of `pipebench comm` results only: its /comm groups and no runs table; in JSON under "comm".
+# (An unmatched '[' would stop CMake splitting the arguments: '.' stands for the lists' opening.)
+report_case(report_comm_only RC 0
+  MATCH "^# pipebench results .*comm_a.h5: 1 communication result\\(s\\)\n# comm 1: all_reduce over world, 1 group\\(s\\) of 4 rank\\(s\\) at once, mapping 1x4x1, backend mpi, 2026-11-30T12:00:00Z\n# +out-of-place +in-place\n"
+  ARGS report ${_rf}/comm_a.h5)
+report_case(report_comm_json RC 0
+  MATCH "\"runs\": \\[\\],.*\n  \"comm\": .\n    {\n      \"id\": 1,\n      \"op\": \"all_reduce\",\n      \"group\": \"world\",\n      \"groups\": 1,\n      \"group_size\": 4,\n      \"one_group\": false,\n      \"mapping\": \"1x4x1\",\n      \"backend\": \"mpi\",\n      \"config\": {\n        \"dtype\": \"float\",\n        \"redop\": \"sum\"\n      },\n      \"date_utc\": \"2026-11-30T12:00:00Z\",\n      \"fit\": {\n        \"alpha_s\": 1e-05,\n        \"beta_Bps\": 1000000000.0,\n        \"max_rel_error\": 0.02,\n        \"points\": 3\n      },\n      \"rows\": .\n        {\n          \"bytes\": 1024,\n          \"count\": 256,\n          \"in_place\": false,\n          \"time_us\": 11.02[0-9]*,\n.*\"wrong\": 0\n        },\n.*\"bytes\": 1048576,"
+  ARGS report ${_rf}/comm_a.h5 --json)
 report_case(report_trace RC 0 MATCH "# trace of run 1 written to trace1.json \\(44 events\\)"
   ARGS report ${_rf}/results.h5 --run 1 --trace trace1.json --force)
 report_case(report_trace_needs_run RC 2 MATCH "pipebench: error: --trace needs --run ID: '.*results.h5' holds runs 1-2\n$"

@@ -38,7 +38,7 @@ void write_comm(const std::string& path, double speedup) {
   b::h5::Id f = b::h5::open_file(path, true);
   b::h5::Id comm = b::h5::create_group(f.get(), "comm");
   b::h5::Id g = b::h5::create_group(comm.get(), "000001");
-  b::h5::write_attr(g.get(), "op", std::string("allreduce"));
+  b::h5::write_attr(g.get(), "op", std::string("all_reduce"));
   b::h5::write_attr(g.get(), "group", std::string("world"));
   b::h5::write_attr(g.get(), "groups", std::int64_t{1});
   b::h5::write_attr(g.get(), "group_size", std::int64_t{4});
@@ -47,7 +47,10 @@ void write_comm(const std::string& path, double speedup) {
   b::h5::write_attr(g.get(), "one_group", std::int64_t{0});
   b::h5::Id meta = b::h5::create_group(g.get(), "metadata");
   b::h5::write_attr(meta.get(), "cpu", std::string(speedup > 1 ? "Other CPU (x 64)" : "Caf\xc3\xa9 CPU (x 2)"));
-  b::h5::create_group(g.get(), "config");
+  b::h5::write_attr(meta.get(), "date_utc", std::string("2026-11-30T12:00:00Z"));
+  b::h5::Id config = b::h5::create_group(g.get(), "config");
+  b::h5::write_attr(config.get(), "dtype", std::string("float"));
+  b::h5::write_attr(config.get(), "redop", std::string("sum"));
   std::vector<CommRowFile> rows;
   for (const std::int64_t bytes : {1024LL, 65536LL, 1048576LL}) {
     const double factor = bytes == 1048576 ? speedup : 1.0;

@@ -41,6 +41,17 @@ report_html_case(compare_text RC 0
 report_html_case(compare_json RC 0
   MATCH "\"matches\": .\n    {\n      \"key\": \"d=1 m=2 note= p=2 schedule=1f1b t=1 v=1\",.*\"ratio\": 1.49999.*\"significant\": true,\n      \"variability_known\": true\n    },.*\"only_in_b\": \\[\n    \"d=1 m=4 note= p=2 schedule=1f1b t=1 v=1\"\n  \\],\n  \"metadata_differs\": .\n    {\n      \"key\": \"cpu\","
   ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --json)
+# --threshold: the rule the header line states and the JSON records; the 1f1b run's 50 % stays
+# significant below a 60 % floor and not above it.
+report_html_case(compare_threshold_text RC 0
+  MATCH "\n# B/A < 1: B takes less time \\(step\\) or idles less \\(bubble\\). sig: yes when the min-max ranges over timed steps do not overlap and B/A is 40 % or more from 1 \\(--threshold 40\\), \\? when a file does not record them\n.*# step time differences: 1 significant, 1 within the noise, 0 unknown\n"
+  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --threshold 40)
+report_html_case(compare_threshold_json RC 0
+  MATCH "^{\n  \"a\": .*,\n  \"b\": .*,\n  \"threshold\": 0.6,\n.*\"significant\": 0,\n  \"insignificant\": 2,\n  \"unknown\": 0\n}"
+  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --threshold 60 --json)
+report_html_case(compare_threshold_negative RC 2
+  MATCH "^pipebench: error: --threshold '-1' is not allowed: expected a decimal number >= 0"
+  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --threshold -1)
 report_html_case(compare_html RC 0 MATCH "# HTML comparison written to cmp.html\n$"
   ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --html cmp.html --force)
 report_html_case(compare_nothing_in_common RC 2
@@ -67,7 +78,7 @@ report_html_case(report_html_comm RC 0
   MATCH "^# HTML report of 0 run\\(s\\) and 1 communication result\\(s\\) written to comm.html\n$"
   ARGS report ${_rf}/comm_a.h5 --html comm.html --force)
 report_html_case(compare_comm RC 0
-  MATCH "# comm allreduce world 1 x 4 mpi 1x4x1 \\(A 1, B 1\\): busbw B/A geometric mean 1.260\n#  +size +busbw A +busbw B +B/A +sig\n# +\\(B\\) +\\(GB/s\\) +\\(GB/s\\)\n +1024 +[0-9.]+ +[0-9.]+ +1.000  no\n +65536 +[0-9.]+ +[0-9.]+ +1.000  no\n +1048576 +[0-9.]+ +[0-9.]+ +2.000  yes\n.*#   cpu: Café CPU \\(x 2\\)  \\|  Other CPU \\(x 64\\)\n$"
+  MATCH "# comm all_reduce world 1 x 4 mpi 1x4x1 \\(A 1, B 1\\): busbw B/A geometric mean 1.260\n#  +size +busbw A +busbw B +B/A +sig\n# +\\(B\\) +\\(GB/s\\) +\\(GB/s\\)\n +1024 +[0-9.]+ +[0-9.]+ +1.000  no\n +65536 +[0-9.]+ +[0-9.]+ +1.000  no\n +1048576 +[0-9.]+ +[0-9.]+ +2.000  yes\n.*#   cpu: Café CPU \\(x 2\\)  \\|  Other CPU \\(x 64\\)\n$"
   ARGS compare ${_rf}/comm_a.h5 ${_rf}/comm_b.h5)
 set_tests_properties(cli.report_html_comm cli.compare_comm PROPERTIES FIXTURES_REQUIRED report_files)
 

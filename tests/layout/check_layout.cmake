@@ -2,7 +2,9 @@
 # sources so that a change that breaks them fails the tests:
 #   - dependencies go one way: a folder includes only from the folders below it;
 #   - analysis/ is free of MPI, HDF5 and Kokkos;
-#   - no source file is over 450 lines, no folder (its own files) holds over 30 % of the non-test C++.
+#   - no source file is over 450 lines, no folder (its own files) holds over 30 % of the non-test C++;
+#   - kernels/ never synchronises the whole device: no Kokkos::fence() and no deep_copy without an
+#     execution space (docs/gpu.md "run --backend nccl": it would wait for NCCL receives posted ahead).
 cmake_policy(SET CMP0007 NEW)
 set(allowed_analysis "analysis/")
 set(allowed_topology "analysis/|topology/")
@@ -31,6 +33,18 @@ foreach(src IN LISTS sources)
   list(APPEND dirs ${key})
   if(n GREATER 450)
     string(APPEND problems "${src}: ${n} lines (at most 450)\n")
+  endif()
+  if(key STREQUAL "kernels")
+    file(STRINGS ${SOURCE_DIR}/${src} syncs REGEX "Kokkos::fence\\(|deep_copy\\(")
+    foreach(line IN LISTS syncs)
+      if(line MATCHES "^ *//")
+        continue()
+      endif()
+      if(line MATCHES "Kokkos::fence\\(" OR NOT line MATCHES "deep_copy\\((E\\(\\)|Exec\\(\\)|exec,|Kokkos::DefaultExecutionSpace\\(\\)|typename D::execution_space\\(\\))")
+        string(STRIP "${line}" line)
+        string(APPEND problems "${src}: \"${line}\" synchronises the whole device: fence or copy on an execution space instance\n")
+      endif()
+    endforeach()
   endif()
   foreach(line IN LISTS lines)
     if(line MATCHES "^#include \"([^\"]+)\"")

@@ -18,23 +18,12 @@
 #include "comm/factory.hpp"
 #include "kernels/transformer_stage.hpp"
 #include "kernels/transformer_workload.hpp"
+#include "kokkos_env.hpp"
 
 using namespace pipebench;
+using pipebench::testing::world_size;
 
 namespace {
-
-class KokkosEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { Kokkos::initialize(); }
-  void TearDown() override { Kokkos::finalize(); }
-};
-[[maybe_unused]] auto* const kKokkos = ::testing::AddGlobalTestEnvironment(new KokkosEnvironment);
-
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
 
 struct Reference {
   std::map<std::string, std::vector<double>> grads;  // by parameter name
