@@ -45,10 +45,11 @@ constexpr double split_gemm_min_madds = 1 << 20;
 // unless OMP_WAIT_POLICY=passive. A block alternates products and element-wise kernels every
 // millisecond or so (per attention head), so the two pools took turns starving each other on the same
 // cores: the block's F+I+W ran 1.1x faster on 2 threads where its products alone ran 1.9x faster
-// (docs/gpu.md, "Threads on the OpenMP backend"). One pool (OpenMP's) now runs everything. C is cut into one block of rows or columns per thread, whichever
-// duplicates less packing (each thread packs all of the operand it does not cut). No reduction crosses
-// threads: every element is summed over the whole inner dimension by one single-threaded BLAS call, so
-// the results are deterministic for a given number of threads.
+// (docs/gpu.md, "Threads on the OpenMP backend"). One pool (OpenMP's) now runs everything.
+// C is cut into one block of rows or columns per thread, whichever duplicates less packing (each thread
+// packs all of the operand it does not cut). No reduction crosses threads: every element is summed over
+// the whole inner dimension by one single-threaded BLAS call, so the results are deterministic for a
+// given number of threads.
 // Returns false (nothing done) where the product should go to KokkosBlas as one call: one OpenMP
 // thread, already inside a parallel region, a BLAS that runs several threads itself, or a small product.
 template <class S>
@@ -101,7 +102,8 @@ void gemm(char trans_a, char trans_b, nodeduce<S> alpha,
 #if defined(PIPEBENCH_SPLIT_HOST_GEMM)
   if constexpr (std::is_same_v<typename D::execution_space, Kokkos::OpenMP>) {
     const auto ld = [](const auto& v) { return std::max<std::size_t>(v.stride(0), 1); };  // row stride
-    if (m && n && ka && split_host_gemm<S>(ta, tb, m, n, ka, alpha, a.data(), ld(a), b.data(), ld(b), beta, c.data(), ld(c)))
+    if (m && n && ka &&
+        split_host_gemm<S>(ta, tb, m, n, ka, alpha, a.data(), ld(a), b.data(), ld(b), beta, c.data(), ld(c)))
       return;
   }
 #endif
