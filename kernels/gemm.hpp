@@ -10,6 +10,17 @@
 #include "kernels/views.hpp"
 
 #include <string>
+#include <type_traits>
+
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+#include <KokkosBlas_Host_tpl.hpp>
+#include <omp.h>
+
+#include "kernels/host_tuning.hpp"
+
+#include <algorithm>
+#define PIPEBENCH_SPLIT_HOST_GEMM 1
+#endif
 
 namespace pipebench::kernels {
 
@@ -20,6 +31,59 @@ struct same_type {
 // Non-deduced: S and D come from C alone, so A and B may be passed as non-const views.
 template <class T>
 using nodeduce = typename same_type<T>::type;
+
+#if defined(PIPEBENCH_SPLIT_HOST_GEMM)
+// Products at least this large (multiply-adds, some 20 us on one core) are split over the OpenMP threads;
+// smaller ones stay one call, where a fork and join (microseconds) would be a visible share. A round
+// figure, not tuned: the block's products are all far above it.
+constexpr double split_gemm_min_madds = 1 << 20;
+
+// One product on an OpenMP backend, split over its threads, each calling the BLAS with one thread.
+// Why: the host BLAS (OpenBLAS's pthreads build, Debian's default) keeps a thread pool of its own whose
+// threads keep polling for about 0.1 s after each call (2^28 cycles: THREAD_TIMEOUT in OpenBLAS's
+// driver/others/blas_server.c), while GNU OpenMP's threads spin a while after each Kokkos kernel
+// unless OMP_WAIT_POLICY=passive. A block alternates products and element-wise kernels every
+// millisecond or so (per attention head), so the two pools took turns starving each other on the same
+// cores: the block's F+I+W ran 1.1x faster on 2 threads where its products alone ran 1.9x faster
+// (docs/gpu.md, "Threads on the OpenMP backend"). One pool (OpenMP's) now runs everything.
+// C is cut into one block of rows or columns per thread, whichever duplicates less packing (each thread
+// packs all of the operand it does not cut). No reduction crosses threads: every element is summed over
+// the whole inner dimension by one single-threaded BLAS call, so the results are deterministic for a
+// given number of threads.
+// Returns false (nothing done) where the product should go to KokkosBlas as one call: one OpenMP
+// thread, already inside a parallel region, a BLAS that runs several threads itself, or a small product.
+template <class S>
+bool split_host_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, S alpha, const S* a,
+                     std::size_t lda, const S* b, std::size_t ldb, S beta, S* c, std::size_t ldc) {
+  const int threads = Kokkos::OpenMP().concurrency();
+  if (threads < 2 || omp_in_parallel() || blas_threads() > 1) return false;
+  if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < split_gemm_min_madds) return false;
+  // Cutting rows of C re-packs op(B) [k, n] in every thread, cutting columns re-packs op(A) [m, k].
+  const bool rows = n <= m;
+  const std::size_t extent = rows ? m : n;
+  const std::size_t parts = std::min<std::size_t>(static_cast<std::size_t>(threads), extent);
+  Kokkos::Profiling::pushRegion("pipebench::gemm[TPL_BLAS, split over " + std::to_string(parts) + " threads]");
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the BLAS gets B first.
+  const auto blas = [=](std::size_t mm, std::size_t nn, const S* ap, const S* bp, S* cp) {
+    KokkosBlas::Impl::HostBlas<S>::gemm(tb ? 'T' : 'N', ta ? 'T' : 'N', static_cast<int>(nn), static_cast<int>(mm),
+                                        static_cast<int>(k), alpha, bp, static_cast<int>(ldb), ap,
+                                        static_cast<int>(lda), beta, cp, static_cast<int>(ldc));
+  };
+  Kokkos::parallel_for(
+      "pipebench::gemm_split",
+      Kokkos::RangePolicy<Kokkos::OpenMP, Kokkos::Schedule<Kokkos::Static>>(0, static_cast<int>(parts)),
+      [=](int p) {  // host-only: this space is OpenMP
+        const std::size_t lo = extent * static_cast<std::size_t>(p) / parts;
+        const std::size_t hi = extent * static_cast<std::size_t>(p + 1) / parts;
+        if (rows)  // rows lo..hi of op(A): rows of A, or columns of A when transposed
+          blas(hi - lo, n, a + lo * (ta ? 1 : lda), b, c + lo * ldc);
+        else       // columns lo..hi of op(B): columns of B, or rows of B when transposed
+          blas(m, hi - lo, a, b + lo * (tb ? ldb : 1), c + lo);
+      });
+  Kokkos::Profiling::popRegion();
+  return true;
+}
+#endif
 
 // C = alpha * op(A) op(B) + beta * C, op = 'N' or 'T'.
 template <class S, class D>
@@ -35,6 +99,14 @@ void gemm(char trans_a, char trans_b, nodeduce<S> alpha,
     throw Error("internal error: gemm shapes do not match (op(A) " + std::to_string(m) + "x" +
                 std::to_string(ka) + ", op(B) " + std::to_string(kb) + "x" + std::to_string(n) + ", C " +
                 std::to_string(c.extent(0)) + "x" + std::to_string(c.extent(1)) + ")");
+#if defined(PIPEBENCH_SPLIT_HOST_GEMM)
+  if constexpr (std::is_same_v<typename D::execution_space, Kokkos::OpenMP>) {
+    const auto ld = [](const auto& v) { return std::max<std::size_t>(v.stride(0), 1); };  // row stride
+    if (m && n && ka &&
+        split_host_gemm<S>(ta, tb, m, n, ka, alpha, a.data(), ld(a), b.data(), ld(b), beta, c.data(), ld(c)))
+      return;
+  }
+#endif
   const char ops[2][2] = {{'N', '\0'}, {'T', '\0'}};
   KokkosBlas::gemm(ops[ta], ops[tb], alpha, a, b, beta, c);
 }

@@ -19,6 +19,12 @@ bool set_blas_threads(int threads) {
   return true;
 }
 
+int blas_threads() {
+  using get_fn = int (*)();
+  static const auto get = reinterpret_cast<get_fn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  return get ? get() : 0;
+}
+
 bool retain_freed_host_memory() {
 #if defined(__GLIBC__)
   // Serve every size from the heap (no per-allocation mmap) and never trim the heap back.

@@ -10,6 +10,10 @@ namespace pipebench::kernels {
 // when the BLAS has no such control.
 bool set_blas_threads(int threads);
 
+// The number of threads the host BLAS runs per call where it says (OpenBLAS: openblas_get_num_threads),
+// 0 where it does not.
+int blas_threads();
+
 // Makes glibc's malloc keep freed memory for reuse instead of returning it to the kernel. A stage
 // allocates its stash afresh for every micro-batch (up to tens of MB per tensor, which glibc would
 // otherwise mmap and munmap each time), and first-touch page faults then cost about 8 % of a block's

@@ -6,7 +6,10 @@
 //   bench_kernels --size=paper    h=1024, a=16, s=1024, b=1, V=8192: the figure of docs/transformer.md
 //   bench_kernels --default-malloc  leave glibc's malloc as it is (see retain_freed_host_memory)
 //
-// One BLAS thread unless OPENBLAS_NUM_THREADS is set. Counters: FLOP/s counts matrix products as 2 per
+// Threads: on a backend with several host threads (Kokkos OpenMP, OMP_NUM_THREADS) the kernels split each
+// product over them, each part a one-thread BLAS call (kernels/gemm.hpp), so the BLAS is set to one
+// thread and sgemm_blas_threads adds the BLAS's own threading over as many threads for comparison;
+// otherwise one BLAS thread unless OPENBLAS_NUM_THREADS is set. Counters: FLOP/s counts matrix products as 2 per
 // multiply-add and, for element-wise kernels, the arithmetic operations per element given beside each;
 // bytes/s counts each input read once and each output written once (the minimum traffic).
 #include <benchmark/benchmark.h>
@@ -86,11 +89,19 @@ void register_kernels(const Shape& sh) {
   const double N = sh.n(), H = sh.h, Z = static_cast<double>(sh.z()), Sq = sh.s;
 
   // The baseline: the block's largest product, [s*b, h] x [h, 4h], straight through KokkosBlas::gemm.
-  reg("sgemm_baseline", [=](benchmark::State& st) {
+  const auto baseline = [=](benchmark::State& st) {
     const auto a = mat(n, h, 1), b = mat(h, 4 * h, 2);
     V::Mat c("c", n, 4 * h);
     run(st, 2 * N * H * 4 * H, kB * (N * H + 4 * H * H + 4 * N * H), [&] { pk::gemm('N', 'N', S(1), a, b, S(0), c); });
-  });
+  };
+  reg("sgemm_baseline", baseline);
+  // The same product through the BLAS's own threads (one per Kokkos thread): what the split is up against.
+  if (const int threads = E().concurrency(); threads > 1)
+    reg("sgemm_blas_threads", [=](benchmark::State& st) {
+      pk::set_blas_threads(threads);  // gemm then leaves the product whole to the BLAS
+      baseline(st);
+      pk::set_blas_threads(1);
+    });
 
   // LayerNorm: F 7 operations per element (2 reductions, subtract, square, normalise, affine), I 9, W 3.
   reg("layernorm/F", [=](benchmark::State& st) {
@@ -371,7 +382,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   Kokkos::initialize();
   {
-    if (!std::getenv("OPENBLAS_NUM_THREADS")) pk::set_blas_threads(1);
+    if (E().concurrency() > 1 || !std::getenv("OPENBLAS_NUM_THREADS")) pk::set_blas_threads(1);
     // The stage allocates its stash per micro-batch, as in a run; keep freed memory for reuse as a
     // caching allocator would (the baseline allocates once and does not care).
     const bool retained = !default_malloc && pk::retain_freed_host_memory();
@@ -381,6 +392,7 @@ int main(int argc, char** argv) {
                                             " V=" + std::to_string(shape.vocab) + ", fp32");
     benchmark::AddCustomContext("blas", pk::blas_description());
     benchmark::AddCustomContext("kokkos", pk::kokkos_version() + ", " + pk::kokkos_backends());
+    benchmark::AddCustomContext("kokkos_threads", std::to_string(E().concurrency()));
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
       rc = 2;
