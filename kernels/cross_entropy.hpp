@@ -66,7 +66,9 @@ double parallel_cross_entropy_forward(const TokenSource& src, const typename Vie
   using Mat = typename Views<S, E>::Mat;
   using Team = typename Kokkos::TeamPolicy<E>::member_type;
   const int n = static_cast<int>(logits.extent(0)), cols = static_cast<int>(logits.extent(1)), t = tp_size;
-  const Mat maxima("pipebench::loss_maxima", n, t), sums("pipebench::loss_sums", n, 2);
+  // Each rank fills its own column of the maxima; the sum over the ranks gathers them (the rest is 0).
+  const Mat maxima = alloc<Mat>("pipebench::loss_maxima", n, t), sums = alloc<Mat>("pipebench::loss_sums", n, 2);
+  Kokkos::deep_copy(E(), maxima, S(0));
   const TokenSource ts = src;
   const int rank = tp_rank;
   Kokkos::parallel_for(

@@ -14,10 +14,10 @@ bool set_blas_threads(int threads);
 // 0 where it does not.
 int blas_threads();
 
-// Makes glibc's malloc keep freed memory for reuse instead of returning it to the kernel. A stage
-// allocates its stash afresh for every micro-batch (up to tens of MB per tensor, which glibc would
-// otherwise mmap and munmap each time), and first-touch page faults then cost about 8 % of a block's
-// time on one core. Equivalent to GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=<huge>.
+// Makes glibc's malloc keep freed memory for reuse instead of returning it to the kernel. Host
+// buffers of tens of MB (the stashes before kernels/view_cache.hpp kept them; still the MPI messages,
+// the balance calibration, KokkosKernels' own) would otherwise be mmapped and munmapped each time, and
+// first-touch page faults then cost about 8 % of a block's time on one core. Equivalent to GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=<huge>.
 // Returns false where the C library has no such control.
 bool retain_freed_host_memory();
 
