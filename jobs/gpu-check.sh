@@ -10,7 +10,7 @@
 # Steps: smoke (nvidia-smi, pipebench info), the gpu-labelled kernel tests (device against host results,
 # gradients), a 1-rank transformer run, a 4-rank synthetic run sharing the GPU through the MPI backend,
 # NCCL point-to-point and all-reduce on one rank, 1-rank synthetic and transformer runs with --backend nccl (with 2 or
-# more GPUs: 2 or 4 ranks over NCCL, pipeline links and t x p x d mappings), and the refusals of bad input (no visible device, more
+# more GPUs: 2 or 4 ranks over NCCL, pipeline links, t x p x d mappings with tied embeddings, DualPipe's two copies), and the refusals of bad input (no visible device, more
 # ranks than GPUs for NCCL, a tensor-parallel transformer over MPI). Then a summary; exit 1 if a step failed, 0 if all
 # passed or there is no GPU (said so; where the toolkit has a driver stub, the no-device refusal is checked).
 set -uo pipefail
@@ -190,7 +190,10 @@ if (( ngpu >= 2 )); then
     -o "$work/nccl-links.h5"
   step nccl-3d 120 "${mpiexec[@]}" -n "$n" "$bin/pipebench" run --backend nccl --workload transformer --mapping "$maps" \
     --schedule 1f1b,zbv -m 4 --layers 4 --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192 \
-    --warmup 1 --steps 3 -o "$work/nccl-3d.h5"
+    --tie-embeddings --warmup 1 --steps 3 -o "$work/nccl-3d.h5"
+  step nccl-dualpipe 90 "${mpiexec[@]}" -n 2 "$bin/pipebench" run --backend nccl --workload transformer \
+    --schedule dualpipe -m 4 --layers 4 --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192 \
+    --warmup 1 --steps 3 -o "$work/nccl-dualpipe.h5"
 fi
 step refusals 60 bash -c "$(declare -f refused); work=$work
   refused 'no Cuda device is usable here' env CUDA_VISIBLE_DEVICES= ${mpiexec[*]} -n 1 $bin/pipebench run --synthetic-mode spin --schedule 1f1b -o $work/never1.h5 &&

@@ -170,6 +170,16 @@ class TransformerWorkload final : public Workload {
     Kokkos::DefaultExecutionSpace().fence();
   }
 
+  void accumulate_grads(int st, std::size_t offset, const void* other, std::size_t n, bool replace) override {
+    using Flat1 = Kokkos::View<S*, typename Act::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    const Flat1 g(at(st).gradients().data() + offset, n);
+    const Flat1 o(static_cast<S*>(const_cast<void*>(other)), n);
+    Kokkos::parallel_for(
+        "pipebench::sum_copies", Kokkos::RangePolicy<Exec>(0, n),
+        KOKKOS_LAMBDA(const std::size_t i) { g(i) = replace ? o(i) : g(i) + o(i); });
+    Exec().fence();
+  }
+
   void* weight_data(int st) override { return at(st).weights().data(); }
   void optimizer_step_range(int st, std::size_t lo, std::size_t hi) override {
     if (hi <= lo) return;

@@ -65,8 +65,14 @@ class Workload {
   virtual void* grad_data(int stage) = 0;
   virtual int element_bytes() const { return 4; }
   // False where the gradients are bytes to move, not values (the synthetic workload): the executor
-  // still sends them where a step would, but sums nothing on the host (they may be device memory).
+  // still sends them where a step would, but sums nothing (they may be device memory).
   virtual bool grads_hold_values() const { return true; }
+  // Copies of one weight summed (DualPipe's twin stages, tied embeddings), in the workload's memory:
+  // elements [offset, offset + n) of the stage's gradients become their sum with `other` (n elements in
+  // the same memory space: a communicator's buffer or another stage's gradients), or `other` itself
+  // with `replace`. Addition commutes, so both copies of a sum end bitwise equal.
+  virtual void accumulate_grads(int /*stage*/, std::size_t /*offset*/, const void* /*other*/, std::size_t /*n*/,
+                                bool /*replace*/ = false) {}
   virtual void optimizer_step() = 0;
   // Called once per step for each of the rank's stages, after its last backward and before its
   // gradients are read, reduced over the data-parallel group or stepped: work that completes the

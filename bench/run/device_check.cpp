@@ -28,26 +28,24 @@ std::string device_refusal(const kernels::DeviceInfo& dev, bool nccl_built, cons
     return "--backend nccl needs one GPU per rank: " + std::to_string(ranks_per_node) +
            " ranks run on rank 0's node, which has " + std::to_string(dev.count) + " GPU(s); start at most " +
            std::to_string(dev.count) + " ranks per node or use --backend mpi";
-  if (!dev.device_build || rs.workload != WorkloadKind::transformer) return {};
+  if (!dev.device_build || rs.workload != WorkloadKind::transformer || nccl) return {};
   // The transformer's gradients and activations live in device memory in a device build. The MPI
-  // backend's all-reduces would take them as they are, and this MPI is not CUDA-aware (NCCL takes them).
-  if (!nccl) {
-    std::vector<Mapping> maps = rs.mappings;
-    if (maps.empty()) maps.push_back({1, world_size, 1});
-    for (const auto& mp : maps)
-      if (mp.t > 1 || mp.d > 1)
-        return "--mapping " + to_string(mp) + ": tensor- and data-parallel all-reduces of the transformer would "
-               "hand device memory to MPI, which is not CUDA-aware here; use --backend nccl, or pipeline-only "
-               "mappings 1xPx1 on a " + dev.space + " build (docs/gpu.md)";
-  }
-  // DualPipe's twin stages and tied embeddings sum their gradient copies in host memory.
+  // backend would take them as they are for its all-reduces and for the exchanges of DualPipe's twin
+  // stages and of tied embeddings, and this MPI is not CUDA-aware (NCCL takes them).
+  std::vector<Mapping> maps = rs.mappings;
+  if (maps.empty()) maps.push_back({1, world_size, 1});
+  for (const auto& mp : maps)
+    if (mp.t > 1 || mp.d > 1)
+      return "--mapping " + to_string(mp) + ": tensor- and data-parallel all-reduces of the transformer would "
+             "hand device memory to MPI, which is not CUDA-aware here; use --backend nccl, or pipeline-only "
+             "mappings 1xPx1 on a " + dev.space + " build (docs/gpu.md)";
   for (const auto& name : rs.schedules)
     if (name == "dualpipe")
-      return "--schedule dualpipe: the transformer's two model copies sum their gradients in host memory, "
-             "and on a " + dev.space + " build they are device memory; use dualpipev (docs/gpu.md)";
+      return "--schedule dualpipe: the transformer's two model copies would exchange their gradients, device "
+             "memory, over MPI, which is not CUDA-aware here; use --backend nccl or dualpipev (docs/gpu.md)";
   if (rs.model.tie_embeddings)
-    return "--tie-embeddings: the tied copies sum their gradients in host memory, and on a " + dev.space +
-           " build they are device memory (docs/gpu.md)";
+    return "--tie-embeddings: the tied copies would exchange their gradients, device memory, over MPI, which "
+           "is not CUDA-aware here; use --backend nccl (docs/gpu.md)";
   return {};
 }
 

@@ -165,7 +165,9 @@ class Executor {
     std::vector<unsigned char> send, recv;  // ZeRO-1: padded copies (the bucket, this rank's shard)
   };
   std::vector<PendingDp> dp_pending_;
-  std::map<int, comm::Buffer> twin_recv_;  // DualPipe: each stage's receive buffer for its twin's gradients
+  // Receive buffers of the copies' sums, kept across steps: a tied stage's (key: the stage) and a DualPipe
+  // stage's for its twin's gradients (key: -1 - the stage).
+  std::map<int, comm::Buffer> sum_recv_;
   std::unique_ptr<comm::Roll> own_roll_;
   std::vector<comm::Buffer> pool_;
   double waited_ = 0;

@@ -81,22 +81,6 @@ void Executor::finish_dp() {
   dp_pending_.clear();
 }
 
-namespace {
-template <class T>
-void add_tied(T* first, T* last, const T* other, bool i_am_first, std::size_t n) {
-  // Both sides compute first + last, in that order, so that the copies stay bitwise equal.
-  for (std::size_t i = 0; i < n; ++i) {
-    if (first && last) {
-      first[i] = last[i] = first[i] + last[i];
-    } else if (i_am_first) {
-      first[i] = first[i] + other[i];
-    } else {
-      last[i] = other[i] + last[i];
-    }
-  }
-}
-}  // namespace
-
 void Executor::sync_tied() {
   if (tied_stages_.empty()) return;
   const int S = s_.num_stages();
@@ -104,50 +88,42 @@ void Executor::sync_tied() {
   std::size_t off_a = 0, n_a = 0, off_b = 0, n_b = 0;
   const bool a = s_.stage_rank[0] == me_ && w_.tied_copy(0, off_a, n_a);
   const bool b = s_.stage_rank[S - 1] == me_ && w_.tied_copy(S - 1, off_b, n_b);
-  char* ga = a ? static_cast<char*>(w_.grad_data(0)) + off_a * elem : nullptr;
-  char* gb = b ? static_cast<char*>(w_.grad_data(S - 1)) + off_b * elem : nullptr;
   const std::size_t n = a ? n_a : n_b;
-  std::vector<unsigned char> other;
-  if (!(a && b)) {
-    // The embedding group of this pipeline: the ranks of its first and its last stage. Tag 0 is free:
-    // it would be a forward message into stage 0, which never receives one.
-    const int peer = a ? s_.stage_rank[S - 1] : s_.stage_rank[0];
-    other.resize(n * elem);
-    CommRecord rec = pp_record(CommKind::AllReduce, peer, a ? 0 : S - 1, -1, 0);
-    rec.bytes = static_cast<std::int64_t>(n * elem);
-    rec.t_posted = now();
-    std::vector<comm::Request> reqs;
-    reqs.push_back(pp_.irecv(other.data(), n * elem, peer, 0));
-    reqs.push_back(pp_.isend(a ? ga : gb, n * elem, peer, 0));
-    pp_.wait_all(reqs);
-    rec.t_done = now();
-    note(rec);
+  if (a && b) {  // both copies here: first += last, then last = first
+    w_.accumulate_grads(0, off_a, static_cast<const char*>(w_.grad_data(S - 1)) + off_b * elem, n);
+    w_.accumulate_grads(S - 1, off_b, static_cast<const char*>(w_.grad_data(0)) + off_a * elem, n, true);
+    return;
   }
-  if (elem == 8)
-    add_tied(reinterpret_cast<double*>(ga), reinterpret_cast<double*>(gb),
-             reinterpret_cast<const double*>(other.data()), a, n);
-  else
-    add_tied(reinterpret_cast<float*>(ga), reinterpret_cast<float*>(gb), reinterpret_cast<const float*>(other.data()),
-             a, n);
+  // The embedding group of this pipeline: the ranks of its first and its last stage. Tag 0 is free:
+  // it would be a forward message into stage 0, which never receives one. The peer's copy arrives in
+  // the communicator's memory (device memory under NCCL), kept across steps.
+  const int peer = a ? s_.stage_rank[S - 1] : s_.stage_rank[0];
+  const int mine = a ? 0 : S - 1;
+  const std::size_t off = a ? off_a : off_b;
+  comm::Buffer& other = sum_recv_[mine];
+  if (other.bytes() != n * elem) other = pp_.allocate(n * elem);
+  CommRecord rec = pp_record(CommKind::AllReduce, peer, mine, -1, 0);
+  rec.bytes = static_cast<std::int64_t>(n * elem);
+  rec.t_posted = now();
+  std::vector<comm::Request> reqs;
+  pp_.group_start();  // NCCL: the pair sends and receives at once
+  reqs.push_back(pp_.irecv(other.data(), n * elem, peer, 0));
+  reqs.push_back(pp_.isend(static_cast<const char*>(w_.grad_data(mine)) + off * elem, n * elem, peer, 0));
+  pp_.group_end();
+  pp_.wait_all(reqs);
+  rec.t_done = now();
+  note(rec);
+  w_.accumulate_grads(mine, off, other.data(), n);
 }
-
-namespace {
-template <class T>
-void add_twin(T* mine, const T* other, bool first_copy, std::size_t n) {
-  // Both sides compute copy 0's + copy 1's, in that order: the twins stay bitwise equal.
-  for (std::size_t i = 0; i < n; ++i) mine[i] = first_copy ? mine[i] + other[i] : other[i] + mine[i];
-}
-}  // namespace
 
 void Executor::sync_copies() {
   if (s_.pipes != 2) return;
   const int per = s_.stages_per_pipe();
-  const auto elem = static_cast<std::size_t>(w_.element_bytes());
   // The synthetic workload's gradients are bytes to move (device memory over NCCL): exchanged, not summed.
   const bool sum = w_.grads_hold_values();
   // Tags past every pipeline message's ((mb * S + stage) * 2 + 1) and the embedding group's (0).
   const int base = (s_.m * s_.num_stages() + s_.num_stages()) * 2;
-  std::vector<int> received;  // stages whose twin's gradients arrived in twin_recv_
+  std::vector<int> received;  // stages whose twin's gradients arrived in sum_recv_[-1 - stage]
   std::vector<comm::Request> reqs;
   CommRecord rec;
   pp_.group_start();  // NCCL: each pair of ranks sends and receives at once
@@ -155,22 +131,9 @@ void Executor::sync_copies() {
     const int twin = st < per ? st + per : st - per;
     const std::size_t bytes = w_.grad_bytes(st);
     if (bytes == 0) continue;
-    if (s_.stage_rank[twin] == me_) {  // both copies of this depth here (odd p): sum in place, once
-      if (sum && st < per) {
-        auto* a = static_cast<unsigned char*>(w_.grad_data(st));
-        std::vector<unsigned char> b(static_cast<unsigned char*>(w_.grad_data(twin)),
-                                     static_cast<unsigned char*>(w_.grad_data(twin)) + bytes);
-        if (elem == 8)
-          add_twin(reinterpret_cast<double*>(a), reinterpret_cast<const double*>(b.data()), true, bytes / elem);
-        else
-          add_twin(reinterpret_cast<float*>(a), reinterpret_cast<const float*>(b.data()), true, bytes / elem);
-        std::memcpy(w_.grad_data(twin), a, bytes);
-      }
-      continue;
-    }
+    // DualPipe needs an even p (analysis/gen_dualpipe.cpp), so a stage's twin is always on another rank.
     const int peer = s_.stage_rank[twin], tag = base + s_.depth_of_stage(st);
-    // The receive buffer is the communicator's memory (device memory under NCCL), kept across steps.
-    comm::Buffer& other = twin_recv_[st];
+    comm::Buffer& other = sum_recv_[-1 - st];
     if (other.bytes() != bytes) other = pp_.allocate(bytes);
     received.push_back(st);
     rec = pp_record(CommKind::AllReduce, peer, st, -1, tag);
@@ -185,12 +148,8 @@ void Executor::sync_copies() {
   rec.t_done = now();
   for (int st : received) {
     const int twin = st < per ? st + per : st - per;
-    const comm::Buffer& other = twin_recv_.at(st);
-    const std::size_t n = other.bytes() / elem;
-    if (sum && elem == 8)
-      add_twin(static_cast<double*>(w_.grad_data(st)), static_cast<const double*>(other.data()), st < per, n);
-    else if (sum)
-      add_twin(static_cast<float*>(w_.grad_data(st)), static_cast<const float*>(other.data()), st < per, n);
+    const comm::Buffer& other = sum_recv_.at(-1 - st);
+    if (sum) w_.accumulate_grads(st, 0, other.data(), other.bytes() / static_cast<std::size_t>(w_.element_bytes()));
     CommRecord r = pp_record(CommKind::AllReduce, s_.stage_rank[twin], st, -1, base + s_.depth_of_stage(st));
     r.bytes = static_cast<std::int64_t>(other.bytes());
     r.t_posted = rec.t_posted;

@@ -84,7 +84,8 @@ TEST(DeviceCheck, NcclRunsTheTransformer) {
   rs.mappings = {{1, 4, 1}, {2, 2, 1}, {1, 2, 2}};
   EXPECT_EQ(device_refusal(cuda(4), true, rs, 4, 4), "");
   rs.schedules = {"dualpipe"};
-  EXPECT_NE(device_refusal(cuda(4), true, rs, 4, 4).find("--schedule dualpipe"), std::string::npos);
+  rs.model.tie_embeddings = true;
+  EXPECT_EQ(device_refusal(cuda(4), true, rs, 4, 4), "");  // their copies' sums on the device
 }
 
 // The synthetic workload's TP all-reduce buffer and gradients are device memory over NCCL.
@@ -95,22 +96,27 @@ TEST(DeviceCheck, NcclRunsSyntheticTensorAndDataParallelMappings) {
   EXPECT_EQ(device_refusal(cuda(4), true, rs, 4, 4), "");
 }
 
-// DualPipe's twins and tied embeddings sum gradient copies on the host: not with device memory.
-TEST(DeviceCheck, HostSumsOfTheTransformerOnADevice) {
+// DualPipe's twins and tied embeddings exchange gradient copies: over MPI not with device memory.
+TEST(DeviceCheck, CopiesOfTheTransformerOnADeviceNeedNccl) {
   RunSettings rs = settings("mpi", WorkloadKind::transformer);
   rs.schedules = {"1f1b", "dualpipe"};
-  std::string why = device_refusal(cuda(1), true, rs, 4, 4);
-  EXPECT_NE(why.find("--schedule dualpipe: the transformer's two model copies sum their gradients in host memory"),
+  std::string why = device_refusal(cuda(4), true, rs, 4, 4);
+  EXPECT_NE(why.find("--schedule dualpipe: the transformer's two model copies would exchange their gradients"),
             std::string::npos) << why;
+  EXPECT_NE(why.find("use --backend nccl or dualpipev"), std::string::npos) << why;
   rs.schedules = {"dualpipev"};
-  EXPECT_EQ(device_refusal(cuda(1), true, rs, 4, 4), "");
+  EXPECT_EQ(device_refusal(cuda(4), true, rs, 4, 4), "");
   rs.model.tie_embeddings = true;
-  why = device_refusal(cuda(1), true, rs, 4, 4);
-  EXPECT_NE(why.find("--tie-embeddings: the tied copies sum their gradients in host memory"), std::string::npos) << why;
-  EXPECT_EQ(device_refusal(host(), false, rs, 4, 4), "");
-  rs.workload = WorkloadKind::synthetic;
+  why = device_refusal(cuda(4), true, rs, 4, 4);
+  EXPECT_NE(why.find("--tie-embeddings: the tied copies would exchange their gradients"), std::string::npos) << why;
+  EXPECT_EQ(device_refusal(host(), false, rs, 4, 4), "");  // host memory: MPI takes it
   rs.schedules = {"dualpipe"};
-  EXPECT_EQ(device_refusal(cuda(1), true, rs, 4, 4), "");
+  rs.backend = "nccl";
+  EXPECT_EQ(device_refusal(cuda(4), true, rs, 4, 4), "");
+  rs.backend = "mpi";
+  rs.model.tie_embeddings = false;
+  rs.workload = WorkloadKind::synthetic;
+  EXPECT_EQ(device_refusal(cuda(4), true, rs, 4, 4), "");
 }
 
 }  // namespace
