@@ -125,7 +125,7 @@ void Executor::sync_copies() {
   const int base = (s_.m * s_.num_stages() + s_.num_stages()) * 2;
   std::vector<int> received;  // stages whose twin's gradients arrived in sum_recv_[-1 - stage]
   std::vector<comm::Request> reqs;
-  CommRecord rec;
+  const double posted = now();
   pp_.group_start();  // NCCL: each pair of ranks sends and receives at once
   for (int st : s_.stages_of_rank(me_)) {
     const int twin = st < per ? st + per : st - per;
@@ -136,24 +136,21 @@ void Executor::sync_copies() {
     comm::Buffer& other = sum_recv_[-1 - st];
     if (other.bytes() != bytes) other = pp_.allocate(bytes);
     received.push_back(st);
-    rec = pp_record(CommKind::AllReduce, peer, st, -1, tag);
-    rec.bytes = static_cast<std::int64_t>(bytes);
-    rec.t_posted = now();
     reqs.push_back(pp_.irecv(other.data(), bytes, peer, tag));
     reqs.push_back(pp_.isend(w_.grad_data(st), bytes, peer, tag));
   }
   pp_.group_end();
   if (reqs.empty()) return;
   pp_.wait_all(reqs);
-  rec.t_done = now();
+  const double done = now();
   for (int st : received) {
     const int twin = st < per ? st + per : st - per;
     const comm::Buffer& other = sum_recv_.at(-1 - st);
     if (sum) w_.accumulate_grads(st, 0, other.data(), other.bytes() / static_cast<std::size_t>(w_.element_bytes()));
     CommRecord r = pp_record(CommKind::AllReduce, s_.stage_rank[twin], st, -1, base + s_.depth_of_stage(st));
     r.bytes = static_cast<std::int64_t>(other.bytes());
-    r.t_posted = rec.t_posted;
-    r.t_done = rec.t_done;
+    r.t_posted = posted;
+    r.t_done = done;
     note(r);
   }
 }
