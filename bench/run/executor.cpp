@@ -166,6 +166,10 @@ CommRecord Executor::pp_record(CommKind kind, int peer, int stage, int mb, int t
   return rec;
 }
 
+bool Executor::waits_for_flush(int stage) const {
+  return s_.pipes > 1 || std::find(tied_stages_.begin(), tied_stages_.end(), stage) != tied_stages_.end();
+}
+
 CommRecord Executor::tp_record(CommKind kind, std::size_t bytes) const {
   CommRecord rec;
   rec.step = step_;
@@ -367,8 +371,7 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
     if ((cfg_.test_stop || cfg_.test_term) && step >= 0 && i == 0) std::raise(cfg_.test_stop ? SIGSTOP : SIGTERM);
     for (auto& h : hold)
       if (h.data()) pool_.push_back(std::move(h));
-    if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0 && s_.pipes == 1 &&
-        std::find(tied_stages_.begin(), tied_stages_.end(), last_backward_[i]) == tied_stages_.end())
+    if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0 && !waits_for_flush(last_backward_[i]))
       launch_dp(last_backward_[i]);
     // No polling of the pending sends here: each test of a pending request is a progress call of the
     // MPI library, which copies out whatever has arrived meanwhile; that is communication work, done
@@ -376,19 +379,15 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
     // every action's gap. take_buffer() collects them when the pool has run dry.
   }
   t.pipeline_end = list.empty() ? t.begin : now();
-  // Tied copies and DualPipe's twin stages wait for the flush: they are summed first under ZeRO-1.
-  const auto tied = [this](int st) {
-    return s_.pipes > 1 || std::find(tied_stages_.begin(), tied_stages_.end(), st) != tied_stages_.end();
-  };
   if (cfg_.dp_buckets == 0)
     for (int st : s_.stages_of_rank(me_))
-      if (!tied(st)) launch_dp(st);
+      if (!waits_for_flush(st)) launch_dp(st);
   // Tied copies and twins: summed after the data-parallel sum (bitwise-equal copies whatever order the
   // DP reduction takes); under ZeRO-1 before it, since a shard holds only part of the sum.
   const bool zero = cfg_.zero && dp_;
   if (zero) sync_tied(), sync_copies();
   for (int st : s_.stages_of_rank(me_))
-    if (tied(st)) launch_dp(st);
+    if (waits_for_flush(st)) launch_dp(st);
   finish_dp();
   if (!zero) sync_tied(), sync_copies();
   poll_sends(true);

@@ -93,6 +93,9 @@ class Executor {
   CommRecord pp_record(CommKind kind, int peer, int stage, int mb, int tag) const;
   // A tensor-parallel collective's record over `bytes`, posted now.
   CommRecord tp_record(CommKind kind, std::size_t bytes) const;
+  // Tied copies and DualPipe's twin stages: their data-parallel sync waits for the pipeline's flush,
+  // since under ZeRO-1 their copies are summed first.
+  bool waits_for_flush(int stage) const;
   const void* input(int dest_stage, int src_stage, int mb, bool grad, std::vector<comm::Buffer>& hold);
   void output(int src_stage, int dest_stage, int mb, bool grad, comm::Buffer buf);
   void poll_sends(bool wait);
