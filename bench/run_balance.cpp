@@ -35,15 +35,6 @@ void add_stage_split_flags(CLI::App& cmd, kernels::TransformerWorkloadConfig& md
 
 namespace {
 
-// Each stage's cost per micro-batch under `split`: its layers, plus the embedding on the first and the
-// head on the last.
-std::vector<double> stage_costs(const std::vector<int>& split, const kernels::StageCosts& k) {
-  std::vector<double> c;
-  for (std::size_t i = 0; i < split.size(); ++i)
-    c.push_back(split[i] * k.layer + (i == 0 ? k.embedding : 0) + (i + 1 == split.size() ? k.head : 0));
-  return c;
-}
-
 std::string join(const std::vector<int>& v) {
   std::string s;
   for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
@@ -74,7 +65,7 @@ void print_balance(const Plan& pl) {
   std::fprintf(stderr, "# balance (%s, t=%d): per micro-batch F+I+W, layer %.3g %s, embedding %.3g %s, head %.3g %s\n",
                kernels::to_string(pl.model.balance), pl.model.tp_size, k.layer / unit, u, k.embedding / unit, u,
                k.head / unit, u);
-  const auto cb = stage_costs(before, k), ca = stage_costs(after, k);
+  const auto cb = kernels::stage_costs(before, k), ca = kernels::stage_costs(after, k);
   const double slow_b = *std::max_element(cb.begin(), cb.end()), slow_a = *std::max_element(ca.begin(), ca.end());
   std::fprintf(stderr, "# stage F+I+W (%s): even %s: %s -> auto %s: %s; slowest stage %.3g -> %.3g: step time %+.1f %%\n",
                u, join(before).c_str(), costs_text(cb, unit).c_str(), join(after).c_str(), costs_text(ca, unit).c_str(),

@@ -90,34 +90,35 @@ std::vector<int> balance_layers(int layers, int stages, double layer, double fir
         split.insert(split.end(), inner.begin(), inner.end());
       }
       split.push_back(k2);
-      std::vector<double> key(split.size());
-      for (std::size_t i = 0; i < split.size(); ++i)
-        key[i] = split[i] * layer + (i == 0 ? first : 0) + (i + 1 == split.size() ? last : 0);
+      std::vector<double> key = stage_costs(split, {layer, first, last});
       std::sort(key.begin(), key.end(), std::greater<double>());
       if (best.empty() || key < best_key) best = split, best_key = key;  // ties keep the earlier (fewer first)
     }
   return best;
 }
 
-StageCosts balance_costs(const TransformerWorkloadConfig& c) {
-  if (c.balance == Balance::measured) {
-    const auto it = c.measured_costs.find(c.tp_size);
-    if (it != c.measured_costs.end()) return it->second;
-  }
-  // FLOPs: one layer, and the output layer and loss; the embedding's lookups count none.
-  TransformerWorkloadConfig one = c;
-  one.layers_per_stage.clear();
-  one.layers_auto = false;
-  TransformerConfig layer = stage_config(one, {1, c.layers > 1 ? c.layers - 1 : 0}, 0);
-  layer.embedding = layer.head = false;
-  TransformerConfig head = stage_config(one, {c.layers, 0}, 1);
-  StageCosts k;
-  k.layer = stage_flops(layer).total();
-  k.head = stage_flops(head).total();
-  return k;
+std::vector<double> stage_costs(const std::vector<int>& split, const StageCosts& k) {
+  std::vector<double> c;
+  for (std::size_t i = 0; i < split.size(); ++i)
+    c.push_back(split[i] * k.layer + (i == 0 ? k.embedding : 0) + (i + 1 == split.size() ? k.head : 0));
+  return c;
 }
 
 namespace {
+
+enum class Part { layer, embedding, head };
+
+// One part of c's model alone, as a stage of c's shape holds it: its first layer, the embedding, or the
+// head (final LayerNorm, output layer and loss). Untied: the part has no copy to sum with.
+TransformerConfig part_config(const TransformerWorkloadConfig& c, Part p) {
+  TransformerConfig t = stage_config(c, {c.layers}, 0);
+  t.first_layer = p == Part::head ? c.layers : 0;
+  t.num_layers = p == Part::layer ? 1 : 0;
+  t.embedding = p == Part::embedding;
+  t.head = p == Part::head;
+  t.tie_embeddings = false;
+  return t;
+}
 
 // Median seconds of `reps` runs of fn after one warm-up.
 template <class Fn>
@@ -134,16 +135,9 @@ double median_time(int reps, Fn fn) {
 }
 
 template <class S>
-StageCosts stage_costs(const TransformerWorkloadConfig& c, int reps) {
+StageCosts measure(const TransformerWorkloadConfig& c, int reps) {
   using Stage = TransformerStage<S>;
   using Act = typename Stage::Activations;
-  TransformerConfig base = TransformerConfig::whole_model(c.hidden, c.heads, c.seq, c.micro_batch, c.vocab, c.layers);
-  base.tp_size = c.tp_size;
-  base.tp_rank = c.tp_rank;
-  base.recompute = c.recompute;
-  base.seed = c.seed;
-  base.vocab_parallel = c.vocab_parallel;  // no hook: the tensor-parallel sums are left out, the work is the slice's
-  base.tie_embeddings = false;
   const auto filled = [&](const char* label) {
     Act a(std::string(label), static_cast<std::size_t>(c.micro_batch), static_cast<std::size_t>(c.seq),
           static_cast<std::size_t>(c.hidden));
@@ -152,34 +146,24 @@ StageCosts stage_costs(const TransformerWorkloadConfig& c, int reps) {
     return a;
   };
   const Act x = filled("pipebench::calibration_input"), dy = filled("pipebench::calibration_grad");
+  // The stages have no hooks: the tensor-parallel sums are left out, the work is this rank's slice's.
   StageCosts k;
-  TransformerConfig lc = base;  // one layer, nothing else
-  lc.first_layer = 0;
-  lc.num_layers = 1;
-  lc.embedding = lc.head = false;
   {
-    Stage st(lc);
+    Stage st(part_config(c, Part::layer));
     k.layer = median_time(reps, [&] {
       st.forward(0, x);
       st.backward(0, dy);
     });
   }
-  TransformerConfig ec = lc;  // the embedding alone
-  ec.num_layers = 0;
-  ec.embedding = true;
   {
-    Stage st(ec);
+    Stage st(part_config(c, Part::embedding));
     k.embedding = median_time(reps, [&] {
       st.forward(0);
       st.backward(0, dy);
     });
   }
-  TransformerConfig hc = lc;  // the final LayerNorm, output layer and loss alone
-  hc.first_layer = c.layers;
-  hc.num_layers = 0;
-  hc.head = true;
   {
-    Stage st(hc);
+    Stage st(part_config(c, Part::head));
     k.head = median_time(reps, [&] {
       st.forward(0, x);
       st.backward(0);
@@ -190,8 +174,20 @@ StageCosts stage_costs(const TransformerWorkloadConfig& c, int reps) {
 
 }  // namespace
 
+StageCosts balance_costs(const TransformerWorkloadConfig& c) {
+  if (c.balance == Balance::measured) {
+    const auto it = c.measured_costs.find(c.tp_size);
+    if (it != c.measured_costs.end()) return it->second;
+  }
+  // FLOPs: one layer, and the output layer and loss; the embedding's lookups count none.
+  StageCosts k;
+  k.layer = stage_flops(part_config(c, Part::layer)).total();
+  k.head = stage_flops(part_config(c, Part::head)).total();
+  return k;
+}
+
 StageCosts measure_stage_costs(const TransformerWorkloadConfig& c, int reps) {
-  return c.fp64 ? stage_costs<double>(c, reps) : stage_costs<float>(c, reps);
+  return c.fp64 ? measure<double>(c, reps) : measure<float>(c, reps);
 }
 
 }  // namespace pipebench::kernels

@@ -72,6 +72,10 @@ std::vector<int> stage_layers(const TransformerWorkloadConfig& c, int stages);
 // first stage. Pure and deterministic.
 std::vector<int> balance_layers(int layers, int stages, double layer, double first, double last);
 
+// Each stage's cost per micro-batch under `split`: its layers times k.layer, plus k.embedding on the
+// first stage and k.head on the last.
+std::vector<double> stage_costs(const std::vector<int>& split, const StageCosts& k);
+
 // The per-micro-batch costs stage_layers balances with: measured ones if `c` has them for its
 // tp_size and balance is measured, else FLOPs.
 StageCosts balance_costs(const TransformerWorkloadConfig& c);
