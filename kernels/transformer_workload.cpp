@@ -64,6 +64,7 @@ template <class S>
 class TransformerWorkload final : public Workload {
   using Stage = TransformerStage<S>;
   using Act = typename Stage::Activations;
+  using Exec = Kokkos::DefaultExecutionSpace;
 
  public:
   TransformerWorkload(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, TpAllReduce tp,
@@ -74,7 +75,9 @@ class TransformerWorkload final : public Workload {
     if (tp && c.tp_size > 1)
       hook = [tp](const typename Stage::Matrix& m, TpPoint) { tp(m.data(), m.span() * sizeof(S), sizeof(S)); };
     for (int st : s.stages_of_rank(pp_rank)) {
-      auto stage = std::make_unique<Stage>(stage_config(c, split, s.depth_of_stage(st)), hook);
+      const TransformerConfig sc = stage_config(c, split, s.depth_of_stage(st));
+      local_seq_ = sc.local_seq();
+      auto stage = std::make_unique<Stage>(sc, hook);
       if (c.sequence_parallel && seq.all_gather && seq.reduce_scatter)
         stage->set_sequence_parallel(
             [ag = seq.all_gather](const typename Stage::Matrix& send, const typename Stage::Matrix& recv, TpPoint) {
@@ -101,7 +104,7 @@ class TransformerWorkload final : public Workload {
 
   std::string name() const override { return "transformer"; }
   std::size_t p2p_bytes() const override {
-    return static_cast<std::size_t>(c_.micro_batch) * static_cast<std::size_t>(local_seq()) *
+    return static_cast<std::size_t>(c_.micro_batch) * static_cast<std::size_t>(local_seq_) *
            static_cast<std::size_t>(c_.hidden) * sizeof(S);
   }
   void finish_grads(int st) override { at(st).sum_sequence_parallel_grads(); }
@@ -164,10 +167,10 @@ class TransformerWorkload final : public Workload {
       const auto g = stage->gradients();
       const S lr = static_cast<S>(c_.lr);
       Kokkos::parallel_for(
-          "pipebench::sgd", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(0, w.extent(0)),
+          "pipebench::sgd", Kokkos::RangePolicy<Exec>(0, w.extent(0)),
           KOKKOS_LAMBDA(const std::size_t i) { w(i) -= lr * g(i); });
     }
-    Kokkos::DefaultExecutionSpace().fence();
+    Exec().fence();
   }
 
   void accumulate_grads(int st, std::size_t offset, const void* other, std::size_t n, bool replace) override {
@@ -190,9 +193,9 @@ class TransformerWorkload final : public Workload {
       const auto g = stage.gradients();
       const S lr = static_cast<S>(c_.lr);
       Kokkos::parallel_for(
-          "pipebench::sgd", Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace>(lo, hi),
+          "pipebench::sgd", Kokkos::RangePolicy<Exec>(lo, hi),
           KOKKOS_LAMBDA(const std::size_t i) { w(i) -= lr * g(i); });
-      Kokkos::DefaultExecutionSpace().fence();
+      Exec().fence();
       return;
     }
     // State for exactly this range, made at its first step (zero, as Adam starts).
@@ -205,9 +208,8 @@ class TransformerWorkload final : public Workload {
     a.lr = c_.lr;
     a.weight_decay = c_.weight_decay;
     const Flat g(stage.gradients().data() + lo, hi - lo);
-    adam_update<S, Kokkos::DefaultExecutionSpace>(stage.weights(), g, state.first, state.second, lo, hi, adam_step_, a,
-                                                  stage.parameters());
-    Kokkos::DefaultExecutionSpace().fence();
+    adam_update<S, Exec>(stage.weights(), g, state.first, state.second, lo, hi, adam_step_, a, stage.parameters());
+    Exec().fence();
   }
   bool tied_copy(int st, std::size_t& offset, std::size_t& count) const override {
     const Stage& stage = at(st);
@@ -266,16 +268,15 @@ class TransformerWorkload final : public Workload {
   // through one device staging buffer per direction.
   using HostAct = Kokkos::View<S***, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   static constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Act::memory_space>::accessible;
-  using Exec = Kokkos::DefaultExecutionSpace;
   template <class V>
   V wrap(const void* p) const {
     return V(static_cast<S*>(const_cast<void*>(p)), static_cast<std::size_t>(c_.micro_batch),
-             static_cast<std::size_t>(local_seq()), static_cast<std::size_t>(c_.hidden));
+             static_cast<std::size_t>(local_seq_), static_cast<std::size_t>(c_.hidden));
   }
   Act input(const void* p, Act& staging) const {
     if (!p) return Act();
     if (host_memory || c_.device_messages) return wrap<Act>(p);
-    if (!staging.data()) staging = alloc<Act>("pipebench::staging", c_.micro_batch, local_seq(), c_.hidden);
+    if (!staging.data()) staging = alloc<Act>("pipebench::staging", c_.micro_batch, local_seq_, c_.hidden);
     Kokkos::deep_copy(Exec(), staging, wrap<HostAct>(p));
     return staging;
   }
@@ -288,8 +289,6 @@ class TransformerWorkload final : public Workload {
     Exec().fence();
   }
   int sample(int mb) const { return c_.mb_offset + mb; }
-  // Positions per sequence in a stage's input and output (s/t under sequence parallelism).
-  int local_seq() const { return c_.sequence_parallel && c_.tp_size > 1 ? c_.seq / c_.tp_size : c_.seq; }
   void done(double flops) {
     flops_ = flops;
     peak_ = std::max(peak_, held_activation_bytes());
@@ -309,6 +308,7 @@ class TransformerWorkload final : public Workload {
   double flops_ = 0;        // of the last call, recomputation included (what the hardware did)
   double model_flops_ = 0;  // this step, without recomputation (what the model needs)
   std::int64_t peak_ = 0;
+  int local_seq_ = 0;  // positions per sequence in a stage's input and output (s/t under sequence parallelism)
 };
 
 template <class S>
@@ -333,6 +333,7 @@ double gemm_rate(int rows, int inner, int cols, double seconds) {
 }
 
 }  // namespace
+
 KokkosSession::KokkosSession(int blas_threads) {
   if (!Kokkos::is_initialized()) {
     Kokkos::initialize();
