@@ -9,10 +9,12 @@
 # /usr/local/cuda* or a Python environment's nvidia/*/lib, and put on LD_LIBRARY_PATH.
 # Steps: smoke (nvidia-smi, pipebench info), the gpu-labelled kernel tests (device against host results,
 # gradients), a 1-rank transformer run, a 4-rank synthetic run sharing the GPU through the MPI backend,
-# NCCL point-to-point and all-reduce on one rank, 1-rank synthetic and transformer runs with --backend nccl (with 2 or
-# more GPUs: 2 or 4 ranks over NCCL, pipeline links, t x p x d mappings with tied embeddings, DualPipe's two copies), and the refusals of bad input (no visible device, more
-# ranks than GPUs for NCCL, a tensor-parallel transformer over MPI). Then a summary; exit 1 if a step failed, 0 if all
-# passed or there is no GPU (said so; where the toolkit has a driver stub, the no-device refusal is checked).
+# NCCL point-to-point and all-reduce on one rank, 1-rank synthetic and transformer runs with --backend
+# nccl (with 2 or more GPUs: 2 or 4 ranks over NCCL, pipeline links, t x p x d mappings with tied
+# embeddings, DualPipe's two copies), and the refusals of bad input (no visible device, more ranks than
+# GPUs for NCCL, a tensor-parallel transformer over MPI). Then a summary; exit 1 if a step failed, 0 if
+# all passed or there is no GPU (said so; where the toolkit has a driver stub, the no-device refusal is
+# checked).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 say() { echo "# gpu-check: $*"; }
