@@ -1,15 +1,24 @@
 #!/usr/bin/env python3
 """Item 5 of the plan issue: calibrated from a results file holding one transformer run and one
 `pipebench comm` sweep, `pipebench plan --evaluate` predicts the measured step time of other 2-rank
-transformer runs (other schedules, m, v) within 15 %. Timing-dependent (label perf): run it on a quiet machine.
-Usage: plan_calibrated.py PIPEBENCH MPIEXEC WORKDIR"""
+transformer runs (other schedules, m, v) within a tolerance: the target is 15 % on a quiet machine
+(docs/model.md). Timing-dependent (label perf). Exit 1 when every attempt misses.
+Usage: plan_calibrated.py PIPEBENCH MPIEXEC WORKDIR [--tolerance PCT] [--attempts N]"""
+import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
 
-exe, mpiexec, work = sys.argv[1], sys.argv[2], sys.argv[3]
+ap = argparse.ArgumentParser()
+ap.add_argument("exe")
+ap.add_argument("mpiexec")
+ap.add_argument("work")
+ap.add_argument("--tolerance", type=float, default=15.0, help="worst error allowed, percent (default 15)")
+ap.add_argument("--attempts", type=int, default=2, help="attempts, calibration included (default 2)")
+args = ap.parse_args()
+exe, mpiexec, work = args.exe, args.mpiexec, args.work
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 model = ["--workload", "transformer", "--layers", "8", "--hidden", "256", "--heads", "8", "--seq", "128"]
@@ -50,11 +59,11 @@ def attempt():
     return worst
 
 
-# Timing on a shared machine drifts between the calibration run and the others: a second attempt is
-# made when the first misses, and every attempt is printed.
-for n in (1, 2):
+# Timing on a shared machine drifts between the calibration run and the others: another attempt is
+# made when one misses, and every attempt is printed.
+for n in range(1, args.attempts + 1):
     worst = attempt()
-    print("attempt %d: worst error %.1f %%" % (n, 100 * worst))
-    if worst <= 0.15:
+    print("attempt %d: worst error %.1f %% (tolerance %.0f %%)" % (n, 100 * worst, args.tolerance))
+    if worst <= args.tolerance / 100:
         sys.exit(0)
 sys.exit(1)
