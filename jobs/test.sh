@@ -46,7 +46,7 @@ if [[ ${PIPEBENCH_KOKKOS4:-1} != 0 ]]; then
     exit "$rc"
   else
     cmake --preset kokkos4-openmp -DKokkos_ROOT="$kokkos" >/dev/null
-    cmake --build --preset kokkos4-openmp -j "$(nproc)"
+    cmake --build --preset kokkos4-openmp -j "$(nproc)" --target kernel_and_mpi_tests
     ctest --preset kokkos4-openmp -j "$(nproc)" "$@"
   fi
 fi
