@@ -20,7 +20,7 @@ for arg in "$@"; do
     *) exe=$arg ;;
   esac
 done
-[[ -x $exe ]] || { echo "omp_scaling.sh: error: $exe is not an executable (build bench_kernels first)" >&2; exit 2; }
+[[ -x $exe ]] || { echo "omp_scaling.sh: error: $exe is not an executable (build it: cmake --build --preset kokkos4-openmp --target bench_kernels)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for t in $threads; do
