@@ -298,12 +298,14 @@ void add_comm_command(CLI::App& app) {
   add(*cmd, flag::backend, s.backend)->description("Communication backend: mpi, or nccl on GPU builds (device buffers)");
   add(*cmd, {"--one-group", "Only the group holding rank 0 communicates; the others wait (compare with all at once)"},
       s.one_group);
-  add_parsed(*cmd, {"-b,--minbytes", "Smallest size in bytes (K, M, G: 2^10, 2^20, 2^30)"},
-             [&s](const std::string& t) { s.min_bytes = parse_size(t, "--minbytes", false), s.min_given = true; }, "8", "BYTES");
-  add_parsed(*cmd, {"-e,--maxbytes", "Largest size in bytes"},
-             [&s](const std::string& t) { s.max_bytes = parse_size(t, "--maxbytes", false), s.max_given = true; }, "32M", "BYTES");
   // The flags whose effect depends on --p2p, as users name them (CommSettings::given).
   std::vector<std::pair<std::string, CLI::Option*>> watched;
+  watched.emplace_back("-b", add_parsed(*cmd, {"-b,--minbytes", "Smallest size in bytes (K, M, G: 2^10, 2^20, 2^30)"},
+                                        [&s](const std::string& t) { s.min_bytes = parse_size(t, "--minbytes", false); },
+                                        "8", "BYTES"));
+  watched.emplace_back("-e", add_parsed(*cmd, {"-e,--maxbytes", "Largest size in bytes"},
+                                        [&s](const std::string& t) { s.max_bytes = parse_size(t, "--maxbytes", false); },
+                                        "32M", "BYTES"));
   watched.emplace_back("-f", add(*cmd, {"-f,--stepfactor", "Size factor from one size to the next (2 or more)"}, s.factor));
   watched.emplace_back("-i", add_parsed(*cmd, {"-i,--stepbytes", "Size increment instead of a factor (0: use -f)"},
                                         [&s](const std::string& t) { s.increment = parse_size(t, "--stepbytes", true); }, "0", "BYTES"));

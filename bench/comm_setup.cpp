@@ -98,7 +98,7 @@ Resolved resolve_flags(CommSettings& s) {
     if (r.op != BenchOp::sendrecv && !comm::bench::is_p2p(r.op))
       throw UsageError(std::string("--p2p activation sizes point-to-point traffic: not allowed with ") + s.op_text +
                        " (expected sendrecv, latency, bw or bibw)");
-    if (s.min_given || s.max_given) throw UsageError("--p2p activation sets the size: give it without -b and -e");
+    if (given("-b") || given("-e")) throw UsageError("--p2p activation sets the size: give it without -b and -e");
     // One size, of --precision's elements: the sweep's step and -d would be ignored.
     for (const char* f : {"-f", "-i"})
       if (given(f)) throw UsageError(std::string("--p2p activation measures one size: give it without ") + f);

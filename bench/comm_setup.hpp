@@ -27,7 +27,6 @@ struct CommSettings {
   std::string backend = "mpi";
   bool one_group = false;
   std::uint64_t min_bytes = 8, max_bytes = 32ull << 20, increment = 0;
-  bool min_given = false, max_given = false;
   int factor = 2;
   int iters = 20, warmup = 5, check = 1;
   std::string dtype = "float", redop = "sum";
