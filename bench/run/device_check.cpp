@@ -32,9 +32,7 @@ std::string device_refusal(const kernels::DeviceInfo& dev, bool nccl_built, cons
   // The transformer's gradients and activations live in device memory in a device build. The MPI
   // backend would take them as they are for its all-reduces and for the exchanges of DualPipe's twin
   // stages and of tied embeddings, and this MPI is not CUDA-aware (NCCL takes them).
-  std::vector<Mapping> maps = rs.mappings;
-  if (maps.empty()) maps.push_back({1, world_size, 1});
-  for (const auto& mp : maps)
+  for (const auto& mp : sweep_mappings(rs, world_size))
     if (mp.t > 1 || mp.d > 1)
       return "--mapping " + to_string(mp) + ": tensor- and data-parallel all-reduces of the transformer would "
              "hand device memory to MPI, which is not CUDA-aware here; use --backend nccl, or pipeline-only "

@@ -219,12 +219,15 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
 
 }  // namespace
 
+std::vector<Mapping> sweep_mappings(const RunSettings& s, int world_size) {
+  return s.mappings.empty() ? std::vector<Mapping>{{1, world_size, 1}} : s.mappings;
+}
+
 std::vector<Plan> plan_sweep(const RunSettings& rs, int world_size, std::vector<std::string>* duplicates) {
   if (rs.schedules.empty()) throw UsageError("--schedule: give at least one schedule");
   if (rs.microbatches.empty()) throw UsageError("--microbatches: give at least one micro-batch count");
   const Times times = check_settings(rs, world_size);
-  std::vector<Mapping> maps = rs.mappings;
-  if (maps.empty()) maps.push_back({1, world_size, 1});
+  const std::vector<Mapping> maps = sweep_mappings(rs, world_size);
   // Each list holds at most as many items as its flag has characters, but their product can be huge.
   long double configurations = 1;
   for (std::size_t n : {rs.schedules.size(), maps.size(), rs.vs.size(), rs.microbatches.size()}) configurations *= n;

@@ -102,6 +102,9 @@ inline constexpr double kMinTimeout = 1e-3;              // --timeout, seconds: 
 inline constexpr double kMaxTimeout = 7 * 86400.0;       // a week
 inline constexpr int kPollsPerTimeout = 10;              // --poll-us at most --timeout / 10
 
+// The sweep's rank mappings: --mapping's, or 1 x world_size x 1 (a pipeline only) when none is given.
+std::vector<Mapping> sweep_mappings(const RunSettings& s, int world_size);
+
 // Every configuration of the sweep (schedules x mappings x v x m, in that nesting order), checked:
 // mappings multiply to the world size, each schedule accepts its p, m, v and group, the model divides,
 // times and sizes are sane and within the bounds above. UsageError (naming the configuration) otherwise.
