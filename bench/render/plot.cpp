@@ -113,7 +113,7 @@ void draw_legend(std::ostringstream& o, const std::vector<LegendItem>& items, do
       if (it.style == SeriesStyle::points || it.style == SeriesStyle::line_points)
         o << "<circle cx=\"" << px(it.x + 10) << "\" cy=\"" << px(y - 4) << "\" r=\"3.5\" fill=\"" << it.colour << "\"/>";
     }
-    o << "<text x=\"" << px(it.x + 26) << "\" y=\"" << px(y) << "\">" << xml_escape(it.text) << "</text>\n";
+    o << "<text x=\"" << px(it.x + kSwatch) << "\" y=\"" << px(y) << "\">" << xml_escape(it.text) << "</text>\n";
   }
   o << "</g>\n";
 }

@@ -251,7 +251,7 @@ void write_svg(std::ostream& o, const Schedule& s, const Timeline& timeline, con
       continue;
     }
     o << "<rect class=\"legend\" x=\"" << px(it.x) << "\" y=\"" << px(y) << "\" width=\"14\" height=\"14\" fill=\""
-      << it.colour << "\" stroke=\"#999999\" stroke-width=\"0.5\"/><text x=\"" << px(it.x + 19) << "\" y=\""
+      << it.colour << "\" stroke=\"#999999\" stroke-width=\"0.5\"/><text x=\"" << px(it.x + kSwatch) << "\" y=\""
       << px(y + 11) << "\">" << xml_escape(it.text) << "</text>\n";
   }
   o << "</g>\n</svg>\n";
