@@ -17,7 +17,8 @@ int blas_threads();
 // Makes glibc's malloc keep freed memory for reuse instead of returning it to the kernel. Host
 // buffers of tens of MB (the stashes before kernels/view_cache.hpp kept them; still the MPI messages,
 // the balance calibration, KokkosKernels' own) would otherwise be mmapped and munmapped each time, and
-// first-touch page faults then cost about 8 % of a block's time on one core. Equivalent to GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=<huge>.
+// first-touch page faults then cost about 8 % of a block's time on one core. Equivalent to
+// GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=<huge>.
 // Returns false where the C library has no such control.
 bool retain_freed_host_memory();
 

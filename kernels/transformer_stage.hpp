@@ -7,7 +7,8 @@
 //
 // Every call returns with its device work finished (a fence of the execution space instance, never of
 // the whole device, which would wait for communication posted ahead on other streams), so a caller may
-// time it and hand its output to MPI or NCCL without synchronising. Library code: Kokkos must already be initialised by the program.
+// time it and hand its output to MPI or NCCL without synchronising. Library code: Kokkos must already
+// be initialised by the program.
 #include "kernels/embedding.hpp"
 #include "kernels/head.hpp"
 #include "kernels/layer.hpp"
