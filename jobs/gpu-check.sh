@@ -167,35 +167,35 @@ else
   exit 0
 fi
 step kernels 90 "$bin/test_kernels" --gtest_brief=1
-step transformer 60 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --workload transformer --schedule 1f1b -m 4 --layers 4 \
-  --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192 --warmup 1 --steps 3 -o "$work/transformer.h5"
-step synthetic 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run --workload synthetic --schedule 1f1b,zbv -m 8 --tf 2ms \
-  --tb 4ms --tw 2ms --synthetic-mode spin --warmup 1 --steps 3 -o "$work/synthetic.h5"
+# The runs' workloads: a small transformer (h = 1024, s = 512, 4 layers) and synthetic stages of 2, 4
+# and 2 ms (F, B, W).
+model=(--workload transformer -m 4 --layers 4 --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192
+       --warmup 1 --steps 3)
+synth=(--workload synthetic -m 8 --tf 2ms --tb 4ms --tw 2ms --warmup 1 --steps 3)
+step transformer 60 "${mpiexec[@]}" -n 1 "$bin/pipebench" run "${model[@]}" --schedule 1f1b -o "$work/transformer.h5"
+step synthetic 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run "${synth[@]}" --schedule 1f1b,zbv --synthetic-mode spin \
+  -o "$work/synthetic.h5"
 # The same on the host clock (sleep), for comparison: the spin above runs as device kernels of 4
 # processes sharing the GPU (time-sliced between contexts unless MPS runs).
-step synth-sleep 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run --workload synthetic --schedule 1f1b,zbv -m 8 --tf 2ms \
-  --tb 4ms --tw 2ms --synthetic-mode sleep --warmup 1 --steps 3 -o "$work/synthetic-sleep.h5"
+step synth-sleep 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run "${synth[@]}" --schedule 1f1b,zbv --synthetic-mode sleep \
+  -o "$work/synthetic-sleep.h5"
 step nccl 45 "${mpiexec[@]}" -n 1 "$bin/mpitest_comm_nccl"
 # run over NCCL: one rank, since NCCL refuses two ranks on one GPU (docs/gpu.md "run --backend nccl").
-step nccl-run 45 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --backend nccl --workload synthetic --schedule 1f1b,zbv -m 8 \
-  --tf 2ms --tb 4ms --tw 2ms --synthetic-mode spin --warmup 1 --steps 3 -o "$work/nccl-run.h5"
-step nccl-transformer 60 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --backend nccl --workload transformer --schedule 1f1b \
-  -m 4 --layers 4 --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192 --warmup 1 --steps 3 \
+step nccl-run 45 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --backend nccl "${synth[@]}" --schedule 1f1b,zbv \
+  --synthetic-mode spin -o "$work/nccl-run.h5"
+step nccl-transformer 60 "${mpiexec[@]}" -n 1 "$bin/pipebench" run --backend nccl "${model[@]}" --schedule 1f1b \
   -o "$work/nccl-transformer.h5"
 ngpu=$(nvidia-smi -L | wc -l)
 # With a GPU per rank: the links, and the tensor- and data-parallel collectives over NCCL.
 if (( ngpu >= 2 )); then
   n=$(( ngpu >= 4 ? 4 : 2 ))
   maps=$( (( n == 4 )) && echo 1x4x1,2x2x1,1x2x2 || echo 1x2x1,2x1x1,1x1x2 )
-  step nccl-links 60 "${mpiexec[@]}" -n "$n" "$bin/pipebench" run --backend nccl --workload synthetic \
-    --schedule 1f1b,zbv,dualpipev,interleaved -m 8 --tf 2ms --tb 4ms --tw 2ms --synthetic-mode spin --warmup 1 --steps 3 \
-    -o "$work/nccl-links.h5"
-  step nccl-3d 120 "${mpiexec[@]}" -n "$n" "$bin/pipebench" run --backend nccl --workload transformer --mapping "$maps" \
-    --schedule 1f1b,zbv -m 4 --layers 4 --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192 \
-    --tie-embeddings --warmup 1 --steps 3 -o "$work/nccl-3d.h5"
-  step nccl-dualpipe 90 "${mpiexec[@]}" -n 2 "$bin/pipebench" run --backend nccl --workload transformer \
-    --schedule dualpipe -m 4 --layers 4 --hidden 1024 --heads 16 --seq 512 --micro-batch-size 2 --vocab 8192 \
-    --warmup 1 --steps 3 -o "$work/nccl-dualpipe.h5"
+  step nccl-links 60 "${mpiexec[@]}" -n "$n" "$bin/pipebench" run --backend nccl "${synth[@]}" \
+    --schedule 1f1b,zbv,dualpipev,interleaved --synthetic-mode spin -o "$work/nccl-links.h5"
+  step nccl-3d 120 "${mpiexec[@]}" -n "$n" "$bin/pipebench" run --backend nccl "${model[@]}" --mapping "$maps" \
+    --schedule 1f1b,zbv --tie-embeddings -o "$work/nccl-3d.h5"
+  step nccl-dualpipe 90 "${mpiexec[@]}" -n 2 "$bin/pipebench" run --backend nccl "${model[@]}" --schedule dualpipe \
+    -o "$work/nccl-dualpipe.h5"
 fi
 step refusals 60 bash -c "$(declare -f refused); work=$work
   refused 'no Cuda device is usable here' env CUDA_VISIBLE_DEVICES= ${mpiexec[*]} -n 1 $bin/pipebench run --synthetic-mode spin --schedule 1f1b -o $work/never1.h5 &&
