@@ -1,5 +1,5 @@
 #pragma once
-// Each subcommand lives in its own cmd_<name>.cpp and registers itself on the top-level app. The
+// Each subcommand lives in its own bench/cmd/<name>.cpp and registers itself on the top-level app. The
 // callback it installs does the work; errors propagate as pipebench::Error to main().
 #include <CLI/CLI.hpp>
 

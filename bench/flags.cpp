@@ -139,7 +139,7 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<Mapping>& field) {
                     "TxPxD,...");
 }
 
-void add_time_flags(CLI::App& cmd, TimeFlags& times, bool with_p2p_time) {
+void add_time_flags(CLI::App& cmd, TimeSettings& times, bool with_p2p_time) {
   add(cmd, flag::tf, times.tf);
   add(cmd, flag::tb, times.tb);
   add(cmd, flag::tw, times.tw);

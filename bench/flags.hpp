@@ -97,7 +97,7 @@ std::string did_you_mean(const CLI::App& cmd, const std::string& name, const std
 
 // The stage-time flags (--tf --tb --tw --t-overlap --stage-cost, and --p2p-time where the command
 // simulates the link): `schedule`, `simulate` and `run` take the same ones.
-void add_time_flags(CLI::App& cmd, TimeFlags& times, bool with_p2p_time);
+void add_time_flags(CLI::App& cmd, TimeSettings& times, bool with_p2p_time);
 
 // What every add() does: `parse` turns the text into the field (throwing UsageError), `shown` is the
 // default --help prints ("" for none).

@@ -233,7 +233,7 @@ std::string to_string(const Mapping& m) {
   return std::to_string(m.t) + "x" + std::to_string(m.p) + "x" + std::to_string(m.d);
 }
 
-Times parse_times(const TimeFlags& f) {
+Times parse_times(const TimeSettings& f) {
   struct Given {
     const char* flag;
     const Duration& d;

@@ -61,7 +61,7 @@ std::string to_string(const Mapping& m);  // "2x2x1"
 
 // The stage-time flags of `schedule`, `simulate` and `run` (bench/flags.hpp), parsed. tf, tb, tw default
 // to 1, 2, 1 time units; t_overlap < 0 means not given (tf + tb), p2p 0.
-struct TimeFlags {
+struct TimeSettings {
   Duration tf{1, false, "1"}, tb{2, false, "2"}, tw{1, false, "1"};
   Duration t_overlap{-1, false, ""}, p2p{0, false, ""};
   std::vector<double> stage_cost;
@@ -77,6 +77,6 @@ struct Times {
   std::vector<double> stage_cost;  // one multiplier per stage of a model copy; empty: uniform stages
   bool seconds = false;
 };
-Times parse_times(const TimeFlags& flags);
+Times parse_times(const TimeSettings& flags);
 
 }  // namespace pipebench::bench

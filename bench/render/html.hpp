@@ -2,8 +2,8 @@
 // The HTML report of a results file (`pipebench report FILE --html OUT.html`) and the comparison of
 // two (`pipebench compare A B --html OUT.html`): one self-contained page each, inline CSS and SVG, no
 // network access, a few lines of inline JavaScript to sort tables (the page reads without it).
-// docs/report.md shows what each section holds. The front-ends (bench/cmd_report.cpp,
-// bench/cmd_compare.cpp) read the files and compute what needs the simulator; this renders.
+// docs/report.md shows what each section holds. The front-ends (bench/cmd/report.cpp,
+// bench/cmd/compare.cpp) read the files and compute what needs the simulator; this renders.
 #include <map>
 #include <optional>
 #include <ostream>
@@ -50,7 +50,7 @@ void write_html_report(std::ostream& os, const ReportInput& in);
 // The communication section alone (busbw against size per op, one series per group, and the fits).
 void write_comm_section(std::ostream& os, const std::vector<StoredComm>& comm);
 
-// The comparison, computed by bench/cmd_compare.cpp (compare.hpp there); rendered here.
+// The comparison, computed by bench/cmd/compare_match.cpp; rendered here.
 struct CompareFigure {
   std::string name, unit;       // "step time", "ms": the display unit
   double scale = 1;             // display unit per SI unit (1e3 for ms)

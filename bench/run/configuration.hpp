@@ -1,7 +1,7 @@
 #pragma once
 // One configuration of `pipebench run`, from its plan to the measured RunResult: communicators,
 // workload, executor, clock alignment, gather, measurement. Collective over MPI_COMM_WORLD; the caller
-// (cmd_run.cpp) owns the sweep loop, the output and the error handling.
+// (bench/cmd/run.cpp) owns the sweep loop, the output and the error handling.
 #include <chrono>
 #include <condition_variable>
 #include <map>

@@ -22,7 +22,7 @@ const char* workload_name(WorkloadKind w);
 // Settings of the synthetic workload (kernels/synthetic.hpp): times for one rank's whole share, with a
 // unit (2 ms, 4 ms, 2 ms unless told otherwise).
 struct SyntheticSettings {
-  TimeFlags times{seconds(2e-3), seconds(4e-3), seconds(2e-3), seconds(-1), seconds(0), {}};
+  TimeSettings times{seconds(2e-3), seconds(4e-3), seconds(2e-3), seconds(-1), seconds(0), {}};
   bool spin = false;
   std::uint64_t activation_bytes = 1 << 20;
   std::uint64_t p2p_bytes = 64 << 10;

@@ -127,7 +127,7 @@ TEST_F(ConfigFileRead, OnlyBoundedRegularFiles) {
 
 namespace {
 
-// A stand-in for `pipebench run`: a few flags bound with add(), as cmd_run.cpp binds them.
+// A stand-in for `pipebench run`: a few flags bound with add(), as bench/cmd/run.cpp binds them.
 struct FakeRun {
   CLI::App app{"test"};
   CLI::App* run = nullptr;

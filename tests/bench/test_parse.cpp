@@ -106,7 +106,7 @@ TEST(Parse, ByteSizes) {
     EXPECT_NE(usage_error([&] { parse_bytes(bad, "--size"); }), "") << bad;
 }
 
-TEST(Parse, TimeFlags) {
+TEST(Parse, TimeSettings) {
   const Times d = parse_times({});
   EXPECT_DOUBLE_EQ(d.tf, 1);
   EXPECT_DOUBLE_EQ(d.tb, 2);
@@ -116,7 +116,7 @@ TEST(Parse, TimeFlags) {
 
   // As the flags parse them (bench/flags.hpp): each time with parse_duration.
   auto t = [](const char* text) { return parse_duration(text, "--t", true); };
-  TimeFlags f;
+  TimeSettings f;
   f.tf = t("1ms");
   f.tb = t("2ms");
   f.tw = t("0.5ms");
@@ -131,7 +131,7 @@ TEST(Parse, TimeFlags) {
 
   f.tb = t("2");  // a mix of seconds and time units
   EXPECT_NE(usage_error([&] { parse_times(f); }).find("--tb '2' has no unit but --tf '1ms' has one"), std::string::npos);
-  TimeFlags g;
+  TimeSettings g;
   g.tw = t("2");
   EXPECT_EQ(usage_error([&] { parse_times(g); }),
             "--tw '2' is not allowed: the weight part of the backward must be < --tb '2'");

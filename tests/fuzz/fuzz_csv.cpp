@@ -1,12 +1,12 @@
 // Fuzz target: a schedule CSV as `pipebench schedule --import-csv FILE` takes it (analysis/csv.*):
-// read, validated and simulated with the default times (bench/sim_support.*, as the command does).
+// read, validated and simulated with the default times (bench/cmd/simulate_one.*, as the command does).
 // Also checked: what pipebench writes back as CSV reads in as the same schedule.
 #include <sstream>
 #include <utility>
 
 #include "analysis/csv.hpp"
 #include "bench/parse.hpp"
-#include "bench/sim_support.hpp"
+#include "bench/cmd/simulate_one.hpp"
 #include "contract.hpp"
 
 namespace {
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::istringstream in(text);
     analysis::CsvImportNotes notes;
     analysis::Schedule s = analysis::from_csv(in, "imported", &notes);
-    const bench::SimRun r = bench::run_config(std::move(s), 0, bench::Times{}, false, true);
+    const bench::SimRun r = bench::simulate_one(std::move(s), 0, bench::Times{}, false, true);
     (void)analysis::to_grid(r.schedule);
     std::istringstream again(analysis::to_csv(r.schedule));
     const analysis::Schedule back = analysis::from_csv(again, "imported");

@@ -108,7 +108,7 @@ void run(unsigned selector, const std::string& v) {
       std::size_t from = 0;
       for (std::size_t nl; (nl = v.find('\n', from)) != std::string::npos; from = nl + 1) lines.push_back(v.substr(from, nl - from));
       lines.push_back(v.substr(from));
-      TimeFlags f;
+      TimeSettings f;
       if (lines.size() > 0 && !lines[0].empty()) f.tf = parse_duration(lines[0], "--tf");
       if (lines.size() > 1 && !lines[1].empty()) f.tb = parse_duration(lines[1], "--tb");
       if (lines.size() > 2 && !lines[2].empty()) f.tw = parse_duration(lines[2], "--tw", true);

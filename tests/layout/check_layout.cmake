@@ -7,15 +7,19 @@
 #     execution space (docs/gpu.md "run --backend nccl": it would wait for NCCL receives posted ahead).
 cmake_policy(SET CMP0007 NEW)
 set(allowed_analysis "analysis/")
+set(allowed_analysis_plan "analysis/")
 set(allowed_topology "analysis/|topology/")
 set(allowed_comm "analysis/|topology/|comm/")
 set(allowed_kernels "analysis/|topology/|comm/|kernels/")
 set(allowed_bench_results "analysis/|topology/|comm/|kernels/|bench/results/|bench/version.hpp")
 set(allowed_bench_render "analysis/|topology/|comm/|kernels/|bench/results/|bench/render/|bench/version.hpp")
 set(allowed_bench_run "analysis/|topology/|comm/|kernels/|bench/results/|bench/render/|bench/run/|bench/parse.hpp|bench/version.hpp")
-set(allowed_bench "analysis/|topology/|comm/|kernels/|bench/")
+# bench/ itself is the command line every front end shares: it includes only its own headers.
+set(allowed_bench "analysis/|topology/|comm/|kernels/|bench/[a-z_]+\\.hpp")
+set(allowed_bench_cmd "analysis/|topology/|comm/|kernels/|bench/")
 set(allowed_bench_micro "analysis/|topology/|comm/|kernels/|bench/")
 set(forbidden_analysis "<mpi.h>|<hdf5.h>|<Kokkos|<KokkosBlas|<nccl.h>|<cuda")
+set(forbidden_analysis_plan "${forbidden_analysis}")
 
 file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/analysis/*.[ch]pp ${SOURCE_DIR}/topology/*.[ch]pp
      ${SOURCE_DIR}/comm/*.[ch]pp ${SOURCE_DIR}/kernels/*.[ch]pp ${SOURCE_DIR}/bench/*.[ch]pp)

@@ -1,0 +1,388 @@
+// The performance model of `pipebench plan` (docs/model.md gives every formula with its source).
+#include "analysis/plan/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <tuple>
+
+#include "analysis/error.hpp"
+#include "analysis/formulas.hpp"
+#include "analysis/generators.hpp"
+#include "analysis/limits.hpp"
+#include "analysis/memory.hpp"
+#include "analysis/simulate.hpp"
+#include "analysis/text.hpp"
+
+namespace pipebench::analysis::plan {
+
+namespace {
+
+// Per parameter, Megatron-LM's mixed-precision layout ("Distributed Optimizer" docs): 16-bit weights,
+// 32-bit main gradients, and 12 bytes of optimizer state (fp32 master weights, Adam's m and v), which
+// ZeRO-1 / the distributed optimizer shards over the d replicas: 18 bytes, or 6 + 12/d.
+constexpr double kWeightBytes = 2, kGradBytes = 4, kOptimizerBytes = 12;
+// An Adam step moves about 30 bytes per parameter through device memory (reads fp32 weight, gradient,
+// m, v; writes weight, m, v and the 16-bit copy): a memory-bound pass.
+constexpr double kOptimizerTraffic = 30;
+
+}  // namespace
+
+// ---- layouts ----------------------------------------------------------------------------------------
+
+namespace {
+
+// A ring collective over n ranks: `factor` x (n-1)/n of the bytes through each rank's link, and
+// `steps` x (n-1) latencies (Patarasuk and Yuan 2009; all-reduce: factor 2, steps 2).
+double ring(double bytes, int n, double bw, double lat, double factor) {
+  if (n <= 1) return 0;
+  return factor * (n - 1) / double(n) * bytes / bw + factor * (n - 1) * lat;
+}
+
+int pipes_of(const std::string& schedule) { return schedule == "dualpipe" ? 2 : 1; }
+bool v_layout(const std::string& schedule) { return schedule == "zbv" || schedule == "dualpipev"; }
+
+// The rank that holds stage s (0 .. pipes*S-1) of a schedule.
+int rank_of_stage(const std::string& schedule, int p, int S, int s) {
+  if (schedule == "dualpipe") {
+    const int k = s % S;
+    return s < S ? k : p - 1 - k;
+  }
+  if (v_layout(schedule)) return s < p ? s : 2 * p - 1 - s;
+  return s % p;
+}
+
+// Layers of stage depth k when L layers are split over S stages as evenly as possible.
+int layers_of(int L, int S, int k) {
+  return static_cast<int>((static_cast<long long>(k + 1) * L) / S - (static_cast<long long>(k) * L) / S);
+}
+
+}  // namespace
+
+Refusal check_layout(const Problem& pr, const Layout& l, int* m_out, int* v_out) {
+  const ModelSpec& md = pr.model;
+  const int gpn = pr.gpus_per_node > 0 ? pr.gpus_per_node : pr.machine.gpus_per_node;
+  if (md.heads % l.t != 0)
+    return {"tensor", "t = " + std::to_string(l.t) + " does not divide " + std::to_string(md.heads) + " heads"};
+  if (l.t > gpn && !pr.allow_cross_node_tp)
+    return {"tensor", "t = " + std::to_string(l.t) + " spans nodes of " + std::to_string(gpn) +
+                          " GPUs (--allow-cross-node-tp allows it)"};
+  const std::int64_t per = std::int64_t{l.micro_batch_size} * l.d;
+  if (pr.global_batch % per != 0)
+    return {"global batch", "global batch " + std::to_string(pr.global_batch) + " is not a multiple of b*d = " +
+                                std::to_string(per)};
+  const std::int64_t m64 = pr.global_batch / per;
+  if (m64 > (std::int64_t{1} << 24)) return {"global batch", "m = " + std::to_string(m64) + " micro-batches is too many"};
+  const int m = static_cast<int>(m64);
+  const ScheduleInfo* info = nullptr;
+  for (const auto& s : schedule_catalog())
+    if (s.name == l.schedule) info = &s;
+  if (!info) return {"schedule", "unknown schedule " + quoted(l.schedule)};
+  int v = l.v > 0 ? l.v : info->default_v;
+  if (info->fixed_v && v != info->default_v)
+    return {"schedule", l.schedule + " has v = " + std::to_string(info->default_v) + ", not " + std::to_string(v)};
+  const int pipes = pipes_of(l.schedule);
+  const std::int64_t S = std::int64_t{l.p} * v;
+  if (S > md.layers)
+    return {"layers", std::to_string(S) + " stages (p*v) for " + std::to_string(md.layers) + " layers"};
+  if (l.schedule == "interleaved" && v >= 2 && (m < l.p || m % l.p != 0))
+    return {"schedule", "interleaved needs m a multiple of p (m = " + std::to_string(m) + ", p = " + std::to_string(l.p) + ")"};
+  if ((l.schedule == "dualpipe" || l.schedule == "dualpipev") && m < 2 * l.p)
+    return {"schedule", l.schedule + " needs m >= 2p (m = " + std::to_string(m) + ", p = " + std::to_string(l.p) + ")"};
+  if (l.schedule == "dualpipe" && (l.p % 2 != 0 || m % 2 != 0))
+    return {"schedule", "dualpipe needs p and m even (p = " + std::to_string(l.p) + ", m = " + std::to_string(m) + ")"};
+  if (std::int64_t{l.p} * v * m > kMaxSchedulePairs)
+    return {"schedule", "p*v*m = " + std::to_string(std::int64_t{l.p} * v * m) + " pairs is over the limit"};
+  (void)pipes;
+  if (m_out) *m_out = m;
+  if (v_out) *v_out = v;
+  return {};
+}
+
+StagePlan stage_plan(const Problem& pr, const Layout& l) {
+  StagePlan sp;
+  const Refusal refusal = check_layout(pr, l, &sp.m, &sp.v);
+  if (!refusal.reason.empty()) throw UsageError("configuration refused (" + refusal.reason + "): " + refusal.detail);
+  const ModelSpec& md = pr.model;
+  const MachineSpec& mc = pr.machine;
+  const int gpn = pr.gpus_per_node > 0 ? pr.gpus_per_node : mc.gpus_per_node;
+  const int t = l.t, p = l.p, d = l.d;
+  sp.pipes = pipes_of(l.schedule);
+  const int S = p * sp.v;
+  sp.stages_per_pipe = S;
+
+  const double h = md.hidden, s = md.seq, b = l.micro_batch_size, a = md.heads, V = md.vocab;
+  const double n = b * s;  // tokens per micro-batch
+  const double kHalf = pr.value_bytes;  // bytes per activation value (2: BF16)
+  const double act_scale = pr.value_bytes / 2;  // Korthikanti's counts are for 16-bit values
+  const double rate = achieved_rate(mc, h / t);
+
+  // Compute of one layer for one micro-batch on one GPU (the layer's FLOPs split over t).
+  const double f_layer_flops = n * layer_forward_flops_per_token(md) / t;
+  const double score_flops = n * 4.0 * s * h / t;  // Q K^T and scores x V
+  const double weight_flops = f_layer_flops - score_flops;
+  double recompute_flops = 0;
+  if (l.recompute == Recompute::full) recompute_flops = f_layer_flops;
+  if (l.recompute == Recompute::selective) recompute_flops = score_flops;  // Korthikanti et al. 2022
+  // The memory-bound element-wise work (LayerNorm, dropout, softmax, GeLU, residuals): each byte of
+  // activations Korthikanti et al. 2022 count is written once and read about as often, so a layer's
+  // forward moves `elementwise_passes` times those bytes through device memory; its backward twice
+  // that. The s x s softmax terms are gone under flash attention (fused into the products).
+  const bool seqp = l.sequence_parallel && t > 1;
+  const double att = md.flash_attention ? 0.0 : 5 * a * s / h;
+  const double elem_bytes = seqp ? n * h / t * (34 + att) : n * h * (10 + 24.0 / t + att / t);
+  const double elem = mc.elementwise_passes * act_scale * elem_bytes / mc.hbm_bandwidth;
+  double elem_recompute = 0;
+  if (l.recompute == Recompute::full) elem_recompute = elem;
+  if (l.recompute == Recompute::selective) elem_recompute = mc.elementwise_passes * n * h * att / t / mc.hbm_bandwidth;
+  const double fc_layer = f_layer_flops / rate + elem;
+  const double wc_layer = weight_flops / rate;                                           // W: weight gradients
+  const double bc_layer = (2 * f_layer_flops + recompute_flops) / rate + 2 * elem + elem_recompute;  // B = I + W
+
+  // Tensor parallelism (Shoeybi et al. 2019): two all-reduces of n*h values in the forward, two in the
+  // backward; with sequence parallelism an all-gather and a reduce-scatter for each, the same volume
+  // (Korthikanti et al. 2022). Full recomputation repeats the forward's in the backward.
+  const bool tp_inter = t > gpn;
+  const double tp_bw = tp_inter ? mc.inter_bandwidth : mc.intra_bandwidth;
+  const double tp_lat = tp_inter ? mc.inter_latency : mc.intra_latency;
+  const double ar = ring(kHalf * n * h, t, tp_bw, tp_lat, 2);
+  const double tpf_layer = 2 * ar;
+  const double tpb_layer = 2 * ar + (l.recompute == Recompute::full ? 2 * ar : 0);
+
+  // The head (tied embedding, vocabulary-parallel): its product on the last stage; the embedding's
+  // all-reduce on the first.
+  const double head_f = n * head_forward_flops_per_token(md) / t / rate;
+  const double head_w = head_f;
+
+  // Activations per layer per micro-batch, Korthikanti et al. 2022 (16-bit values, 1-byte masks), with
+  // the s x s terms dropped under flash attention.
+  double act_layer = 0;
+  switch (l.recompute) {
+    case Recompute::none: act_layer = seqp ? n * h / t * (34 + att) : n * h * (10 + 24.0 / t + att / t); break;
+    case Recompute::selective: act_layer = seqp ? 34 * n * h / t : n * h * (10 + 24.0 / t); break;
+    case Recompute::full: act_layer = seqp ? 2 * n * h / t : 2 * n * h; break;
+  }
+  // What the weight-gradient pass W keeps after I (split backward): the inputs of the four products,
+  // 2sbh (QKV) + 2sbh/t (projection) + 2sbh (fc1) + 8sbh/t (fc2), all /t with sequence parallelism.
+  const double w_layer = seqp ? 14 * n * h / t : n * h * (4 + 10.0 / t);
+  const double logits = 4 * n * V / t;  // fp32 logits of the loss on the last stage
+
+  sp.f.assign(S, 0), sp.b.assign(S, 0), sp.w.assign(S, 0), sp.fc.assign(S, 0), sp.bc.assign(S, 0);
+  sp.stash.assign(S, 0), sp.wstash.assign(S, 0);
+  for (int k = 0; k < S; ++k) {
+    const int nl = layers_of(md.layers, S, k);
+    sp.fc[k] = nl * fc_layer;
+    sp.bc[k] = nl * bc_layer;
+    sp.f[k] = nl * (fc_layer + tpf_layer);
+    sp.b[k] = nl * (bc_layer + tpb_layer);
+    sp.w[k] = nl * wc_layer;
+    sp.stash[k] = nl * act_layer * act_scale;
+    sp.wstash[k] = nl * w_layer * act_scale;
+    if (k == 0) {
+      sp.f[k] += ar;
+      sp.stash[k] += kHalf * n * h;
+    }
+    if (k == S - 1) {
+      sp.fc[k] += head_f;
+      sp.bc[k] += 2 * head_f;
+      sp.f[k] += head_f;
+      sp.b[k] += 2 * head_f;
+      sp.w[k] += head_w;
+      sp.stash[k] += logits;
+      sp.wstash[k] += kHalf * n * h;
+    }
+    // The simulator needs 0 <= W < B.
+    sp.w[k] = std::min(sp.w[k], 0.5 * sp.b[k]);
+  }
+
+  // Pipeline transfers: n*h 16-bit values per boundary; with t > 1 Megatron's scatter/gather sends 1/t
+  // of them per GPU across nodes and all-gathers over NVLink (Narayanan et al. 2021, Section 4.1).
+  // Neighbouring stages are t*d ranks apart in the order tp-dp-pp (t apart in tp-pp-dp): another node
+  // once the pipeline group spans more than one.
+  if (p > 1) {
+    const bool inter = (pr.pp_inside_dp ? std::int64_t{t} * p : std::int64_t{t} * d * p) > gpn;
+    const double bytes = kHalf * n * h / (inter ? t : 1);
+    sp.p2p = inter ? mc.inter_latency + bytes / mc.inter_bandwidth : mc.intra_latency + bytes / mc.intra_bandwidth;
+  }
+
+  // Parameters per rank: its layers (1/t of each) plus the embedding on the rank of the first stage
+  // and the tied head's copy on the rank of the last stage (of each model copy).
+  std::vector<double> rank_params(p, 0.0);
+  const double lp = layer_params(md) / t, ep = V * h / t + s * h / t;
+  for (int c = 0; c < sp.pipes; ++c)
+    for (int k = 0; k < S; ++k) {
+      const int r = rank_of_stage(l.schedule, p, S, c * S + k);
+      rank_params[r] += layers_of(md.layers, S, k) * lp;
+      if (k == 0) rank_params[r] += ep;
+      if (k == S - 1 && !(p == 1 && sp.v == 1 && sp.pipes == 1)) rank_params[r] += V * h / t;
+    }
+  const double params = *std::max_element(rank_params.begin(), rank_params.end());
+  sp.weights = kWeightBytes * params;
+  sp.gradients = kGradBytes * params;
+  sp.optimizer_state = kOptimizerBytes * params / (l.zero ? d : 1);
+  sp.static_bytes = sp.weights + sp.gradients + sp.optimizer_state + mc.memory_reserve_bytes;
+
+  // Data parallelism: an all-reduce of the fp32 gradients, or with ZeRO-1 a reduce-scatter of them and
+  // an all-gather of the 16-bit weights. Inside a node when the group fits in one: the t*d ranks of a
+  // pipeline stage in the order tp-dp-pp, all t*p*d in tp-pp-dp.
+  const bool dp_inter = (pr.pp_inside_dp ? std::int64_t{t} * p * d : std::int64_t{t} * d) > gpn;
+  const double dp_bw = dp_inter ? mc.inter_bandwidth : mc.intra_bandwidth;
+  const double dp_lat = dp_inter ? mc.inter_latency : mc.intra_latency;
+  sp.dp_time = l.zero ? ring(kGradBytes * params, d, dp_bw, dp_lat, 1) + ring(kWeightBytes * params, d, dp_bw, dp_lat, 1)
+                      : ring(kGradBytes * params, d, dp_bw, dp_lat, 2);
+  sp.optimizer = kOptimizerTraffic * params / (l.zero ? d : 1) / mc.hbm_bandwidth;
+
+  sp.model_flops = model_flops_per_step(md, pr.global_batch);
+  const double tokens = double(pr.global_batch) * s;
+  double extra = 0;
+  if (l.recompute == Recompute::full) extra = tokens * md.layers * layer_forward_flops_per_token(md);
+  if (l.recompute == Recompute::selective) extra = tokens * md.layers * 4.0 * s * h;
+  sp.hardware_flops = sp.model_flops + extra;
+  return sp;
+}
+
+// ---- screening --------------------------------------------------------------------------------------
+
+namespace {
+
+struct RankWork {
+  double busy = 0, compute = 0, backward = 0;
+};
+
+// The busiest rank's work in one step, from the stage times.
+RankWork busiest(const Layout& l, const StagePlan& sp) {
+  std::vector<RankWork> w(l.p);
+  const double mb = double(sp.m) / sp.pipes;
+  const int S = sp.stages_per_pipe;
+  for (int c = 0; c < sp.pipes; ++c)
+    for (int k = 0; k < S; ++k) {
+      RankWork& x = w[rank_of_stage(l.schedule, l.p, S, c * S + k)];
+      x.busy += mb * (sp.f[k] + sp.b[k]);
+      x.compute += mb * (sp.fc[k] + sp.bc[k]);
+      x.backward += sp.b[k];
+    }
+  return *std::max_element(w.begin(), w.end(), [](const RankWork& a, const RankWork& b) { return a.busy < b.busy; });
+}
+
+// The formula's peak in-flight chunks of rank 0, cached: many configurations share (schedule, p, m, v).
+int formula_peak(const std::string& schedule, int p, int m, int v) {
+  static std::mutex mu;
+  static std::map<std::tuple<std::string, int, int, int>, int> cache;
+  const auto key = std::make_tuple(schedule, p, m, v);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  int peak = 1;
+  if (has_formula(schedule)) {
+    FormulaParams q;
+    q.schedule = schedule, q.p = p, q.m = m, q.v = v;
+    const AnalyticFigures a = analytic_figures(q);
+    if (a.peak_inflight.value)
+      for (int x : *a.peak_inflight.value) peak = std::max(peak, x);
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() > 100000) cache.clear();
+  cache.emplace(key, peak);
+  return peak;
+}
+
+double dp_exposed(const MachineSpec& mc, const StagePlan& sp, const RankWork& w) {
+  return std::max(0.0, sp.dp_time - mc.dp_overlap * w.backward);
+}
+
+}  // namespace
+
+Screen screen(const Problem& pr, const Layout& l, const StagePlan& sp) {
+  Screen sc;
+  const RankWork w = busiest(l, sp);
+  const int S = sp.stages_per_pipe;
+  double fmin = sp.f[0], fsum = 0, bsum = 0, wsum = 0;
+  for (int k = 0; k < S; ++k) fmin = std::min(fmin, sp.f[k]), fsum += sp.f[k], bsum += sp.b[k], wsum += sp.w[k];
+  const double F = fsum / S, B = bsum / S, W = wsum / S;
+  const double tail = dp_exposed(pr.machine, sp, w) + sp.optimizer;
+  // Every schedule but DualPipe starts its last rank after p-1 chunk forwards and transfers.
+  const double fill = l.schedule == "dualpipe" ? 0.0 : (l.p - 1) * (fmin + sp.p2p);
+  sc.step_lower_bound = w.busy + fill + tail;
+  double idle = (l.p - 1) * (F + B);
+  if (l.schedule == "zb-h1") idle = (l.p - 1) * (F + B - 2 * W);
+  if (l.schedule == "zb-h2" || l.schedule == "zbv") idle = (l.p - 1) * F;
+  if (l.schedule == "dualpipe" || l.schedule == "dualpipev") idle = (l.p - 1) * (F + B - 2 * W);
+  sc.step_estimate = std::max(sc.step_lower_bound, w.busy + idle + 2 * (l.p - 1) * sp.p2p + tail);
+  // A chunk in flight holds its forward stash or, after I, its weight stash: at least the smaller.
+  double smin = sp.stash[0];
+  for (double x : sp.stash) smin = std::min(smin, x);
+  for (double x : sp.wstash) smin = std::min(smin, x);
+  sc.memory_lower_bound = sp.static_bytes + formula_peak(l.schedule, l.p, sp.m, sp.v) * smin;
+  return sc;
+}
+
+// ---- full evaluation --------------------------------------------------------------------------------
+
+Prediction evaluate(const Problem& pr, const Layout& l) { return evaluate(pr, l, stage_plan(pr, l)); }
+
+Prediction evaluate(const Problem& pr, const Layout& l, const StagePlan& sp) {
+  ScheduleParams q;
+  q.name = l.schedule, q.p = l.p, q.m = sp.m, q.v = sp.v;
+  const Schedule s = make_schedule(q);
+  SimCosts costs;
+  costs.stage.resize(s.num_stages());
+  std::vector<StashBytes> stash(s.num_stages());
+  for (int st = 0; st < s.num_stages(); ++st) {
+    const int k = s.depth_of_stage(st);
+    costs.stage[st] = StageTimes{sp.f[k], sp.b[k], sp.w[k]};
+    stash[st] = StashBytes{sp.stash[k], sp.wstash[k]};
+  }
+  costs.p2p = sp.p2p;
+  costs.gap = pr.machine.action_gap;
+  SimOptions opt;
+  opt.timeline = false;
+  const SimResult with = simulate(s, costs, opt);
+  double makespan0 = with.metrics.makespan;
+  if (sp.p2p > 0) {
+    SimCosts free = costs;
+    free.p2p = 0;
+    makespan0 = simulate(s, free, opt).metrics.makespan;
+  }
+  const RankWork w = busiest(l, sp);
+  double busy_max = 0;
+  for (const auto& r : with.metrics.ranks) busy_max = std::max(busy_max, r.busy);
+
+  Prediction out;
+  out.layout = l;
+  out.m = sp.m;
+  out.v = sp.v;
+  out.simulated = true;
+  const double dp = dp_exposed(pr.machine, sp, w);
+  out.step_time = with.metrics.makespan + dp + sp.optimizer;
+  out.breakdown.compute = w.compute;
+  out.breakdown.tp = std::max(0.0, busy_max - w.compute);
+  out.breakdown.pp = std::max(0.0, with.metrics.makespan - makespan0);
+  out.breakdown.bubble = std::max(0.0, makespan0 - busy_max);
+  out.breakdown.dp = dp;
+  out.breakdown.other = sp.optimizer;
+  out.bubble_fraction = with.metrics.bubble_fraction;
+
+  const int gpus = l.t * l.p * l.d;
+  out.tokens_per_second = double(pr.global_batch) * pr.model.seq / out.step_time;
+  out.model_tflops_per_gpu = sp.model_flops / out.step_time / gpus / 1e12;
+  out.hardware_tflops_per_gpu = sp.hardware_flops / out.step_time / gpus / 1e12;
+  out.mfu = out.model_tflops_per_gpu * 1e12 / pr.machine.peak_flops;
+
+  // Memory of the fullest rank: its static bytes plus its activations as the order holds them.
+  const std::vector<double> peak = peak_activation_bytes(s, stash);
+  double act = 0;
+  for (double x : peak) act = std::max(act, x);
+  out.weights_bytes = sp.weights;
+  out.gradients_bytes = sp.gradients;
+  out.optimizer_bytes = sp.optimizer_state;
+  out.activation_bytes = act;
+  out.memory_bytes = sp.static_bytes + act;
+  out.fits = out.memory_bytes <= pr.machine.memory_bytes;
+  return out;
+}
+
+}  // namespace pipebench::analysis::plan

@@ -1,0 +1,124 @@
+// Model and machine presets of `pipebench plan`, each figure with its public source (docs/model.md).
+#include <string>
+
+#include "analysis/error.hpp"
+#include "analysis/plan/model.hpp"
+#include "analysis/text.hpp"
+
+namespace pipebench::analysis::plan {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}
+
+const std::vector<ModelSpec>& model_presets() {
+  static const std::vector<ModelSpec> presets = [] {
+    std::vector<ModelSpec> v;
+    ModelSpec g;
+    // Brown et al. 2020 (Language Models are Few-Shot Learners), Table 2.1: 96 layers, d_model 12288,
+    // 96 heads, context 2048; vocabulary 51,200 as Megatron-LM pads GPT-2's 50,257 (Narayanan et al. 2021).
+    g.name = "gpt3-175b";
+    g.source = "Brown et al. 2020, Table 2.1; vocabulary padded to 51,200 as in Narayanan et al. 2021";
+    g.layers = 96, g.hidden = 12288, g.heads = 96, g.seq = 2048, g.vocab = 51200;
+    v.push_back(g);
+    // Meta 2024 (The Llama 3 Herd of Models), Table 3: 126 layers, model dimension 16,384, FFN 53,248
+    // (SwiGLU), 128 heads, 8 key/value heads, vocabulary 128K (128,256 in the released config), 8K
+    // context in pre-training.
+    ModelSpec l;
+    l.name = "llama3-405b";
+    l.source = "Meta 2024, The Llama 3 Herd of Models, Table 3 (SwiGLU, GQA with 8 KV heads, 8K context)";
+    l.layers = 126, l.hidden = 16384, l.heads = 128, l.kv_heads = 8, l.seq = 8192, l.vocab = 128256;
+    l.ffn = 53248, l.gated_mlp = true, l.flash_attention = true;
+    v.push_back(l);
+    // BigScience tr11-176B-ml README: 70 layers, hidden 14336, 112 heads, sequence 2048, embedding
+    // 250,880 x 14,336.
+    ModelSpec b;
+    b.name = "bloom-176b";
+    b.source = "BigScience, bigscience-workshop/bigscience train/tr11-176B-ml/README.md";
+    b.layers = 70, b.hidden = 14336, b.heads = 112, b.seq = 2048, b.vocab = 250880;
+    v.push_back(b);
+    // Smith et al. 2022 (Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B): 105 layers,
+    // hidden 20480, 128 heads, sequence 2048; vocabulary 50,272 (GPT-2's, padded) as llm-analysis'
+    // reproduction of the paper's configuration lists it.
+    ModelSpec t;
+    t.name = "mt-nlg-530b";
+    t.source = "Smith et al. 2022 (MT-NLG), Section 2; vocabulary as in cli99/llm-analysis examples/megatron-turing-nlg";
+    t.layers = 105, t.hidden = 20480, t.heads = 128, t.seq = 2048, t.vocab = 50272;
+    v.push_back(t);
+    return v;
+  }();
+  return presets;
+}
+
+namespace {
+template <class T>
+const T& find_preset(const std::vector<T>& all, const std::string& name, const char* flag) {
+  std::string names;
+  for (const auto& x : all) {
+    if (x.name == name) return x;
+    names += (names.empty() ? "" : ", ") + x.name;
+  }
+  throw UsageError(std::string(flag) + " " + quoted(name) + " is not allowed: expected one of " + names);
+}
+}  // namespace
+
+const ModelSpec& model_preset(const std::string& name) { return find_preset(model_presets(), name, "--model"); }
+
+const std::vector<MachineSpec>& machine_presets() {
+  static const std::vector<MachineSpec> presets = [] {
+    std::vector<MachineSpec> v;
+    // NVIDIA A100 Tensor Core GPU datasheet: BF16 dense 312 TFLOP/s; 40 GB HBM2 at 1,555 GB/s (80 GB
+    // HBM2e at 2,039 GB/s); NVLink 600 GB/s per GPU (both directions). DGX A100 user guide: eight
+    // 200 Gb/s HDR InfiniBand adapters for the compute fabric, one per GPU (25 GB/s per direction).
+    MachineSpec a;
+    a.name = "a100-40gb";
+    a.source = "NVIDIA A100 datasheet (312 TFLOP/s BF16 dense, 40 GB, 1,555 GB/s, NVLink 600 GB/s); DGX A100: 8x HDR 200 Gb/s";
+    a.peak_flops = 312e12;
+    a.memory_bytes = 40 * kGiB;
+    a.hbm_bandwidth = 1555e9;
+    a.gpus_per_node = 8;
+    a.intra_bandwidth = 300e9;
+    a.inter_bandwidth = 25e9;
+    a.intra_latency = 5e-6;
+    a.inter_latency = 10e-6;
+    // Fitted once for the A100 presets against docs/model.md's validation table.
+    a.matmul_efficiency = 0.60;
+    a.gemm_half_width = 400;
+    a.elementwise_passes = 1;
+    a.dp_overlap = 1.0;
+    a.memory_reserve_bytes = 2 * kGiB;
+    v.push_back(a);
+    MachineSpec a8 = a;
+    a8.name = "a100-80gb";
+    a8.source = "NVIDIA A100 datasheet (312 TFLOP/s BF16 dense, 80 GB, 2,039 GB/s, NVLink 600 GB/s); DGX A100: 8x HDR 200 Gb/s";
+    a8.memory_bytes = 80 * kGiB;
+    a8.hbm_bandwidth = 2039e9;
+    v.push_back(a8);
+    // NVIDIA H100 Tensor Core GPU datasheet (SXM): BF16 989 TFLOP/s dense (1,979 with sparsity), 80 GB
+    // HBM3 at 3.35 TB/s, NVLink 900 GB/s per GPU. DGX H100: eight 400 Gb/s ConnectX-7 (NDR) ports for the
+    // compute fabric, one per GPU (50 GB/s per direction).
+    MachineSpec h;
+    h.name = "h100-80gb";
+    h.source = "NVIDIA H100 SXM datasheet (989 TFLOP/s BF16 dense, 80 GB, 3.35 TB/s, NVLink 900 GB/s); DGX H100: 8x NDR 400 Gb/s";
+    h.peak_flops = 989e12;
+    h.memory_bytes = 80 * kGiB;
+    h.hbm_bandwidth = 3.35e12;
+    h.gpus_per_node = 8;
+    h.intra_bandwidth = 450e9;
+    h.inter_bandwidth = 50e9;
+    h.intra_latency = 5e-6;
+    h.inter_latency = 10e-6;
+    h.matmul_efficiency = 0.81;
+    h.gemm_half_width = 400;
+    h.elementwise_passes = 1;
+    h.dp_overlap = 1.0;
+    h.memory_reserve_bytes = 2 * kGiB;
+    v.push_back(h);
+    return v;
+  }();
+  return presets;
+}
+
+const MachineSpec& machine_preset(const std::string& name) { return find_preset(machine_presets(), name, "--machine"); }
+
+}  // namespace pipebench::analysis::plan

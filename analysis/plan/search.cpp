@@ -1,0 +1,143 @@
+#include "analysis/plan/search.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+
+#include "analysis/error.hpp"
+#include "analysis/generators.hpp"
+
+namespace pipebench::analysis::plan {
+
+namespace {
+
+struct Candidate {
+  Layout layout;
+  double estimate = 0, lower = 0;
+};
+
+class Counter {
+ public:
+  void add(const std::string& reason, const std::string& detail, double rank) {
+    auto& x = map_[reason];
+    x.reason = reason;
+    ++x.count;
+    if (x.example_step < 0 || rank < x.example_step) {
+      x.example_step = rank;
+      x.example = detail;
+    }
+  }
+  std::vector<Infeasible> list() const {
+    std::vector<Infeasible> v;
+    for (const auto& [k, x] : map_) v.push_back(x);
+    std::stable_sort(v.begin(), v.end(), [](const Infeasible& a, const Infeasible& b) { return a.count > b.count; });
+    return v;
+  }
+
+ private:
+  std::map<std::string, Infeasible> map_;
+};
+
+std::string describe(const Layout& l, int m) {
+  return "t=" + std::to_string(l.t) + " p=" + std::to_string(l.p) + " d=" + std::to_string(l.d) + " " + l.schedule +
+         (l.v > 0 ? " v=" + std::to_string(l.v) : "") + (m > 0 ? " m=" + std::to_string(m) : "") + " b=" +
+         std::to_string(l.micro_batch_size) + " recompute=" + recompute_name(l.recompute) +
+         (l.sequence_parallel ? " sp" : "") + (l.zero ? " zero-1" : "");
+}
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
+SearchResult search(const Problem& pr, const SearchSpace& space) {
+  const auto start = std::chrono::steady_clock::now();
+  SearchResult res;
+  Counter refused;
+
+  std::vector<std::array<int, 3>> maps = space.mappings;
+  if (maps.empty())
+    for (int t = 1; t <= space.gpus; ++t) {
+      if (space.gpus % t) continue;
+      for (int p = 1; p <= space.gpus / t; ++p)
+        if ((space.gpus / t) % p == 0) maps.push_back({t, p, space.gpus / t / p});
+    }
+  std::vector<std::string> schedules = space.schedules;
+  if (schedules.empty())
+    for (const auto& s : schedule_catalog()) schedules.push_back(s.name);
+  const std::vector<int> vs = space.vs.empty() ? std::vector<int>{2, 4} : space.vs;
+  const std::vector<int> bs = space.micro_batch_sizes.empty() ? std::vector<int>{1, 2, 4, 8} : space.micro_batch_sizes;
+  const std::vector<Recompute> rcs = space.recomputes.empty()
+                                         ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
+                                         : space.recomputes;
+  const std::vector<bool> sps = space.sequence_parallel.empty() ? std::vector<bool>{false, true} : space.sequence_parallel;
+  const std::vector<bool> zs = space.zero.empty() ? std::vector<bool>{false, true} : space.zero;
+  const bool sp_listed = !space.sequence_parallel.empty(), zero_listed = !space.zero.empty();
+
+  std::vector<Candidate> cands;
+  for (const auto& mp : maps)
+    for (const auto& name : schedules) {
+      const ScheduleInfo& info = schedule_info(name);
+      std::vector<int> chunk_list = info.fixed_v ? std::vector<int>{info.default_v} : vs;
+      for (int v : chunk_list)
+        for (int b : bs)
+          for (Recompute rc : rcs)
+            for (bool sp : sps) {
+              if (sp && mp[0] == 1 && !sp_listed) continue;  // the same configuration as without
+              for (bool z : zs) {
+                if (z && mp[2] == 1 && !zero_listed) continue;
+                Layout l;
+                l.t = mp[0], l.p = mp[1], l.d = mp[2], l.v = v, l.schedule = name, l.micro_batch_size = b;
+                l.recompute = rc, l.sequence_parallel = sp, l.zero = z;
+                ++res.evaluated;
+                int m = 0;
+                const Refusal r = check_layout(pr, l, &m);
+                if (!r.reason.empty()) {
+                  refused.add(r.reason, describe(l, m) + ": " + r.detail, 1e300);
+                  continue;
+                }
+                const StagePlan plan = stage_plan(pr, l);
+                const Screen sc = screen(pr, l, plan);
+                if (sc.memory_lower_bound > pr.machine.memory_bytes) {
+                  refused.add("memory", describe(l, m) + ": at least " + gib(sc.memory_lower_bound) + " GiB of " +
+                                            gib(pr.machine.memory_bytes),
+                              sc.memory_lower_bound / pr.machine.memory_bytes);
+                  continue;
+                }
+                cands.push_back({l, sc.step_estimate, sc.step_lower_bound});
+              }
+            }
+    }
+
+  std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.estimate < b.estimate; });
+  const std::size_t K = static_cast<std::size_t>(std::max(1, space.top));
+  for (const Candidate& c : cands) {
+    if (res.top.size() >= K && c.lower >= res.top.back().step_time) continue;  // cannot win
+    Prediction pd;
+    try {
+      pd = evaluate(pr, c.layout);
+    } catch (const UsageError& e) {
+      refused.add("schedule", describe(c.layout, 0) + ": " + e.what(), 1e300);
+      continue;
+    }
+    ++res.simulated;
+    if (!pd.fits) {
+      refused.add("memory", describe(c.layout, pd.m) + ": " + gib(pd.memory_bytes) + " GiB of " + gib(pr.machine.memory_bytes),
+                  pd.memory_bytes / pr.machine.memory_bytes);
+      continue;
+    }
+    auto at = std::upper_bound(res.top.begin(), res.top.end(), pd.step_time,
+                               [](double x, const Prediction& q) { return x < q.step_time; });
+    res.top.insert(at, pd);
+    if (res.top.size() > K) res.top.pop_back();
+  }
+  res.infeasible = refused.list();
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return res;
+}
+
+}  // namespace pipebench::analysis::plan

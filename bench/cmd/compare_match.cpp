@@ -1,0 +1,402 @@
+#include "bench/cmd/compare_match.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "bench/render/table.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+std::string cfg(const RunResult& r, const char* key) {
+  const auto it = r.config.find(key);
+  return it == r.config.end() ? "" : it->second;
+}
+
+std::string label_of(const RunResult& r) {
+  std::string s = cfg(r, "schedule");
+  for (const char* k : {"t", "p", "d", "v", "m"})
+    if (!cfg(r, k).empty()) s += std::string(" ") + k + "=" + cfg(r, k);
+  const std::string w = cfg(r, "workload");
+  if (!w.empty() && w != "synthetic") s += " " + w;
+  return s;
+}
+
+// The achieved FLOP rate of the run: the workload's figure, else the sum over ranks; none where 0.
+std::optional<double> flop_rate(const RunResult& r) {
+  const auto it = r.summary.extra.find("flop_rate");
+  if (it != r.summary.extra.end() && it->second > 0) return it->second;
+  double sum = 0;
+  for (const auto& rk : r.ranks) sum += rk.flop_rate;
+  if (sum > 0) return sum;
+  return std::nullopt;
+}
+
+CompareFigure figure(const char* name, const char* unit, double scale, std::optional<double> a, std::optional<double> b) {
+  CompareFigure f;
+  f.name = name;
+  f.unit = unit;
+  f.scale = scale;
+  f.a = a;
+  f.b = b;
+  if (a && b && *a != 0) f.ratio = *b / *a;
+  return f;
+}
+
+void set_ranges(CompareFigure& f, std::optional<double> a_lo, std::optional<double> a_hi, std::optional<double> b_lo,
+                std::optional<double> b_hi, double threshold) {
+  f.a_lo = a_lo;
+  f.a_hi = a_hi;
+  f.b_lo = b_lo;
+  f.b_hi = b_hi;
+  if (a_lo && a_hi && b_lo && b_hi)
+    f.significant = ranges_disjoint(*a_lo, *a_hi, *b_lo, *b_hi) &&
+                    (!f.a || !f.b || beyond_threshold(f.ratio, *f.a, *f.b, threshold));
+}
+
+std::optional<double> geomean(const std::vector<double>& ratios) {
+  if (ratios.empty()) return std::nullopt;
+  double s = 0;
+  for (double r : ratios) s += std::log(r);
+  return std::exp(s / static_cast<double>(ratios.size()));
+}
+
+// A key's values over the runs of one file, joined: "x", or "x | y" where runs differ.
+std::map<std::string, std::string> file_metadata(const RunListing& l) {
+  std::map<std::string, std::set<std::string>> vals;
+  for (const auto& r : l.runs)
+    for (const auto& [k, v] : r.run.metadata) vals[k].insert(k == "placement" ? placement_shape(v) : v);
+  std::map<std::string, std::string> out;
+  for (const auto& [k, set] : vals) {
+    std::string joined;
+    for (const auto& v : set) joined += (joined.empty() ? "" : " | ") + v;
+    out[k] = joined;
+  }
+  return out;
+}
+
+std::string fixed_or_dash(const std::optional<double>& v, double scale, int decimals) {
+  return v ? fixed(*v * scale, decimals) : "-";
+}
+
+std::string sig_text(const CompareFigure& f) {
+  if (!f.a || !f.b) return "-";
+  if (!f.significant) return "?";
+  return *f.significant ? "yes" : "no";
+}
+
+nlohmann::ordered_json opt_json(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+// The rule's second half, as the header line says it: " and B/A is 2 % or more from 1 (--threshold 2)".
+std::string threshold_text(double threshold) {
+  if (threshold <= 0) return " (--threshold 0)";
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%g", threshold * 100);
+  return std::string(" and B/A is ") + pct + " % or more from 1 (--threshold " + pct + ")";
+}
+
+std::map<std::string, std::string> joined(const std::map<std::string, std::set<std::string>>& vals) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, set] : vals) {
+    std::string j;
+    for (const auto& v : set) j += (j.empty() ? "" : " | ") + v;
+    out[k] = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string match_key(const RunResult& run) {
+  if (run.config.empty()) return run.key;
+  std::string key;
+  for (const auto& [k, v] : run.config)
+    if (k != "warmup_steps" && k != "timed_steps") key += (key.empty() ? "" : " ") + k + "=" + v;
+  return key;
+}
+
+bool ranges_disjoint(double a_lo, double a_hi, double b_lo, double b_hi) { return a_hi < b_lo || b_hi < a_lo; }
+
+bool beyond_threshold(std::optional<double> ratio, double a, double b, double threshold) {
+  if (!ratio) return a != b;
+  // A relative margin of 1e-12 so that a ratio printed as exactly the threshold (1.020) counts.
+  return std::abs(*ratio - 1) >= threshold * (1 - 1e-12);
+}
+
+bool metadata_is_noise(const std::string& key) {
+  static const std::set<std::string> kNoise = {"date_utc", "writer_host", "writer_pid", "job_id",
+                                               "slurm_job_id", "slurm_nodelist", "command_line"};
+  if (kNoise.count(key)) return true;
+  if (key.rfind("env.", 0) != 0) return false;
+  static const char* const kPerJob[] = {"JOB_ID", "JOBID", "PID", "NODELIST", "NODENAME", "SUBMIT", "STEP",
+                                        "PROCID", "LOCALID", "NODEID", "TOPOLOGY_ADDR", "JOB_NAME", "JOB_START",
+                                        "JOB_END", "TASKS_PER_NODE", "GTIDS"};
+  for (const char* p : kPerJob)
+    if (key.find(p) != std::string::npos && key.rfind("env.SLURM_", 0) == 0) return true;
+  return false;
+}
+
+std::string placement_shape(const std::string& placement) {
+  std::map<std::string, int> index;
+  std::string out;
+  std::size_t at = 0;
+  while (at <= placement.size()) {
+    std::size_t comma = placement.find(',', at);
+    if (comma == std::string::npos) comma = placement.size();
+    const std::string part = placement.substr(at, comma - at);
+    const auto colon = part.rfind(':');
+    if (!out.empty()) out += ",";
+    if (colon == std::string::npos) {
+      out += part;
+    } else {
+      const auto [it, fresh] = index.emplace(part.substr(0, colon), static_cast<int>(index.size()) + 1);
+      out += "host" + std::to_string(it->second) + part.substr(colon);
+    }
+    at = comma + 1;
+  }
+  return out;
+}
+
+Comparison compare_listings(const std::string& path_a, const RunListing& a, const std::string& path_b, const RunListing& b,
+                            double threshold) {
+  Comparison c;
+  c.path_a = path_a;
+  c.path_b = path_b;
+  c.threshold = threshold;
+  // The latest run of each configuration (a file appended to twice holds a configuration twice).
+  std::map<std::string, const StoredRun*> in_a, in_b;
+  std::vector<std::string> order_a;
+  for (const auto& r : a.runs) {
+    const std::string k = match_key(r.run);
+    if (!in_a.count(k)) order_a.push_back(k);
+    in_a[k] = &r;
+  }
+  std::vector<std::string> order_b;
+  for (const auto& r : b.runs) {
+    const std::string k = match_key(r.run);
+    if (!in_b.count(k)) order_b.push_back(k);
+    in_b[k] = &r;
+  }
+  std::vector<std::string> groups;
+  std::map<std::string, std::vector<double>> group_ratios;
+  std::vector<double> all;
+  for (const auto& k : order_a) {
+    const auto jt = in_b.find(k);
+    const StoredRun& ra = *in_a[k];
+    if (jt == in_b.end()) {
+      c.only_a.push_back({label_of(ra.run), k});
+      continue;
+    }
+    const StoredRun& rb = *jt->second;
+    const RunSummary& sa = ra.run.summary;
+    const RunSummary& sb = rb.run.summary;
+    CompareMatch m;
+    m.key = k;
+    m.label = label_of(ra.run);
+    m.schedule = cfg(ra.run, "schedule");
+    m.group = m.schedule;
+    m.id_a = ra.id;
+    m.id_b = rb.id;
+    CompareFigure step = figure("step time", "ms", 1e3, sa.step_time, sb.step_time);
+    set_ranges(step, sa.step_time_min, sa.step_time_max, sb.step_time_min, sb.step_time_max, threshold);
+    CompareFigure bubble = figure("bubble", "%", 100, sa.bubble_measured, sb.bubble_measured);
+    set_ranges(bubble, sa.bubble_min, sa.bubble_max, sb.bubble_min, sb.bubble_max, threshold);
+    // The FLOP rate is FLOPs over step time: its range follows the step time's (inverted), and so does
+    // its significance when both runs count FLOPs.
+    CompareFigure flops = figure("achieved", "GFLOP/s", 1e-9, flop_rate(ra.run), flop_rate(rb.run));
+    if (flops.a && flops.b) flops.significant = step.significant;
+    m.figures = {step, bubble, flops};
+    if (!step.significant)
+      ++c.unknown;
+    else if (*step.significant)
+      ++c.significant;
+    else
+      ++c.insignificant;
+    if (step.ratio && *step.ratio > 0) {
+      group_ratios[m.group].push_back(*step.ratio);
+      all.push_back(*step.ratio);
+    }
+    if (std::find(groups.begin(), groups.end(), m.group) == groups.end()) groups.push_back(m.group);
+    c.matches.push_back(std::move(m));
+  }
+  for (const auto& k : order_b)
+    if (!in_a.count(k)) c.only_b.push_back({label_of(in_b[k]->run), k});
+  for (const auto& g : groups) {
+    int n = 0;
+    for (const auto& m : c.matches) n += m.group == g;
+    c.groups.push_back({g, n, geomean(group_ratios[g])});
+  }
+  c.geomean_step_ratio = geomean(all);
+  metadata_diffs(c, file_metadata(a), file_metadata(b));
+  return c;
+}
+
+void metadata_diffs(Comparison& c, const std::map<std::string, std::string>& ma, const std::map<std::string, std::string>& mb) {
+  c.metadata.clear();
+  std::set<std::string> keys;
+  for (const auto& [k, v] : ma) keys.insert(k);
+  for (const auto& [k, v] : mb) keys.insert(k);
+  for (const auto& k : keys) {
+    if (metadata_is_noise(k)) continue;
+    const auto x = ma.find(k), y = mb.find(k);
+    const std::string va = x == ma.end() ? "(not recorded)" : x->second;
+    const std::string vb = y == mb.end() ? "(not recorded)" : y->second;
+    if (va != vb) c.metadata.push_back({k, va, vb});
+  }
+}
+
+std::string comm_label(const CommResult& r) {
+  return r.op + " " + r.group + " " + std::to_string(r.groups) + " x " + std::to_string(r.group_size) + " " + r.backend +
+         (r.mapping.empty() ? "" : " " + r.mapping) + (r.one_group ? " one-group" : "");
+}
+
+void compare_comm(Comparison& c, const std::vector<StoredComm>& a, const std::vector<StoredComm>& b) {
+  std::map<std::string, const StoredComm*> in_b;
+  for (const auto& r : b) in_b[comm_label(r.result)] = &r;  // the latest of a label counts
+  std::map<std::string, const StoredComm*> in_a;
+  for (const auto& r : a) in_a[comm_label(r.result)] = &r;
+  for (const auto& [label, ra] : in_a) {
+    const auto it = in_b.find(label);
+    if (it == in_b.end()) {
+      c.comm_only_a.push_back(label);
+      continue;
+    }
+    const CommResult& rb = it->second->result;
+    Comparison::CommMatch m;
+    m.label = label;
+    m.id_a = ra->id;
+    m.id_b = it->second->id;
+    // Out-of-place rows only, as nccl-tests' first columns (each size has an in-place row too).
+    std::map<std::int64_t, const CommBenchRow*> rows_b;
+    for (const auto& row : rb.rows)
+      if (!row.in_place) rows_b[row.bytes] = &row;
+    std::vector<double> ratios;
+    for (const auto& row : ra->result.rows) {
+      if (row.in_place) continue;
+      const auto jt = rows_b.find(row.bytes);
+      if (jt == rows_b.end()) continue;
+      Comparison::CommSize sz;
+      sz.bytes = row.bytes;
+      sz.busbw_a = row.busbw_GBps;
+      sz.busbw_b = jt->second->busbw_GBps;
+      if (sz.busbw_a > 0 && sz.busbw_b > 0) {
+        sz.ratio = sz.busbw_b / sz.busbw_a;
+        ratios.push_back(*sz.ratio);
+      }
+      sz.significant = ranges_disjoint(row.time_us_min, row.time_us_max, jt->second->time_us_min, jt->second->time_us_max) &&
+                       beyond_threshold(sz.ratio, sz.busbw_a, sz.busbw_b, c.threshold);
+      m.sizes.push_back(sz);
+    }
+    m.geomean_busbw_ratio = geomean(ratios);
+    c.comm.push_back(std::move(m));
+  }
+  for (const auto& [label, rb] : in_b)
+    if (!in_a.count(label)) c.comm_only_b.push_back(label);
+  if (c.matches.empty() && c.only_a.empty() && c.only_b.empty()) {  // files of communication results only
+    std::map<std::string, std::set<std::string>> va, vb;
+    for (const auto& r : a)
+      for (const auto& [k, v] : r.result.metadata) va[k].insert(k == "placement" ? placement_shape(v) : v);
+    for (const auto& r : b)
+      for (const auto& [k, v] : r.result.metadata) vb[k].insert(k == "placement" ? placement_shape(v) : v);
+    metadata_diffs(c, joined(va), joined(vb));
+  }
+}
+
+std::string render_comparison(const Comparison& c) {
+  std::string s = "# pipebench compare " + c.path_a + " (A) vs " + c.path_b + " (B): " + std::to_string(c.matches.size()) +
+                  " matched configuration(s), " + std::to_string(c.only_a.size()) + " only in A, " +
+                  std::to_string(c.only_b.size()) + " only in B\n";
+  s += "# B/A < 1: B takes less time (step) or idles less (bubble); sig: yes when the min-max ranges over timed "
+       "steps do not overlap" + threshold_text(c.threshold) + ", ? when a file does not record them\n";
+  Table t({{"run A", "", true}, {"run B", "", true}, {"configuration", "", false},
+           {"step A", "ms", true}, {"step B", "ms", true}, {"B/A", "", true}, {"sig", "", false},
+           {"bubble A", "%", true}, {"bubble B", "%", true}, {"B/A", "", true}, {"sig", "", false},
+           {"achieved A", "GFLOP/s", true}, {"achieved B", "GFLOP/s", true}, {"B/A", "", true}});
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& m : c.matches) {
+    const auto& st = m.figures[0];
+    const auto& bu = m.figures[1];
+    const auto& fl = m.figures[2];
+    rows.push_back({std::to_string(m.id_a), std::to_string(m.id_b), m.label, fixed_or_dash(st.a, 1e3, 3),
+                    fixed_or_dash(st.b, 1e3, 3), fixed_or_dash(st.ratio, 1, 3), sig_text(st), fixed_or_dash(bu.a, 100, 2),
+                    fixed_or_dash(bu.b, 100, 2), fixed_or_dash(bu.ratio, 1, 3), sig_text(bu),
+                    fixed_or_dash(fl.a, 1e-9, 2), fixed_or_dash(fl.b, 1e-9, 2), fixed_or_dash(fl.ratio, 1, 3)});
+  }
+  s += t.render(rows);
+  s += "# step time B/A, geometric mean:";
+  for (const auto& g : c.groups)
+    s += " " + g.name + " " + fixed_or_dash(g.geomean_step_ratio, 1, 3) + " (" + std::to_string(g.runs) + "),";
+  s += " all " + fixed_or_dash(c.geomean_step_ratio, 1, 3) + " (" + std::to_string(c.matches.size()) + ")\n";
+  s += "# step time differences: " + std::to_string(c.significant) + " significant, " + std::to_string(c.insignificant) +
+       " within the noise, " + std::to_string(c.unknown) + " unknown\n";
+  for (const auto& u : c.only_a) s += "# only in A: " + u.label + "\n";
+  for (const auto& u : c.only_b) s += "# only in B: " + u.label + "\n";
+  for (const auto& m : c.comm) {
+    s += "# comm " + m.label + " (A " + std::to_string(m.id_a) + ", B " + std::to_string(m.id_b) +
+         "): busbw B/A geometric mean " + fixed_or_dash(m.geomean_busbw_ratio, 1, 3) + "\n";
+    Table ct({{"size", "B", true}, {"busbw A", "GB/s", true}, {"busbw B", "GB/s", true}, {"B/A", "", true}, {"sig", "", false}});
+    std::vector<std::vector<std::string>> crow;
+    for (const auto& z : m.sizes)
+      crow.push_back({std::to_string(z.bytes), fixed(z.busbw_a, 2), fixed(z.busbw_b, 2), fixed_or_dash(z.ratio, 1, 3),
+                      z.significant ? "yes" : "no"});
+    s += ct.render(crow);
+  }
+  for (const auto& k : c.comm_only_a) s += "# comm only in A: " + k + "\n";
+  for (const auto& k : c.comm_only_b) s += "# comm only in B: " + k + "\n";
+  if (c.metadata.empty()) s += "# metadata: no difference (dates, hosts, process and job ids aside)\n";
+  else s += "# metadata that differs (A | B):\n";
+  for (const auto& d : c.metadata) s += "#   " + d.key + ": " + d.a + "  |  " + d.b + "\n";
+  return s;
+}
+
+nlohmann::ordered_json comparison_json(const Comparison& c) {
+  using J = nlohmann::ordered_json;
+  J j = {{"a", c.path_a}, {"b", c.path_b}, {"threshold", c.threshold}, {"matches", J::array()}};
+  static const char* const kNames[] = {"step_time", "bubble", "flop_rate"};
+  for (const auto& m : c.matches) {
+    J jm = {{"key", m.key}, {"label", m.label}, {"group", m.group}, {"run_a", m.id_a}, {"run_b", m.id_b}};
+    for (std::size_t i = 0; i < m.figures.size() && i < 3; ++i) {
+      const auto& f = m.figures[i];
+      jm[kNames[i]] = {{"a", opt_json(f.a)},          {"b", opt_json(f.b)},          {"ratio", opt_json(f.ratio)},
+                       {"a_min", opt_json(f.a_lo)},   {"a_max", opt_json(f.a_hi)},   {"b_min", opt_json(f.b_lo)},
+                       {"b_max", opt_json(f.b_hi)},
+                       {"significant", f.significant ? J(*f.significant) : J(nullptr)}};
+    }
+    const auto& st = m.figures[0];
+    jm["significant"] = st.significant.value_or(false);
+    jm["variability_known"] = st.significant.has_value();
+    j["matches"].push_back(jm);
+  }
+  j["only_in_a"] = J::array();
+  for (const auto& u : c.only_a) j["only_in_a"].push_back(u.key);
+  j["only_in_b"] = J::array();
+  for (const auto& u : c.only_b) j["only_in_b"].push_back(u.key);
+  j["metadata_differs"] = J::array();
+  for (const auto& d : c.metadata) j["metadata_differs"].push_back({{"key", d.key}, {"a", d.a}, {"b", d.b}});
+  j["groups"] = J::array();
+  for (const auto& g : c.groups)
+    j["groups"].push_back({{"group", g.name}, {"runs", g.runs}, {"geomean_step_time_ratio", opt_json(g.geomean_step_ratio)}});
+  j["geomean_step_time_ratio"] = opt_json(c.geomean_step_ratio);
+  j["comm_matches"] = J::array();
+  for (const auto& m : c.comm) {
+    J jm = {{"label", m.label}, {"comm_a", m.id_a}, {"comm_b", m.id_b}, {"sizes", J::array()},
+            {"geomean_busbw_ratio", opt_json(m.geomean_busbw_ratio)}};
+    for (const auto& z : m.sizes)
+      jm["sizes"].push_back({{"bytes", z.bytes}, {"busbw_a_GBps", z.busbw_a}, {"busbw_b_GBps", z.busbw_b},
+                             {"ratio", opt_json(z.ratio)}, {"significant", z.significant}});
+    j["comm_matches"].push_back(jm);
+  }
+  j["comm_only_in_a"] = c.comm_only_a;
+  j["comm_only_in_b"] = c.comm_only_b;
+  j["significant"] = c.significant;
+  j["insignificant"] = c.insignificant;
+  j["unknown"] = c.unknown;
+  return j;
+}
+
+}  // namespace pipebench::bench

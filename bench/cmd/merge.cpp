@@ -1,0 +1,212 @@
+// `pipebench merge OUT.h5 IN.h5...`: one results file from several, e.g. the files of the tasks of a
+// Slurm job array (jobs/slurm/sweep.sbatch). Every complete run is read back whole and appended with the
+// same reader and writer `pipebench report` and `run` use, so it arrives with its configuration, its
+// metadata and its records, and every field a later schema adds goes with it. Groups under /comm (the
+// communication benchmarks) are copied object by object (H5Ocopy). Nothing is merged when an input has
+// another schema version, when one run (or /comm group) would arrive twice, or when a file cannot be
+// read; the output is built under a temporary name and appears (or is replaced, --append) only when
+// complete, so a refusal or a failure leaves it as it was. docs/slurm.md ("Merging").
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/error.hpp"
+#include "analysis/text.hpp"
+#include "bench/commands.hpp"
+#include "bench/flags.hpp"
+#include "bench/results/h5.hpp"
+#include "bench/results/layout.hpp"
+#include "bench/results/store.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+struct MergeSettings {
+  std::string out;
+  std::vector<std::string> inputs;
+  bool append = false;
+};
+
+// What makes a run this run and no other: its configuration and the whole of its metadata (date,
+// writer host and pid, job id, command line, ...). Two runs of one configuration are different runs.
+std::string identity(const RunResult& run) {
+  std::string id = run.key;
+  for (const auto& [k, v] : run.metadata) id += '\n' + k + '=' + v;
+  return id;
+}
+
+// A /comm group of an input file, named by file and id.
+struct CommGroupRef {
+  std::size_t file = 0;
+  std::string name;  // "000001"
+  std::string identity;
+};
+
+// Every string attribute of the group and of its metadata/ and config/ subgroups: what tells one
+// invocation of `pipebench comm` from another.
+std::string comm_identity(hid_t g) {
+  std::string id;
+  for (const auto& a : h5::attr_names(g))
+    if (a != "complete" && H5Aexists(g, a.c_str()) > 0) {
+      const h5::Id attr(H5Aopen(g, a.c_str(), H5P_DEFAULT), H5Aclose);
+      const h5::Id type(H5Aget_type(attr.get()), H5Tclose);
+      if (H5Tget_class(type.get()) == H5T_STRING) id += a + '=' + h5::read_string_attr(g, a) + '\n';
+      else if (H5Tget_class(type.get()) == H5T_INTEGER) id += a + '=' + std::to_string(h5::read_int_attr(g, a)) + '\n';
+    }
+  for (const char* sub : {"metadata", "config"})
+    if (h5::object_kind(g, sub) == h5::ObjectKind::group) {
+      const h5::Id s = h5::open_group(g, sub);
+      for (const auto& a : h5::attr_names(s.get())) id += std::string(sub) + '/' + a + '=' + h5::read_string_attr(s.get(), a) + '\n';
+    }
+  return id;
+}
+
+std::vector<CommGroupRef> comm_groups(const std::string& path, std::size_t file_index) {
+  std::vector<CommGroupRef> out;
+  const h5::Id file = open_results_file(path, false);
+  if (h5::object_kind(file.get(), "comm") != h5::ObjectKind::group) return out;
+  const h5::Id comm = h5::open_group(file.get(), "comm");
+  for (const auto& name : h5::link_names(comm.get())) {
+    if (h5::object_kind(comm.get(), name) != h5::ObjectKind::group) continue;
+    const h5::Id g = h5::open_group(comm.get(), name);
+    if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) continue;
+    out.push_back({file_index, name, comm_identity(g.get())});
+  }
+  return out;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// A run or group as messages name it.
+std::string where(const std::string& path, const char* what, const std::string& id) {
+  return std::string(what) + " " + id + " of " + quoted(path, 200);
+}
+
+void merge(const MergeSettings& o) {
+  const bool out_exists = ::access(o.out.c_str(), F_OK) == 0;
+  if (out_exists && !o.append)
+    throw UsageError("output " + quoted(o.out, 200) + " already exists; pass --append to add the runs to it, or choose another name");
+  for (const auto& in : o.inputs)
+    if (in == o.out || same_file(in, o.out))
+      throw UsageError("input " + quoted(in, 200) + " is also the output; name another output file");
+
+  // Everything is read and judged before anything is written.
+  std::vector<std::string> files;  // [0] the existing output (--append), then the inputs
+  if (out_exists) files.push_back(o.out);
+  files.insert(files.end(), o.inputs.begin(), o.inputs.end());
+  std::vector<RunListing> listings;
+  std::map<std::string, std::string> seen;  // identity -> where
+  std::vector<CommGroupRef> groups;
+  std::map<std::string, std::string> seen_groups;
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    ReadRequest req;
+    req.records = true;
+    RunListing l = read_results(files[f], req);
+    if (l.schema_version != kResultsSchemaVersion)
+      throw UsageError(quoted(files[f], 200) + " has results schema version " + std::to_string(l.schema_version) +
+                       ", and this pipebench writes version " + std::to_string(kResultsSchemaVersion) +
+                       ": merge copies runs only between files of its own version (nothing was written)");
+    for (const auto& d : l.damaged)
+      throw UsageError(where(files[f], "run", std::to_string(d.id)) + " is damaged (" + d.reason +
+                       "): merge copies only sound files (nothing was written)");
+    for (const auto& r : l.runs) {
+      const auto [it, fresh] = seen.emplace(identity(r.run), where(files[f], "run", std::to_string(r.id)));
+      if (!fresh)
+        throw UsageError(where(files[f], "run", std::to_string(r.id)) + " is the same run as " + it->second +
+                         " (same configuration and metadata): duplicates are refused (nothing was written)");
+    }
+    for (auto& g : comm_groups(files[f], f)) {
+      const auto [it, fresh] = seen_groups.emplace(g.identity, where(files[f], "/comm group", g.name));
+      if (!fresh)
+        throw UsageError(where(files[f], "/comm group", g.name) + " is the same as " + it->second +
+                         ": duplicates are refused (nothing was written)");
+      groups.push_back(std::move(g));
+    }
+    listings.push_back(std::move(l));
+  }
+
+  // Built under a temporary name next to the output, which appears (or is replaced) only when complete.
+  const std::string tmp = o.out + ".merge-" + std::to_string(getpid()) + ".tmp";
+  std::remove(tmp.c_str());
+  try {
+    if (out_exists)
+      std::filesystem::copy_file(o.out, tmp);
+    else
+      prepare_results_file(tmp, false);
+    const std::size_t first_input = out_exists ? 1 : 0;
+    std::string lines;
+    int total = 0;
+    for (std::size_t f = first_input; f < files.size(); ++f) {
+      std::vector<int> from, to;
+      for (const auto& r : listings[f].runs) {
+        from.push_back(r.id);
+        to.push_back(append_run(tmp, r.run));
+      }
+      total += static_cast<int>(from.size());
+      lines += "#   " + files[f] + ": " + (from.empty() ? std::string("no complete runs") : "runs " + id_ranges(from) + " -> " + id_ranges(to));
+      if (!listings[f].incomplete.empty()) lines += " (incomplete runs " + id_ranges(listings[f].incomplete) + " skipped)";
+      lines += '\n';
+    }
+    int copied = 0;
+    if (!groups.empty()) {
+      h5::Id dst = open_results_file(tmp, true);
+      if (h5::object_kind(dst.get(), "comm") != h5::ObjectKind::group) h5::create_group(dst.get(), "comm");
+      const h5::Id comm = h5::open_group(dst.get(), "comm");
+      int next = 0;
+      for (const auto& name : h5::link_names(comm.get())) next = std::max(next, std::atoi(name.c_str()));
+      for (const auto& g : groups) {
+        if (g.file < first_input) continue;  // already in the output
+        const h5::Id src = open_results_file(files[g.file], false);
+        const std::string name = run_name(++next);
+        if (H5Ocopy(src.get(), ("comm/" + g.name).c_str(), comm.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0)
+          h5::fail("copy the /comm group " + g.name + " of", files[g.file]);
+        lines += "#   " + files[g.file] + ": /comm/" + g.name + " -> /comm/" + name + '\n';
+        ++copied;
+      }
+      h5::close_file(dst);
+    }
+    if (out_exists) {
+      if (std::rename(tmp.c_str(), o.out.c_str()) != 0)
+        throw Error("cannot replace " + quoted(o.out, 200) + ": " + std::strerror(errno));
+    } else {
+      // link() refuses an output that another process made meanwhile.
+      if (::link(tmp.c_str(), o.out.c_str()) != 0)
+        throw UsageError("cannot create " + quoted(o.out, 200) + ": " + std::strerror(errno));
+      std::remove(tmp.c_str());
+    }
+    std::cout << "# merged " << total << " run(s)" << (copied ? " and " + std::to_string(copied) + " /comm group(s)" : "")
+              << " from " << (files.size() - first_input) << " file(s) into " << o.out << "\n" << lines;
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("merge", "Merge results files (e.g. a job array's) into one: runs copied with their metadata");
+  auto o = std::make_shared<MergeSettings>();
+  cmd->add_option("out", o->out, "The merged results file (new, unless --append)")->required();
+  cmd->add_option("inputs", o->inputs, "Results files to copy the runs of, in this order")->required();
+  add(*cmd, {"--append", "Add the runs to an existing OUT (whose runs count for duplicates too)"}, o->append);
+  cmd->callback([o] { merge(*o); });
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,369 @@
+// `pipebench plan`: the performance model of analysis/plan/model.hpp as a planner (docs/plan.md) — a search
+// over t x p x d = --gpus, v, b, schedule, recompute, sequence parallelism and ZeRO-1 printing the --top K
+// configurations by step time, or --evaluate of one configuration.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/error.hpp"
+#include "analysis/generators.hpp"
+#include "analysis/plan/model.hpp"
+#include "analysis/plan/search.hpp"
+#include "analysis/text.hpp"
+#include "bench/commands.hpp"
+#include "bench/flags.hpp"
+#include "bench/cmd/plan_inputs.hpp"
+#include "bench/render/output.hpp"
+#include "bench/render/table.hpp"
+#include "bench/results/calibration.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+namespace plan = analysis::plan;
+
+struct PlanSettings {
+  std::string model;
+  int layers = 0, hidden = 0, heads = 0, seq = 0, vocab = 0, ffn = 0, kv_heads = 0;
+  int global_batch = 0;
+  std::vector<int> micro_batch_sizes;
+  int gpus = 0, gpus_per_node = 0;
+  bool allow_cross_node_tp = false;
+  std::vector<Mapping> mappings;
+  std::vector<std::string> schedules;
+  std::vector<int> vs;
+  std::vector<std::string> recomputes;
+  bool sp = false, no_sp = false;
+  std::vector<int> zero;
+  std::string order = "tp-dp-pp";
+  std::string machine = "a100-80gb";
+  std::string calibrate;
+  int top = 10;
+  bool evaluate = false;
+  bool json = false;
+  std::string out;
+  bool force = false;
+};
+
+// The model: a preset, or the shape flags (all five required without a preset; with one they override it).
+plan::ModelSpec model_of(const PlanSettings& f) {
+  plan::ModelSpec m;
+  const bool custom = f.layers || f.hidden || f.heads || f.seq || f.vocab || f.ffn || f.kv_heads;
+  if (!f.model.empty()) {
+    m = plan::model_preset(f.model);
+  } else {
+    if (!custom) throw UsageError("give --model NAME (gpt3-175b, llama3-405b, bloom-176b, mt-nlg-530b) or the shape: "
+                                  "--layers --hidden --heads --seq --vocab");
+    for (auto [v, name] : {std::pair{f.layers, "--layers"}, {f.hidden, "--hidden"}, {f.heads, "--heads"},
+                           {f.seq, "--seq"}, {f.vocab, "--vocab"}})
+      if (v == 0) throw UsageError(std::string(name) + " is required for a model without --model (or give --model NAME)");
+    m.name = "custom";
+    m.source = "command line";
+  }
+  if (f.layers) m.layers = f.layers;
+  if (f.hidden) m.hidden = f.hidden;
+  if (f.heads) m.heads = f.heads;
+  if (f.seq) m.seq = f.seq;
+  if (f.vocab) m.vocab = f.vocab;
+  if (f.ffn) m.ffn = f.ffn;
+  if (f.kv_heads) m.kv_heads = f.kv_heads;
+  if (custom && !f.model.empty()) m.name = f.model + " (modified)";
+  plan::check_model(m);
+  return m;
+}
+
+// A machine calibrated from a results file: the preset's memory and device bandwidth, the file's
+// achieved FLOP rate (element-wise work included, since the rate is over whole actions) and link.
+plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
+  m.peak_flops = c.flop_rate;
+  m.matmul_efficiency = 1;
+  m.gemm_half_width = 0;
+  m.elementwise_passes = 0;
+  m.intra_bandwidth = m.inter_bandwidth = c.beta;
+  m.intra_latency = m.inter_latency = c.alpha;
+  m.action_gap = c.action_gap;
+  std::string runs;
+  for (int r : c.runs) runs += (runs.empty() ? "" : ",") + std::to_string(r);
+  m.rates_from = "calibrated from " + c.path + ": FLOP rate of run(s) " + runs + ", link from " + c.link_source;
+  m.name += " (calibrated)";
+  return m;
+}
+
+std::string g3(double x) {
+  std::ostringstream os;
+  os.precision(3);
+  os << x;
+  return os.str();
+}
+
+nlohmann::ordered_json config_json(const plan::Prediction& p) {
+  nlohmann::ordered_json j;
+  const plan::Layout& l = p.layout;
+  j["t"] = l.t, j["p"] = l.p, j["d"] = l.d, j["v"] = p.v, j["m"] = p.m;
+  j["micro_batch_size"] = l.micro_batch_size;
+  j["schedule"] = l.schedule;
+  j["recompute"] = plan::recompute_name(l.recompute);
+  j["sequence_parallel"] = l.sequence_parallel;
+  j["zero"] = l.zero ? 1 : 0;
+  j["step_time"] = p.step_time;
+  j["tokens_per_second"] = p.tokens_per_second;
+  j["model_tflops_per_gpu"] = p.model_tflops_per_gpu;
+  j["hardware_tflops_per_gpu"] = p.hardware_tflops_per_gpu;
+  j["mfu"] = p.mfu;
+  j["memory_bytes_per_gpu"] = p.memory_bytes;
+  j["bubble_fraction"] = p.bubble_fraction;
+  j["fits"] = p.fits;
+  j["breakdown"] = {{"compute", p.breakdown.compute}, {"tp", p.breakdown.tp}, {"pp", p.breakdown.pp},
+                    {"dp", p.breakdown.dp},           {"bubble", p.breakdown.bubble}, {"other", p.breakdown.other}};
+  return j;
+}
+
+void print_table(std::ostream& os, const std::vector<plan::Prediction>& ps) {
+  Table table({{"rank", "", true},
+               {"t", "", true},
+               {"p", "", true},
+               {"d", "", true},
+               {"v", "", true},
+               {"m", "", true},
+               {"b", "", true},
+               {"schedule", "", false},
+               {"recompute", "", false},
+               {"sp", "", false},
+               {"zero", "", true},
+               {"step", "s", true},
+               {"tokens/s", "", true},
+               {"TFLOP/s", "model/GPU", true},
+               {"MFU", "%", true},
+               {"memory", "GiB", true},
+               {"bubble", "%", true},
+               {"compute", "s", true},
+               {"tp", "s", true},
+               {"pp", "s", true},
+               {"dp", "s", true},
+               {"idle", "s", true},
+               {"other", "s", true}});
+  std::vector<std::vector<std::string>> rows;
+  int rank = 0;
+  for (const auto& p : ps) {
+    const plan::Layout& l = p.layout;
+    rows.push_back({std::to_string(++rank), std::to_string(l.t), std::to_string(l.p), std::to_string(l.d),
+                    std::to_string(p.v), std::to_string(p.m), std::to_string(l.micro_batch_size), l.schedule,
+                    plan::recompute_name(l.recompute), l.sequence_parallel ? "on" : "off", l.zero ? "1" : "0",
+                    fixed(p.step_time, 3), fixed(p.tokens_per_second, 0), fixed(p.model_tflops_per_gpu, 1),
+                    fixed(100 * p.mfu, 1), fixed(p.memory_bytes / (1024.0 * 1024.0 * 1024.0), 1),
+                    fixed(100 * p.bubble_fraction, 1), fixed(p.breakdown.compute, 3), fixed(p.breakdown.tp, 3),
+                    fixed(p.breakdown.pp, 3), fixed(p.breakdown.dp, 3), fixed(p.breakdown.bubble, 3),
+                    fixed(p.breakdown.other, 3)});
+  }
+  os << table.render(rows);
+}
+
+std::string infeasible_text(const std::vector<plan::Infeasible>& inf) {
+  std::string s;
+  for (const auto& x : inf) s += (s.empty() ? "" : ", ") + x.reason + " " + std::to_string(x.count);
+  return s;
+}
+
+void run(const PlanSettings& f) {
+  // Everything is checked before any work.
+  if (f.top < 1) throw UsageError("--top 0 is not allowed: need K >= 1");
+  const plan::ModelSpec model = model_of(f);
+  plan::Problem pr;
+  pr.model = model;
+  pr.machine = load_machine(f.machine);
+  if (!f.calibrate.empty()) {
+    const Calibration c = read_calibration(f.calibrate);
+    pr.machine = calibrated(pr.machine, c);
+    pr.value_bytes = c.value_bytes;
+  }
+  pr.global_batch = f.global_batch;
+  pr.gpus_per_node = f.gpus_per_node;
+  pr.allow_cross_node_tp = f.allow_cross_node_tp;
+  // Megatron-style order strings, fastest-varying axis first; cp and ep (size 1 here) may appear.
+  {
+    std::string text = f.order;
+    for (const char* skip : {"-cp", "-ep", "cp-", "ep-"})
+      for (std::size_t at; (at = text.find(skip)) != std::string::npos;) text.erase(at, 3);
+    if (text == "tp-dp-pp") {
+      pr.pp_inside_dp = false;
+    } else if (text == "tp-pp-dp") {
+      pr.pp_inside_dp = true;
+    } else {
+      throw UsageError("--order " + quoted(f.order) + " is not allowed: expected tp-dp-pp or tp-pp-dp (tensor-parallel "
+                       "ranks adjacent; cp and ep may appear), e.g. Megatron's default tp-cp-ep-dp-pp");
+    }
+  }
+  if (f.global_batch < 1) throw UsageError("--global-batch is required: the global batch in sequences");
+  for (const auto& s : f.schedules) analysis::schedule_info(s);  // unknown names fail here
+  std::vector<plan::Recompute> rcs;
+  for (const auto& r : f.recomputes) rcs.push_back(plan::parse_recompute(r));
+  if (f.sp && f.no_sp) throw UsageError("--sequence-parallel and --no-sequence-parallel exclude each other");
+
+  plan::SearchSpace space;
+  space.top = f.top;
+  for (const Mapping& m : f.mappings) space.mappings.push_back({m.t, m.p, m.d});
+  space.schedules = f.schedules;
+  space.vs = f.vs;
+  space.micro_batch_sizes = f.micro_batch_sizes;
+  space.recomputes = rcs;
+  if (f.sp) space.sequence_parallel = {true};
+  if (f.no_sp) space.sequence_parallel = {false};
+  for (int z : f.zero) space.zero.push_back(z == 1);
+  space.gpus = f.gpus;
+  // Without --gpus, listed mappings may differ in size (the global-batch example compares d = 64 and 16).
+  std::string gpus_text = std::to_string(f.gpus);
+  for (const Mapping& m : f.mappings) {
+    const long long n = 1LL * m.t * m.p * m.d;
+    if (n > (1LL << 30)) throw UsageError("--mapping " + to_string(m) + " has " + std::to_string(n) + " GPUs: at most 2^30");
+    if (f.gpus && n != f.gpus)
+      throw UsageError("--mapping " + to_string(m) + " has " + std::to_string(n) + " GPUs, not --gpus " +
+                       std::to_string(f.gpus));
+    if (!f.gpus) {
+      if (space.gpus == 0) {
+        space.gpus = static_cast<int>(n);
+        gpus_text = std::to_string(n);
+      } else if (("," + gpus_text + ",").find("," + std::to_string(n) + ",") == std::string::npos) {
+        gpus_text += "," + std::to_string(n);
+      }
+    }
+  }
+  if (space.gpus == 0) throw UsageError("--gpus N is required (or --mapping TxPxD)");
+  if (!f.out.empty()) check_output_path(f.out, "--out", f.force);
+
+  std::vector<plan::Prediction> shown;
+  std::int64_t evaluated = 0;
+  double seconds = 0;
+  std::vector<plan::Infeasible> infeasible;
+  std::int64_t simulated = 0;
+  if (f.evaluate) {
+    auto one = [](std::size_t n, const char* flag) {
+      if (n > 1) throw UsageError(std::string("--evaluate takes one configuration: give one value of ") + flag);
+    };
+    one(f.mappings.size(), "--mapping");
+    if (f.mappings.empty()) throw UsageError("--evaluate needs --mapping TxPxD");
+    if (f.schedules.size() != 1) throw UsageError("--evaluate needs one --schedule");
+    one(f.vs.size(), "-v");
+    if (f.micro_batch_sizes.size() != 1) throw UsageError("--evaluate needs one --micro-batch-size");
+    one(rcs.size(), "--recompute");
+    one(f.zero.size(), "--zero");
+    plan::Layout l;
+    l.t = f.mappings[0].t, l.p = f.mappings[0].p, l.d = f.mappings[0].d;
+    l.schedule = f.schedules[0];
+    l.v = f.vs.empty() ? 0 : f.vs[0];
+    l.micro_batch_size = f.micro_batch_sizes[0];
+    l.recompute = rcs.empty() ? plan::Recompute::none : rcs[0];
+    l.sequence_parallel = f.sp;
+    l.zero = !f.zero.empty() && f.zero[0] == 1;
+    const auto start = std::chrono::steady_clock::now();
+    const plan::Refusal r = plan::check_layout(pr, l);
+    if (!r.reason.empty()) throw UsageError("--evaluate: the configuration cannot run (" + r.reason + "): " + r.detail);
+    shown.push_back(plan::evaluate(pr, l));
+    evaluated = 1;
+    simulated = 1;
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } else {
+    const plan::SearchResult res = plan::search(pr, space);
+    evaluated = res.evaluated;
+    seconds = res.seconds;
+    simulated = res.simulated;
+    infeasible = res.infeasible;
+    shown = res.top;
+    if (shown.empty()) {
+      std::string why;
+      for (const auto& x : res.infeasible)
+        why += (why.empty() ? "" : "; ") + x.reason + " (" + std::to_string(x.count) + ", closest: " + x.example + ")";
+      throw UsageError("no configuration of " + gpus_text + " GPUs can train " + model.name + " on " +
+                       pr.machine.name + ": " + (why.empty() ? "the search space is empty" : why));
+    }
+  }
+
+  auto write = [&](std::ostream& os) {
+    if (f.json) {
+      nlohmann::ordered_json j;
+      j["evaluated"] = evaluated;
+      j["seconds"] = seconds;
+      j["configurations"] = nlohmann::ordered_json::array();
+      for (const auto& p : shown) j["configurations"].push_back(config_json(p));
+      os << j.dump(2) << '\n';
+      return;
+    }
+    os << "# pipebench plan: " << model.name << " (L=" << model.layers << " h=" << model.hidden << " a=" << model.heads
+       << " s=" << model.seq << " V=" << model.vocab << ", " << g3(plan::total_params(model) / 1e9) << "B parameters) on "
+       << gpus_text << " x " << pr.machine.name << ", global batch " << pr.global_batch << " sequences\n";
+    os << "# machine: " << g3(pr.machine.peak_flops / 1e12) << " TFLOP/s peak, "
+       << g3(pr.machine.memory_bytes / (1024.0 * 1024.0 * 1024.0)) << " GiB; rates from " << pr.machine.rates_from << '\n';
+    os << "# evaluated " << evaluated << " configuration" << (evaluated == 1 ? "" : "s") << " in " << g3(seconds)
+       << " s (" << simulated << " simulated)";
+    if (!f.evaluate) os << "; infeasible: " << (infeasible.empty() ? "none" : infeasible_text(infeasible));
+    os << '\n';
+    print_table(os, shown);
+    if (f.evaluate) {
+      const auto& p = shown.front();
+      const double gib = 1024.0 * 1024.0 * 1024.0;
+      os << "# memory per GPU: weights " << fixed(p.weights_bytes / gib, 2) << " GiB, gradients "
+         << fixed(p.gradients_bytes / gib, 2) << ", optimizer " << fixed(p.optimizer_bytes / gib, 2) << ", activations "
+         << fixed(p.activation_bytes / gib, 2) << ", reserve " << fixed(pr.machine.memory_reserve_bytes / gib, 2)
+         << "; " << (p.fits ? "fits in " : "does NOT fit in ") << fixed(pr.machine.memory_bytes / gib, 1) << " GiB\n";
+      os << "# hardware TFLOP/s per GPU (with recomputation): " << fixed(p.hardware_tflops_per_gpu, 1) << '\n';
+    } else {
+      for (const auto& x : infeasible) os << "# infeasible (" << x.reason << "): " << x.count << ", e.g. " << x.example << '\n';
+    }
+  };
+  if (!f.out.empty()) {
+    write_output(f.out, "--out", write, f.force);
+    if (!f.json) std::cout << "# wrote " << f.out << '\n';
+  } else {
+    write(std::cout);
+  }
+  if (!std::cout.flush()) throw Error("cannot write the output to stdout");
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("plan", "Predict step time, memory and MFU of 3D-parallel training; search t x p x d, "
+                                         "v, b, schedule, recompute, SP, ZeRO for the fastest (docs/plan.md)");
+  auto f = std::make_shared<PlanSettings>();
+  add(*cmd, Flag{"--model", "Model preset: gpt3-175b, llama3-405b, bloom-176b, mt-nlg-530b (docs/model.md)"}, f->model);
+  add(*cmd, flag::layers, f->layers);
+  add(*cmd, flag::hidden, f->hidden);
+  add(*cmd, flag::heads, f->heads);
+  add(*cmd, flag::seq, f->seq);
+  add(*cmd, flag::vocab, f->vocab);
+  add(*cmd, Flag{"--ffn", "MLP inner size (default 4 x hidden)"}, f->ffn);
+  add(*cmd, Flag{"--kv-heads", "Key/value heads (grouped-query attention; default: --heads)"}, f->kv_heads);
+  add(*cmd, Flag{"--global-batch", "Global batch B in sequences; m = B / (b d) micro-batches per pipeline"}, f->global_batch)
+      ->required();
+  add(*cmd, flag::micro_batch_size, f->micro_batch_sizes)
+      ->description("Sequences per micro-batch b (a comma list is searched; default 1,2,4,8)");
+  add(*cmd, Flag{"--gpus", "GPUs N = t p d to plan for"}, f->gpus);
+  add(*cmd, Flag{"--gpus-per-node", "GPUs per node (default: the machine's, 8)"}, f->gpus_per_node);
+  cmd->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Allow tensor-parallel groups larger than a node");
+  add(*cmd, flag::order, f->order);
+  add(*cmd, flag::mapping, f->mappings)->description("Comma list of TxPxD mappings to consider (default: every t p d = N)");
+  add(*cmd, flag::schedule, f->schedules)->description("Comma list of schedules (default: every one pipebench generates)");
+  add(*cmd, flag::chunks, f->vs)->description("Chunks per rank v for schedules that take one (default 2,4)");
+  add(*cmd, flag::recompute, f->recomputes)
+      ->description("Activation recomputation: a comma list of none, selective, full (default: all three)");
+  cmd->add_flag("--sequence-parallel", f->sp, "Sequence parallelism on only (default: searched, on and off)");
+  cmd->add_flag("--no-sequence-parallel", f->no_sp, "Sequence parallelism off only");
+  add(*cmd, Flag{"--zero", "ZeRO stage of the optimizer state: 0, 1 or the list 0,1 (default: both)", 0, 1}, f->zero);
+  add(*cmd, Flag{"--machine", "Machine preset (a100-40gb, a100-80gb, h100-80gb) or a TOML machine file (docs/model.md)"},
+      f->machine);
+  add(*cmd, Flag{"--calibrate", "Take the FLOP rate and link of this results file (transformer runs, comm fits)"},
+      f->calibrate);
+  add(*cmd, Flag{"--top", "Configurations to print, fastest first"}, f->top);
+  cmd->add_flag("--evaluate", f->evaluate, "Predict the one configuration given by --mapping, --schedule, ...");
+  add(*cmd, flag::json, f->json)->description("Print JSON: {evaluated, seconds, configurations: [...]} (docs/plan.md)");
+  add(*cmd, flag::out, f->out);
+  add(*cmd, flag::force, f->force);
+  cmd->callback([f] { run(*f); });
+}
+
+}  // namespace pipebench::bench

@@ -1,0 +1,100 @@
+#include "bench/cmd/plan_inputs.hpp"
+
+#include <cmath>
+#include <map>
+
+#include "analysis/error.hpp"
+#include "analysis/text.hpp"
+#include "bench/parse.hpp"
+
+namespace pipebench::bench {
+
+namespace plan = analysis::plan;
+
+const std::vector<std::string>& machine_file_keys() {
+  static const std::vector<std::string> keys = {
+      "name",          "base",           "source",           "peak_tflops",          "memory_gib",
+      "hbm_gbps",      "gpus_per_node",  "intra_node_gbps",  "inter_node_gbps",      "intra_node_latency_us",
+      "inter_node_latency_us",           "matmul_efficiency", "gemm_half_width",     "elementwise_passes",
+      "dp_overlap",    "memory_reserve_gib", "action_gap_us"};
+  return keys;
+}
+
+plan::MachineSpec machine_from_entries(const std::vector<ConfigEntry>& entries, const std::string& file) {
+  const std::string label = "--machine " + quoted(file);
+  std::map<std::string, const ConfigEntry*> by_key;
+  for (const ConfigEntry& e : entries) {
+    bool known = false;
+    for (const auto& k : machine_file_keys()) known = known || k == e.key;
+    if (!known) {
+      std::string all;
+      for (const auto& k : machine_file_keys()) all += (all.empty() ? "" : ", ") + k;
+      throw UsageError(label + " line " + std::to_string(e.line) + ": key " + quoted(e.key) +
+                       " is not allowed: the keys are " + all + " (docs/model.md)");
+    }
+    by_key[e.key] = &e;
+  }
+  plan::MachineSpec m;
+  const auto base = by_key.find("base");
+  if (base != by_key.end()) {
+    try {
+      m = plan::machine_preset(base->second->value);
+    } catch (const UsageError& x) {
+      throw UsageError(label + " line " + std::to_string(base->second->line) + ": key 'base': " + x.what());
+    }
+  }
+  m.name = file;
+  m.rates_from = "machine file " + file;
+  auto number = [&](const char* key, double scale, double* out, bool zero_ok) {
+    const auto it = by_key.find(key);
+    if (it == by_key.end()) {
+      if (base == by_key.end() && !zero_ok && *out == 0)
+        throw UsageError(label + ": key " + quoted(key) + " is required (or a `base` preset to start from)");
+      return;
+    }
+    try {
+      *out = parse_number(it->second->value, key, zero_ok) * scale;
+    } catch (const UsageError& x) {
+      throw UsageError(label + " line " + std::to_string(it->second->line) + ": " + x.what());
+    }
+  };
+  if (auto it = by_key.find("name"); it != by_key.end()) m.name = it->second->value;
+  if (auto it = by_key.find("source"); it != by_key.end()) m.source = it->second->value;
+  if (base == by_key.end()) m.peak_flops = m.memory_bytes = m.hbm_bandwidth = m.intra_bandwidth = m.inter_bandwidth = 0;
+  number("peak_tflops", 1e12, &m.peak_flops, false);
+  number("memory_gib", 1024.0 * 1024.0 * 1024.0, &m.memory_bytes, false);
+  number("hbm_gbps", 1e9, &m.hbm_bandwidth, false);
+  number("intra_node_gbps", 1e9, &m.intra_bandwidth, false);
+  number("inter_node_gbps", 1e9, &m.inter_bandwidth, false);
+  number("intra_node_latency_us", 1e-6, &m.intra_latency, true);
+  number("inter_node_latency_us", 1e-6, &m.inter_latency, true);
+  number("matmul_efficiency", 1, &m.matmul_efficiency, true);
+  number("gemm_half_width", 1, &m.gemm_half_width, true);
+  number("elementwise_passes", 1, &m.elementwise_passes, true);
+  number("dp_overlap", 1, &m.dp_overlap, true);
+  number("memory_reserve_gib", 1024.0 * 1024.0 * 1024.0, &m.memory_reserve_bytes, true);
+  number("action_gap_us", 1e-6, &m.action_gap, true);
+  if (auto it = by_key.find("gpus_per_node"); it != by_key.end()) {
+    try {
+      m.gpus_per_node = parse_int(it->second->value, "gpus_per_node", 1, 1 << 20);
+    } catch (const UsageError& x) {
+      throw UsageError(label + " line " + std::to_string(it->second->line) + ": " + x.what());
+    }
+  }
+  try {
+    plan::check_machine(m);
+  } catch (const UsageError& x) {
+    throw UsageError(label + ": " + x.what());
+  }
+  return m;
+}
+
+plan::MachineSpec load_machine(const std::string& text) {
+  const bool is_file = text.find('/') != std::string::npos ||
+                       (text.size() > 5 && text.compare(text.size() - 5, 5, ".toml") == 0);
+  if (!is_file) return plan::machine_preset(text);
+  const std::string body = read_toml_file(text, "--machine", "machine");
+  return machine_from_entries(parse_toml_table(body, text, "--machine", "machine"), text);
+}
+
+}  // namespace pipebench::bench

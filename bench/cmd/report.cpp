@@ -1,0 +1,124 @@
+// `pipebench report FILE [--run ID] [--json] [--trace OUT.json] [--html OUT.html [--timeline RUN,...]]
+// [--force]`: reads a results file back;
+// never needs MPI. The file may be damaged: it is read in a child process (bench/results/store.hpp), a
+// damaged run is skipped with a warning, a damaged file is one error line. docs/report.md shows the output.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/error.hpp"
+#include "analysis/text.hpp"
+#include "bench/commands.hpp"
+#include "bench/flags.hpp"
+#include "bench/render/comm_text.hpp"
+#include "bench/render/output.hpp"
+#include "bench/render/report.hpp"
+#include "bench/results/store.hpp"
+#include "bench/render/trace.hpp"
+#include "bench/render/html.hpp"
+#include "bench/cmd/report_input.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+struct ReportSettings {
+  std::string file;
+  int run = 0;  // 0: none chosen
+  bool json = false;
+  std::string trace;
+  std::string html;
+  std::vector<int> timeline;  // runs whose timelines the HTML page shows (empty: one per schedule)
+  bool force = false;
+};
+
+// --trace without --run is fine when the file holds exactly one run.
+int run_for_trace(const ReportSettings& o, const RunListing& listing) {
+  if (listing.runs.size() == 1) return listing.runs.front().id;
+  if (listing.runs.empty()) throw UsageError("'" + o.file + "' holds no complete runs, so there is nothing to trace");
+  std::vector<int> ids;
+  for (const auto& r : listing.runs) ids.push_back(r.id);
+  throw UsageError("--trace needs --run ID: '" + o.file + "' holds runs " + id_ranges(ids));
+}
+
+void warn_damaged(const ReportSettings& o, const RunListing& listing) {
+  for (const auto& d : listing.damaged)
+    std::fprintf(stderr, "pipebench: warning: run %d of %s is damaged and is skipped: %s\n", d.id,
+                 quoted(o.file, 200).c_str(), d.reason.c_str());
+}
+
+std::string dump(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+// --html: the whole page is rendered before the file is written (write_output: temporary + rename).
+void report_html(const ReportSettings& o) {
+  if (o.run != 0 || o.json || !o.trace.empty())
+    throw UsageError("--html makes the whole page: give it without --run, --json and --trace");
+  check_output_path(o.html, "--html", o.force);
+  const ReportInput in = report_input(o.file, o.timeline);
+  warn_damaged(o, in.listing);
+  write_output(o.html, "--html", [&](std::ostream& out) { write_html_report(out, in); }, o.force);
+  std::cout << "# HTML report of " << in.listing.runs.size() << " run(s)";
+  if (!in.comm.empty()) std::cout << " and " << in.comm.size() << " communication result(s)";
+  std::cout << " written to " << o.html << '\n';
+}
+
+void report(const ReportSettings& o) {
+  if (!o.html.empty()) return report_html(o);
+  if (!o.timeline.empty()) throw UsageError("--timeline chooses the runs of the --html page; give --html OUT.html too");
+  // A trace path that cannot be written is refused before the file is read.
+  if (!o.trace.empty()) check_output_path(o.trace, "--trace", o.force);
+  if (o.run == 0) {
+    const RunListing listing = list_runs(o.file);
+    warn_damaged(o, listing);
+    const int traced = o.trace.empty() ? 0 : run_for_trace(o, listing);
+    const std::vector<StoredComm> comms = read_comms(o.file);  // `pipebench comm` results
+    if (o.json) {
+      nlohmann::ordered_json j = listing_json(o.file, listing);
+      j["comm"] = comm_results_json(comms);
+      std::cout << dump(j) << '\n';
+    } else if (listing.runs.empty() && listing.incomplete.empty() && listing.damaged.empty() && !comms.empty()) {
+      // A file of `pipebench comm` results only: no runs table.
+      std::cout << "# pipebench results " << o.file << ": " << comms.size() << " communication result(s)\n"
+                << render_comm_listing(comms);
+    } else {
+      std::cout << render_listing(o.file, listing) << render_comm_listing(comms);
+    }
+    if (traced) {
+      const std::size_t n = write_chrome_trace(read_run(o.file, traced), o.trace, o.force);
+      if (!o.json) std::cout << "# trace of run " << traced << " written to " << o.trace << " (" << n << " events)\n";
+    }
+    return;
+  }
+  const RunResult run = read_run(o.file, o.run);
+  if (o.json)
+    std::cout << dump(run_json(o.run, run, true)) << '\n';
+  else
+    std::cout << render_run(o.file, o.run, run);
+  if (!o.trace.empty()) {
+    const std::size_t n = write_chrome_trace(run, o.trace, o.force);
+    if (!o.json) std::cout << "# trace of run " << o.run << " written to " << o.trace << " (" << n << " events)\n";
+  }
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "report", "Show the runs in a results file: a table of runs, one run's ranks and metadata, JSON, a Chrome trace, or an HTML page with plots (--html)");
+  auto o = std::make_shared<ReportSettings>();
+  cmd->add_option("file", o->file, "HDF5 results file written by `pipebench run`")->required();
+  add(*cmd, {"--run", "Show this run (an id >= 1): its summary, per-rank table and metadata"}, o->run);
+  add(*cmd, flag::json, o->json)->description("Print JSON instead of tables (times in seconds): the run object of docs/json.md");
+  add(*cmd, flag::trace, o->trace)->description("Write the run's Chrome trace (Perfetto, chrome://tracing) to this file");
+  add(*cmd, flag::html, o->html);
+  add(*cmd, {"--timeline", "Runs whose measured and simulated timelines the --html page shows (comma list of ids; default: the first run of each schedule)", 1},
+      o->timeline);
+  add(*cmd, flag::force, o->force)->description("Replace the --trace or --html file if it exists");
+  cmd->callback([o] { report(*o); });
+}
+
+}  // namespace pipebench::bench

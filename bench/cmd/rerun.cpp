@@ -1,0 +1,164 @@
+// `pipebench rerun FILE.h5 --run N [-o OUT]` (under mpiexec or srun): runs configuration N of a
+// results file again, with the settings stored with it, through the same code as `pipebench run`, and
+// says which parts of the environment differ from the original run's (commit, libraries, rank count,
+// hosts), compared metadata entry by metadata entry. docs/slurm.md ("Reruns").
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/error.hpp"
+#include "analysis/text.hpp"
+#include "bench/commands.hpp"
+#include "bench/flags.hpp"
+#include "bench/results/store.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+struct RerunSettings {
+  std::string file;
+  int run = 0;
+  std::string out;
+  bool dry_run = false;
+};
+
+std::string get(const std::map<std::string, std::string>& m, const std::string& k) {
+  const auto it = m.find(k);
+  return it == m.end() ? "" : it->second;
+}
+
+// The `pipebench run` arguments that repeat a stored configuration (RunResult::config, written by
+// config_of in bench/run/plan.cpp): one flag per entry; times are stored in seconds.
+std::vector<std::string> run_arguments(const std::map<std::string, std::string>& c) {
+  std::vector<std::string> a = {"--schedule", get(c, "schedule"), "--mapping",
+                                get(c, "t") + "x" + get(c, "p") + "x" + get(c, "d"), "-v", get(c, "v"), "-m", get(c, "m")};
+  auto flag = [&](const char* name, const std::string& key, const std::string& suffix = "") {
+    const std::string v = get(c, key);
+    if (!v.empty()) a.insert(a.end(), {name, v + suffix});
+  };
+  if (get(c, "group") != "0") flag("--group", "group");
+  flag("--order", "order");
+  flag("--backend", "backend");
+  flag("--workload", "workload");
+  flag("--dp-buckets", "dp_buckets");
+  flag("--warmup", "warmup_steps");
+  flag("--steps", "timed_steps");
+  if (get(c, "workload") == "transformer") {
+    for (const auto& [name, key] : std::vector<std::pair<const char*, const char*>>{
+             {"--hidden", "hidden"}, {"--heads", "heads"}, {"--seq", "seq"}, {"--micro-batch-size", "micro_batch_size"},
+             {"--vocab", "vocab"}, {"--layers", "layers"}, {"--layers-per-stage", "layers_per_stage"},
+             {"--recompute", "recompute"}, {"--precision", "precision"}, {"--lr", "lr"}, {"--seed", "seed"},
+             {"--blas-threads", "blas_threads"}})
+      flag(name, key);
+    return a;
+  }
+  flag("--tf", "tf", "s");
+  flag("--tb", "tb", "s");
+  flag("--tw", "tw", "s");
+  flag("--t-overlap", "t_overlap", "s");
+  if (get(c, "stage_cost") != "uniform") flag("--stage-cost", "stage_cost");
+  flag("--synthetic-mode", "synthetic_mode");
+  flag("--activation-bytes", "activation_bytes");
+  flag("--p2p-bytes", "p2p_bytes");
+  flag("--tp-allreduce-bytes", "tp_allreduce_bytes");
+  flag("--dp-grad-bytes", "dp_grad_bytes");
+  return a;
+}
+
+// The entries that say which build, libraries and machine a run had, by what they are.
+const std::pair<const char*, std::vector<const char*>> kCompared[] = {
+    {"commit", {"pipebench_commit", "pipebench_version"}},
+    {"libraries", {"compiler", "build_type", "mpi", "hdf5", "kokkos", "kokkos_backend", "kokkoskernels", "blas", "nccl", "cuda"}},
+    {"rank count", {"ranks"}},
+    {"hosts", {"nodes", "placement"}},
+    {"hardware", {"cpu", "gpu"}},
+};
+
+// "commit: pipebench_commit 'abc' -> 'def'" lines; none when everything compared is equal.
+std::vector<std::string> differences(const std::map<std::string, std::string>& was, const std::map<std::string, std::string>& now) {
+  std::vector<std::string> out;
+  for (const auto& [what, keys] : kCompared)
+    for (const char* k : keys)
+      if (get(was, k) != get(now, k))
+        out.push_back(std::string(what) + ": " + k + " " + quoted(get(was, k), 120) + " -> " + quoted(get(now, k), 120));
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& args) {
+  std::string s;
+  for (const auto& a : args) s += " " + (a.find_first_of(" '\"\\$") == std::string::npos && !a.empty() ? a : quoted(a));
+  return s;
+}
+
+void rerun(const RerunSettings& o) {
+  // Read on every rank before MPI starts: an id that is not a run is one line and exit 2, before any work.
+  const RunResult original = read_run(o.file, o.run);
+  std::string out = o.out;
+  if (out.empty()) {
+    const std::string stem = o.file.size() > 3 && o.file.compare(o.file.size() - 3, 3, ".h5") == 0
+                                 ? o.file.substr(0, o.file.size() - 3) : o.file;
+    out = stem + "-rerun.h5";
+  }
+  std::vector<std::string> args = run_arguments(original.config);
+  args.insert(args.end(), {"-o", out, "--append"});
+  if (o.dry_run) {
+    std::cout << "pipebench run" << joined(args) << '\n';
+    return;
+  }
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(nullptr, nullptr);
+  int rank = 0, world = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  const std::string ranks = get(original.metadata, "ranks");
+  if (!ranks.empty() && ranks != std::to_string(world)) {
+    if (rank == 0)
+      std::fprintf(stderr, "pipebench: error: run %d of %s ran on %s ranks and this job has %d: start the rerun on %s ranks "
+                           "(differs: rank count)\n", o.run, quoted(o.file, 200).c_str(), ranks.c_str(), world, ranks.c_str());
+    MPI_Finalize();
+    throw ExitCode{2};
+  }
+  if (rank == 0)
+    std::cout << "# rerun of run " << o.run << " of " << o.file << ": pipebench run" << joined(args) << '\n' << std::flush;
+  // The same code as `pipebench run`, given the stored settings as its flags.
+  CLI::App inner{"pipebench", "pipebench"};
+  add_run_command(inner);
+  args.insert(args.begin(), "run");
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
+  inner.parse(args);
+  if (rank != 0) return;
+  // The run just written is the last one of the output file.
+  const RunListing now = list_runs(out);
+  if (now.runs.empty()) throw Error("the rerun wrote no run to " + quoted(out, 200));
+  const StoredRun& last = now.runs.back();
+  const auto diff = differences(original.metadata, last.run.metadata);
+  std::cout << "# rerun written as run " << last.id << " of " << out << "; compared with run " << o.run << " of " << o.file;
+  if (diff.empty()) {
+    std::cout << ": same commit, libraries, rank count, hosts and hardware\n";
+    return;
+  }
+  std::cout << ", " << diff.size() << " difference(s):\n";
+  for (const auto& d : diff) std::cout << "#   differs: " << d << '\n';
+}
+
+}  // namespace
+
+void add_rerun_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("rerun", "Run a stored run's configuration again (under mpiexec/srun) and say what differs");
+  auto o = std::make_shared<RerunSettings>();
+  cmd->add_option("file", o->file, "HDF5 results file holding the run")->required();
+  add(*cmd, {"--run", "The run to repeat (an id >= 1)"}, o->run)->required();
+  add(*cmd, flag::out, o->out)->description("Results file the rerun is appended to (default FILE-rerun.h5)");
+  add(*cmd, {"--dry-run", "Print the `pipebench run` command that repeats the run, and run nothing"}, o->dry_run);
+  cmd->callback([o] { rerun(*o); });
+}
+
+}  // namespace pipebench::bench

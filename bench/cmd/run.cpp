@@ -1,0 +1,450 @@
+// `pipebench run`: executes schedules on the MPI ranks of this job over a sweep of configurations,
+// measures each, sets it beside the simulator and the formula, appends it to the HDF5 results file and
+// prints one table row per configuration (or JSON). Launch it with mpiexec/srun.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "analysis/error.hpp"
+#include "analysis/text.hpp"
+#include "bench/commands.hpp"
+#include "bench/flags.hpp"
+#include "bench/render/output.hpp"
+#include "bench/render/report.hpp"
+#include "bench/render/svg.hpp"
+#include "bench/render/trace.hpp"
+#include "bench/results/store.hpp"
+#include "bench/cmd/run_balance.hpp"
+#include "bench/run/configuration.hpp"
+#include "bench/run/device_check.hpp"
+#include "bench/run/launch_check.hpp"
+#include "bench/run/plan.hpp"
+#include "bench/run/stop.hpp"
+#include "kernels/device.hpp"
+#include "kernels/transformer_workload.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+// The default results file's name without ".h5"; create_unique_results_file adds -2, -3, ... when two
+// sweeps start in the same second.
+std::string default_out_stem() {
+  char buf[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "results/pipebench-%Y%m%d-%H%M%S", std::gmtime(&now));
+  return buf;
+}
+
+// The lines printed under a transformer run's row: the figures a model run adds to the table.
+std::string workload_notes(const RunResult& run) {
+  const auto& x = run.summary.extra;
+  auto get = [&x](const char* k) { return x.count(k) ? x.at(k) : 0.0; };
+  char buf[256];
+  std::string s;
+  std::snprintf(buf, sizeof buf, "#   loss %.6f, MFU %.1f %% (%.2f GFLOP/step of model work against %.1f GFLOP/s of BLAS), achieved %.1f GFLOP/s\n",
+                get("loss"), 100 * get("mfu"), get("model_flops") * 1e-9, get("blas_flop_rate") * 1e-9, get("flop_rate") * 1e-9);
+  s += buf;
+  s += "#   per stage F/backward (ms):";
+  for (const auto& st : run.stages) {
+    std::snprintf(buf, sizeof buf, " %d:%.2f/%.2f", st.stage, st.forward * 1e3, st.backward * 1e3);
+    s += buf;
+  }
+  s += "\n#   peak activations per rank, measured/formula (MiB):";
+  for (const auto& r : run.ranks) {
+    std::snprintf(buf, sizeof buf, " %d:%.1f/%.1f", r.global_rank, static_cast<double>(r.peak_activation_bytes) / 1048576.0,
+                  static_cast<double>(r.predicted_activation_bytes) / 1048576.0);
+    s += buf;
+  }
+  if (x.count("optimizer_state_bytes")) {
+    std::snprintf(buf, sizeof buf, "\n#   optimizer state, largest per rank, measured/formula (MiB): %.3f/%.3f",
+                  get("optimizer_state_bytes") / 1048576.0, get("optimizer_state_bytes_formula") / 1048576.0);
+    s += buf;
+  }
+  s += "\n#   weight-gradient L2 norm per stage:";
+  for (const auto& [k, v] : x)
+    if (k.rfind("grad_norm.", 0) == 0) {
+      std::snprintf(buf, sizeof buf, " %s:%.6g", k.substr(10).c_str(), v);
+      s += buf;
+    }
+  return s + "\n";
+}
+
+void write_measured_svg(const std::string& path, bool force, const Plan& pl, const Prediction& pred) {
+  const analysis::Schedule& s = pl.schedule;
+  SvgOptions opt;
+  opt.time_unit = "s";
+  opt.title = s.name + " measured  p=" + std::to_string(s.p) + " m=" + std::to_string(s.m) + " v=" +
+              std::to_string(s.v()) + "  (first timed step, pipeline 0)";
+  write_output(path, "--svg", [&](std::ostream& out) { write_svg(out, s, pred.first_step, opt); }, force);
+}
+
+// What every rank knows before the first configuration starts: the plans, and (--resume) which of
+// them the results file already holds.
+struct Sweep {
+  std::vector<Plan> plans;
+  std::vector<char> done;
+};
+
+// The checks of rank 0 that need no other rank: memory, every output path, and last the results file,
+// which is created here (exclusively: a second sweep on the same new file is refused now, not after
+// its first configuration). Returns what an existing file (--append) holds.
+PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int local_ranks) {
+  check_memory(plans, available_memory_bytes() / local_ranks);
+  if (!rs.trace.empty()) check_output_path(rs.trace, "--trace", rs.force);
+  if (!rs.svg.empty()) check_output_path(rs.svg, "--svg", rs.force);
+  if (!rs.trace.empty() && rs.trace == rs.svg)
+    throw UsageError("--trace and --svg name the same file " + quoted(rs.trace, 200) + "; give two names");
+  if (!rs.out.empty()) {
+    if (rs.out == rs.trace || rs.out == rs.svg)
+      throw UsageError("--out " + quoted(rs.out, 200) + " is also the --trace or --svg file; give another name");
+    return prepare_results_file(rs.out, rs.append);
+  }
+  // The default file goes to results/, made here; a directory the user names must exist.
+  std::filesystem::create_directories("results");
+  PreparedFile made;
+  rs.out = create_unique_results_file(default_out_stem());
+  made.created = true;
+  return made;
+}
+
+// Every rank plans the sweep; rank 0 alone checks memory and the files, and everyone learns its verdict.
+Sweep prepare(RunSettings& rs, int world, comm::Roll& roll, const std::function<void()>& start_kokkos) {
+  Sweep sw;
+  int bad = 0;
+  std::string msg;
+  PreparedFile file;
+  // A named, timed meeting rather than MPI_Allreduce: a rank that never comes is named, not waited for.
+  auto verdict = [&](const char* meeting) {
+    if (!roll.meet(meeting, bad)) return;
+    if (world_rank() == 0) {
+      if (file.created) std::remove(rs.out.c_str());  // made by this sweep, which does not run
+      std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
+    }
+    MPI_Finalize();
+    throw ExitCode{2};
+  };
+  auto checked = [&](const std::function<void()>& checks) {  // a UsageError is this rank's verdict
+    try {
+      checks();
+    } catch (const UsageError& e) {
+      bad = 1, msg = e.what();
+    } catch (const std::bad_alloc&) {
+      bad = 1, msg = "the sweep's plans need more memory than this node has";
+    }
+  };
+  // The first meeting tells rank 0 every rank's host: those on its node share its memory.
+  roll.meet("the start of the checks");
+  const int local = std::max(roll.members_on_root_host(), 1);
+  std::vector<std::string> duplicates;
+  // The plans and the device check come before Kokkos starts: Kokkos::initialize on a node without a
+  // usable device stops the process with its own message (exit 1) instead of the refusal (exit 2).
+  checked([&] {
+    sw.plans = plan_sweep(rs, world, &duplicates);
+    if (world_rank() == 0) check_device(rs, local, world);
+  });
+  verdict("the check of the plans and the device");
+  start_kokkos();
+  checked([&] {
+    balance_stages(rs, world, sw.plans);  // --layers-per-stage auto: calibrates, plans again, prints
+    if (world_rank() == 0 && !duplicates.empty()) {
+      std::string list;
+      for (const auto& d : duplicates) list += (list.empty() ? "" : ", ") + d;
+      std::fprintf(stderr, "# %zu configuration(s) equal to an earlier one in the sweep, dropped: %s\n", duplicates.size(),
+                   list.c_str());
+    }
+    check_tags(sw.plans);
+    const auto flat = std::find_if(sw.plans.begin(), sw.plans.end(), [](const Plan& pl) { return pl.mapping.d == 1; });
+    if (world_rank() == 0 && rs.zero && flat != sw.plans.end())
+      std::fprintf(stderr, "pipebench: warning: --zero 1 with d = 1 (configuration %s): nothing to shard, the "
+                           "optimizer state stays whole\n", flat->label.c_str());
+    if (world_rank() == 0) file = check_outputs(rs, sw.plans, local);
+  });
+  verdict("the check of the sweep");
+  // Rank 0 alone knows; each configuration's start meeting tells the others (start_configuration).
+  sw.done.assign(sw.plans.size(), 0);
+  if (world_rank() == 0) {
+    for (const auto& d : file.listing.damaged)
+      std::fprintf(stderr, "pipebench: warning: run %d of %s is damaged and is left as it is: %s\n", d.id,
+                   quoted(rs.out, 200).c_str(), d.reason.c_str());
+    if (rs.resume) {
+      std::set<std::string> keys;
+      for (const auto& r : file.listing.runs) keys.insert(r.run.key);
+      for (std::size_t k = 0; k < sw.plans.size(); ++k) sw.done[k] = keys.count(sw.plans[k].key) ? 1 : 0;
+    }
+  }
+  return sw;
+}
+
+// After a stop (bench/run/stop.hpp), rank 0 says where the sweep stopped and how to complete it.
+void report_stop(const RunSettings& rs, const Sweep& sw, int signal, int at, bool abandoned, int written) {
+  const int n = static_cast<int>(sw.plans.size());
+  int missing = 0;
+  for (int k = at; k < n; ++k) missing += sw.done[k] ? 0 : 1;
+  std::fprintf(stderr,
+               "pipebench: stopped by %s %s configuration %d of %d%s: %d configuration(s) written to %s by this "
+               "sweep, %d missing; the same command with --append --resume runs exactly those (exit code %d)\n",
+               signal_name(signal), abandoned ? "during" : "before", at + 1, n, abandoned ? " (abandoned, not written)" : "",
+               written, rs.out.c_str(), missing, kStoppedExitCode);
+}
+
+// Returns the signal that stopped the sweep, or 0 when it ran to the end.
+int run_sweep(const RunSettings& rs, const Sweep& sw, comm::Communicator* world, comm::Roll& roll) {
+  SweepComms sweep(rs, sw.plans, *world, roll);
+  const bool root = world->rank() == 0;
+  const int n = static_cast<int>(sw.plans.size());
+  const bool transformer = rs.workload == WorkloadKind::transformer;
+  Table table = runs_table();
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  if (root) {
+    // With --json, stdout holds only the JSON: where the results go is said on stderr.
+    (rs.json ? std::cerr : std::cout)
+        << "# pipebench run: " << world->size() << " ranks, " << n << " configuration(s), workload "
+        << workload_name(rs.workload) << (transformer ? "" : rs.synthetic.spin ? " (spin)" : " (sleep)") << ", "
+        << rs.warmup << " warm-up + " << rs.steps << " timed steps, figures are medians over timed steps\n# results: "
+        << rs.out << "\n";
+    if (!rs.json) std::cout << table.header() << std::flush;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int ran = 0, written = 0, stopped = 0;
+  std::set<std::string> shown_placements;
+  for (int k = 0; k < n; ++k) {
+    const Plan& pl = sw.plans[k];
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (root) {
+      std::fprintf(stderr, "# [%d/%d] %s", k + 1, n, pl.label.c_str());
+      if (sw.done[k]) std::fprintf(stderr, ": already in %s, skipped (--resume)", rs.out.c_str());
+      if (ran > 0) std::fprintf(stderr, "  elapsed %.1f s, about %.0f s left", elapsed, elapsed / ran * (n - k));
+      std::fprintf(stderr, "\n");
+    }
+    const ConfigurationStart go = start_configuration(sweep, pl, sw.done[k] != 0);
+    if (go.stop != 0) {
+      stopped = go.stop;
+      if (root) report_stop(rs, sw, stopped, k, false, written);
+      break;
+    }
+    if (go.skip) continue;
+    std::optional<Measurement> measured;
+    try {
+      measured = run_configuration(rs, pl, sweep);
+    } catch (const SweepStopped& e) {
+      stopped = e.signal;
+      if (root) report_stop(rs, sw, stopped, k, true, written);
+      break;
+    }
+    ++ran;
+    if (!measured) continue;
+    const RunResult& run = measured->run;
+    const int id = append_run(rs.out, run);
+    ++written;
+    if (rs.json) {
+      json.push_back(run_json(id, run, true));
+    } else {
+      std::cout << table.row(run_row(id, run)) << (transformer ? workload_notes(run) : "");
+      // Where the groups sit, once per distinct placement.
+      const std::string& placement = run.metadata.at("group_placement");
+      if (shown_placements.insert(placement).second)
+        std::cout << "#   placement " << to_string(pl.mapping) << ": " << placement << '\n';
+      std::cout << std::flush;
+    }
+    if (pl.index == rs.pick) {
+      if (!rs.trace.empty()) write_chrome_trace(run, rs.trace, rs.force);
+      if (!rs.svg.empty()) write_measured_svg(rs.svg, rs.force, pl, measured->pred);
+    }
+  }
+  finish_sweep(sweep);
+  if (!root) return stopped;
+  if (rs.json) {
+    std::cout << json.dump(2) << '\n';
+    return stopped;
+  }
+  if (stopped) return stopped;
+  std::cout << "# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
+  if (!rs.trace.empty()) std::cout << "# trace of configuration " << rs.pick << ": " << rs.trace << '\n';
+  if (!rs.svg.empty()) std::cout << "# timeline of configuration " << rs.pick << ": " << rs.svg << '\n';
+  return 0;
+}
+
+// --inject-failure RANK:CONFIG:STEP:exit|hang
+void parse_failure(const std::string& text, RunSettings& rs) {
+  const char* const allowed = "expected RANK:CONFIG:STEP:exit|hang (decimal integers)";
+  std::vector<std::string> part;
+  for (std::size_t from = 0;;) {
+    const std::size_t colon = text.find(':', from);
+    part.push_back(text.substr(from, colon == std::string::npos ? colon : colon - from));
+    if (colon == std::string::npos || part.size() > 4) break;
+    from = colon + 1;
+  }
+  if (part.size() != 4 || (part[3] != "exit" && part[3] != "hang"))
+    throw UsageError("--inject-failure " + quoted(text) + " is not allowed: " + allowed);
+  rs.fail_rank = parse_int(part[0], "--inject-failure", 0);
+  rs.fail_config = parse_int(part[1], "--inject-failure", 0);
+  rs.fail_step = parse_int(part[2], "--inject-failure", 0);
+  rs.fail_hang = part[3] == "hang";
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "Execute schedules on the MPI ranks of this job, measure, compare, write HDF5");
+  auto rs = std::make_shared<RunSettings>();
+  RunSettings& r = *rs;
+  SyntheticSettings& y = r.synthetic;
+  kernels::TransformerWorkloadConfig& md = r.model;
+  add(*cmd, flag::schedule, r.schedules);
+  add(*cmd, flag::microbatches, r.microbatches);
+  add(*cmd, flag::mapping, r.mappings);
+  add(*cmd, flag::chunks, r.vs);
+  add(*cmd, flag::group, r.group);
+  add(*cmd, flag::order, r.order);
+  add(*cmd, flag::backend, r.backend);
+  add(*cmd, {"--workload", "Stage workload: synthetic or transformer"}, r.workload,
+      {{workload_name(WorkloadKind::synthetic), WorkloadKind::synthetic},
+       {workload_name(WorkloadKind::transformer), WorkloadKind::transformer}});
+  add_time_flags(*cmd, y.times, false);
+  add(*cmd, {"--synthetic-mode", "Synthetic stages sleep or spin (busy-wait)"}, y.spin,
+      {{"sleep", false}, {"spin", true}});
+  add(*cmd, {"--activation-bytes", "Synthetic: activation memory per micro-batch of a rank's whole share", 0},
+      y.activation_bytes);
+  add(*cmd, {"--p2p-bytes", "Synthetic: message size between stages per micro-batch", 0}, y.p2p_bytes);
+  add(*cmd, {"--tp-allreduce-bytes", "Synthetic: bytes of each of the 2 TP all-reduces in F and in B (t > 1)", 0},
+      y.tp_allreduce_bytes);
+  add(*cmd, {"--dp-grad-bytes", "Synthetic: weight-gradient bytes per rank all-reduced over DP (d > 1)", 0},
+      y.dp_grad_bytes);
+  add(*cmd, {"--dp-buckets", "0: DP all-reduce after the flush; k: k buckets per chunk, overlapped", 0},
+      r.dp_buckets);
+  const char* const model = "Transformer model (--workload transformer)";
+  add(*cmd, flag::layers, md.layers)->group(model);
+  add(*cmd, flag::hidden, md.hidden)->group(model);
+  add(*cmd, flag::heads, md.heads)->group(model);
+  add(*cmd, flag::seq, md.seq)->group(model);
+  add(*cmd, flag::micro_batch_size, md.micro_batch)->group(model);
+  add(*cmd, flag::vocab, md.vocab)->group(model);
+  add_stage_split_flags(*cmd, md, model);
+  std::vector<std::pair<std::string, kernels::Recompute>> recompute;
+  for (const auto mode : analysis::kRecomputes) recompute.emplace_back(analysis::recompute_name(mode), mode);
+  add(*cmd, flag::recompute, md.recompute, recompute)->group(model);
+  add(*cmd, flag::precision, md.fp64, {{"fp32", false}, {"fp64", true}})->group(model);
+  add(*cmd, {"--lr", "Learning rate after each step (SGD at 0: weights fixed, identical steps)", 0}, md.lr)->group(model);
+  add(*cmd, {"--optimizer", "sgd, or adam (AdamW: fp32 state, bias correction, decoupled weight decay)"}, md.optimizer,
+      {{"sgd", kernels::Optimizer::sgd}, {"adam", kernels::Optimizer::adam}})
+      ->group(model);
+  add(*cmd, {"--weight-decay", "Adam's decoupled weight decay of the weight matrices", 0}, md.weight_decay)->group(model);
+  add(*cmd, {"--zero", "1: ZeRO-1, gradients reduce-scattered and optimizer state sharded over the DP group", 0},
+      r.zero)
+      ->group(model);
+  add(*cmd, {"--vocab-parallel", "With t > 1: embedding rows, output columns and the loss split over the TP ranks"},
+      md.vocab_parallel, {{"on", true}, {"off", false}})
+      ->group(model);
+  add(*cmd, {"--sequence-parallel", "With t > 1: LayerNorms and residuals hold s/t positions (all-gather/reduce-scatter)"},
+      md.sequence_parallel)
+      ->group(model);
+  add(*cmd, {"--tie-embeddings", "Output layer shares the token embedding's matrix (synced over the embedding group)"},
+      md.tie_embeddings)
+      ->group(model);
+  // The seed is a count, not a byte size: parsed as an integer >= 0.
+  add_parsed(
+      *cmd, {"--seed", "Seed of weights and data", 0},
+      [&md](const std::string& t) {
+        md.seed = static_cast<std::uint64_t>(parse_int(t, "--seed", 0, std::numeric_limits<int>::max()));
+      },
+      std::to_string(md.seed), "INT")
+      ->group(model);
+  add(*cmd, {"--blas-threads", "Threads of the host BLAS per rank"}, r.blas_threads)->group(model);
+  add(*cmd, {"--warmup", "Warm-up steps (not recorded)", 0}, r.warmup);
+  add(*cmd, {"--steps", "Timed steps"}, r.steps);
+  add(*cmd, {"--timeout", "Longest wait for any message before the job is aborted (with a unit)"}, r.timeout);
+  add(*cmd, {"--poll-us", "First sleep between polls of a pending message, microseconds (1 to --timeout / 10)"},
+      r.poll_us);
+  add(*cmd, flag::out, r.out)->description("Results file, never replaced (default results/pipebench-<UTC time>.h5)");
+  add(*cmd, {"--append", "Add runs to an existing results file"}, r.append);
+  add(*cmd, {"--resume", "With --append: skip configurations already complete in the file"}, r.resume);
+  add(*cmd, flag::json, r.json);
+  add(*cmd, flag::trace, r.trace)->description("Write a Chrome trace (Perfetto) of configuration --trace-config");
+  add(*cmd, flag::svg, r.svg)->description("Write the measured timeline of configuration --trace-config as SVG");
+  add(*cmd, {"--trace-config", "Which configuration of the sweep --trace and --svg show (1-based)"}, r.pick);
+  add(*cmd, flag::force, r.force);
+  add_parsed(*cmd, {"--inject-failure", "Testing: RANK:CONFIG:STEP:exit|hang"},
+             [&r](const std::string& t) { parse_failure(t, r); }, "")
+      ->group("");
+  // --config FILE is read by the top-level app (bench/config_file.hpp), before or after `run`: `run` lets it through.
+  cmd->fallthrough();
+  cmd->callback([rs] {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) MPI_Init(nullptr, nullptr);
+    // SIGUSR1/SIGTERM (Slurm's warning before the time limit, preemption) stop the sweep at the next
+    // meeting instead of killing it; installed after MPI_Init, so that they are ours.
+    install_stop_handlers();
+    int world = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    // N one-rank jobs instead of one N-rank job (srun without --mpi=pmi2): refused before any file is
+    // made, by the first task only (the others say the same).
+    if (const std::string wrong = launch_mismatch(world); !wrong.empty()) {
+      const char* procid = std::getenv("SLURM_PROCID");
+      if (!procid || std::string(procid) == "0") std::fprintf(stderr, "pipebench: error: %s\n", wrong.c_str());
+      MPI_Finalize();
+      throw ExitCode{2};
+    }
+    rs->command_line = command_line_text();
+    // Every wait from here on is timed and named (comm::Roll), the flag check's verdict included.
+    std::unique_ptr<comm::Communicator> world_comm;
+    std::unique_ptr<comm::Roll> roll;
+    try {
+      world_comm = comm::make_communicator("mpi", MPI_COMM_WORLD, "world", comm_options(*rs));
+      roll = std::make_unique<comm::Roll>(*world_comm, host_name());
+    } catch (const std::exception& e) {
+      abort_job(e.what());
+    }
+    Sweep sw;
+    int stopped = 0;
+    // In a device build the synthetic workload also needs Kokkos: its activation memory is device
+    // memory and its spin a device kernel (kernels/device.hpp). It starts after the device check.
+    const bool kokkos_needed = rs->workload == WorkloadKind::transformer || kernels::device_build();
+    std::unique_ptr<kernels::KokkosSession> kokkos;
+    const auto start_kokkos = [&] {
+      if (kokkos_needed) kokkos = std::make_unique<kernels::KokkosSession>(rs->blas_threads);
+    };
+    try {
+      sw = prepare(*rs, world, *roll, start_kokkos);
+    } catch (const ExitCode&) {
+      throw;
+    } catch (const std::exception& e) {
+      abort_job(e.what());
+    }
+    try {
+      stopped = run_sweep(*rs, sw, world_comm.get(), *roll);
+    } catch (const std::exception& e) {
+      abort_job(e.what());
+    }
+    // MPICH's MPI_Finalize waits for every rank: one stopped after the end of the sweep would hold it.
+    const auto limit = world_rank() == 0 ? world_comm->wait_policy().timeout : roll->root_limit();
+    // It names its rank itself: abort_job may not ask MPI once MPI_Finalize has begun.
+    const std::string late = "rank " + std::to_string(world_rank()) + ": MPI_Finalize did not complete " + roll->within() +
+                             ", though every rank reached the end of the sweep (a rank stopped or died after it); "
+                             "every run is in " + rs->out;
+    roll.reset();
+    world_comm.reset();
+    {
+      Watchdog dog(late, limit);
+      MPI_Finalize();
+    }
+    // Every rank learnt the same verdict, so every rank exits with the same code.
+    if (stopped) throw ExitCode{kStoppedExitCode};
+  });
+}
+
+}  // namespace pipebench::bench

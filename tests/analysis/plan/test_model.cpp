@@ -1,0 +1,204 @@
+// The performance model and planner of `pipebench plan` (analysis/plan_*.hpp, docs/model.md).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/error.hpp"
+#include "analysis/generators.hpp"
+#include "analysis/plan/model.hpp"
+#include "analysis/plan/search.hpp"
+#include "analysis/plan/validation.hpp"
+
+namespace pipebench::analysis::plan {
+namespace {
+
+Problem problem(const std::string& model, const std::string& machine, std::int64_t batch) {
+  Problem pr;
+  pr.model = model_preset(model);
+  pr.machine = machine_preset(machine);
+  pr.global_batch = batch;
+  return pr;
+}
+
+Layout layout(int t, int p, int d, const std::string& schedule, int b, Recompute rc, bool sp = false, bool zero = false,
+              int v = 0) {
+  Layout l;
+  l.t = t, l.p = p, l.d = d, l.schedule = schedule, l.micro_batch_size = b, l.recompute = rc;
+  l.sequence_parallel = sp, l.zero = zero, l.v = v;
+  return l;
+}
+
+TEST(PlanModel, GptCountsAreThoseOfNarayanan2021) {
+  const ModelSpec m = model_preset("gpt3-175b");
+  const double h = m.hidden, L = m.layers, s = m.seq, V = m.vocab;
+  EXPECT_DOUBLE_EQ(layer_params(m), 12 * h * h + 13 * h);
+  // Model FLOPs of one step: 72 B L s h^2 (1 + s/(6h) + V/(12 h L)) (Korthikanti et al. 2022).
+  const double B = 1536;
+  const double expected = 72 * B * L * s * h * h * (1 + s / (6 * h) + V / (12 * h * L));
+  EXPECT_NEAR(model_flops_per_step(m, 1536) / expected, 1.0, 1e-12);
+  EXPECT_NEAR(total_params(m) / 1e9, 174.6, 0.1);
+}
+
+TEST(PlanModel, HardwareFlopsAddTheRecomputedForward) {
+  const Problem pr = problem("gpt3-175b", "a100-80gb", 64);
+  const StagePlan full = stage_plan(pr, layout(8, 8, 1, "1f1b", 1, Recompute::full));
+  const StagePlan none = stage_plan(pr, layout(8, 8, 1, "1f1b", 1, Recompute::none));
+  const ModelSpec& m = pr.model;
+  const double h = m.hidden, L = m.layers, s = m.seq, V = m.vocab;
+  // 96 B s L h^2 (1 + s/(6h) + V/(16 L h)), Narayanan et al. 2021.
+  EXPECT_NEAR(full.hardware_flops / (96.0 * 64 * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))), 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(none.hardware_flops, none.model_flops);
+}
+
+TEST(PlanModel, StaticMemoryIs18BytesPerParameterOr6PlusTwelveOverD) {
+  Problem pr = problem("gpt3-175b", "a100-80gb", 64);
+  pr.machine.memory_reserve_bytes = 0;
+  const StagePlan a = stage_plan(pr, layout(8, 8, 8, "1f1b", 1, Recompute::full));
+  const StagePlan z = stage_plan(pr, layout(8, 8, 8, "1f1b", 1, Recompute::full, false, true));
+  const double params = a.weights / 2;
+  EXPECT_DOUBLE_EQ(a.static_bytes, 18 * params);
+  EXPECT_DOUBLE_EQ(z.static_bytes, (6 + 12.0 / 8) * params);
+  // Rank 0 holds 12 layers and the embedding, 1/8 of each.
+  const double h = 12288;
+  EXPECT_DOUBLE_EQ(params, 12 * (12 * h * h + 13 * h) / 8 + (51200.0 * h + 2048.0 * h) / 8);
+}
+
+TEST(PlanModel, ActivationsFollowKorthikantiTimesTheSimulatedPeak) {
+  Problem pr = problem("gpt3-175b", "a100-80gb", 64);
+  // 1F1B with sequence parallelism and selective recomputation: 34 sbh/t per layer; rank 0 holds p
+  // micro-batches of L/p layers, i.e. L layers' worth, plus the embedding output of each.
+  const Prediction p = evaluate(pr, layout(8, 8, 8, "1f1b", 1, Recompute::selective, true));
+  const double sbh = 2048.0 * 12288;
+  EXPECT_NEAR(p.activation_bytes, 8 * (12 * 34 * sbh / 8 + 2 * sbh), 1.0);
+  // GPipe holds all m = 8 micro-batches on every rank; the fullest is the last, with the fp32 logits.
+  const Prediction g = evaluate(pr, layout(8, 8, 8, "gpipe", 1, Recompute::selective, true));
+  EXPECT_NEAR(g.activation_bytes, 8 * (12 * 34 * sbh / 8 + 4 * 2048.0 * 51200 / 8), 1.0);
+}
+
+// The seed example: global batch 1,024, micro-batch 1, 8 stages: 64 replicas leave 16 micro-batches and
+// a bubble near 7/23 = 30 %, 16 replicas leave 64 and near 7/71 = 10 % (the head makes the last stage a
+// little slower, so a little more).
+TEST(PlanModel, GlobalBatchCouplesDataParallelismAndTheBubble) {
+  const Problem pr = problem("gpt3-175b", "a100-80gb", 1024);
+  const Prediction d64 = evaluate(pr, layout(8, 8, 64, "1f1b", 1, Recompute::full));
+  const Prediction d16 = evaluate(pr, layout(8, 8, 16, "1f1b", 1, Recompute::full));
+  EXPECT_EQ(d64.m, 16);
+  EXPECT_EQ(d16.m, 64);
+  EXPECT_GT(d64.bubble_fraction, 7.0 / 23 - 0.005);
+  EXPECT_LT(d64.bubble_fraction, 0.33);
+  EXPECT_GT(d16.bubble_fraction, 7.0 / 71 - 0.005);
+  EXPECT_LT(d16.bubble_fraction, 0.12);
+  EXPECT_GT(d16.model_tflops_per_gpu, d64.model_tflops_per_gpu);
+}
+
+TEST(PlanModel, ZeroBubbleSchedulesBeat1F1BAtEqualMemoryBudget) {
+  const Problem pr = problem("gpt3-175b", "a100-80gb", 512);
+  const Prediction a = evaluate(pr, layout(8, 8, 8, "1f1b", 1, Recompute::selective, true));
+  const Prediction z = evaluate(pr, layout(8, 8, 8, "zb-h1", 1, Recompute::selective, true));
+  EXPECT_LT(z.step_time, a.step_time);
+  EXPECT_LT(z.bubble_fraction, a.bubble_fraction);
+}
+
+TEST(PlanModel, RefusalsNameTheConstraint) {
+  const Problem pr = problem("gpt3-175b", "a100-80gb", 1000);
+  EXPECT_EQ(check_layout(pr, layout(8, 8, 16, "1f1b", 1, Recompute::none)).reason, "global batch");
+  EXPECT_EQ(check_layout(pr, layout(16, 8, 1, "1f1b", 1, Recompute::none)).reason, "tensor");
+  EXPECT_EQ(check_layout(pr, layout(1, 128, 1, "1f1b", 1, Recompute::none)).reason, "layers");
+  EXPECT_EQ(check_layout(pr, layout(1, 16, 1, "interleaved", 1, Recompute::none, false, false, 2)).reason, "schedule");
+  EXPECT_THROW(stage_plan(pr, layout(8, 8, 16, "1f1b", 1, Recompute::none)), UsageError);
+  EXPECT_THROW(model_preset("gpt-5"), UsageError);
+  EXPECT_THROW(machine_preset("tpu"), UsageError);
+}
+
+// The published runs of docs/model.md: mean absolute error at most 10 % with one parameter set per
+// machine, and the trends right (throughput falls as d grows at a fixed global batch).
+TEST(PlanValidation, PublishedRunsWithinTenPercent) {
+  std::vector<ValidationRow> rows = validation_rows();
+  const double mae = validate(rows);
+  EXPECT_LE(mae, 0.10);
+  for (const auto& r : rows) EXPECT_LT(std::abs(r.predicted / r.published - 1), 0.25) << r.run;
+  // MT-NLG on 2240, 2800, 3360 GPUs; Llama 3 on 8192, 16384.
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_GT(rows[2].predicted, rows[3].predicted);
+  EXPECT_GT(rows[3].predicted, rows[4].predicted);
+  EXPECT_GT(rows[6].predicted, rows[7].predicted);
+}
+
+// Pruning by the lower bound never drops the best: the search's top equals an exhaustive evaluation.
+TEST(PlanSearch, TopEqualsExhaustiveEvaluation) {
+  Problem pr;
+  pr.model.name = "small";
+  pr.model.layers = 16, pr.model.hidden = 2048, pr.model.heads = 16, pr.model.seq = 1024, pr.model.vocab = 32000;
+  pr.machine = machine_preset("a100-40gb");
+  pr.global_batch = 64;
+  SearchSpace space;
+  space.gpus = 32;
+  space.top = 3;
+  const SearchResult res = search(pr, space);
+  ASSERT_EQ(res.top.size(), 3u);
+  EXPECT_LT(res.simulated, res.evaluated);
+  std::vector<double> all;
+  std::int64_t count = 0;
+  for (int t = 1; t <= 32; t *= 2)
+    for (int p = 1; t * p <= 32; p *= 2)
+      for (const auto& info : schedule_catalog())
+        for (int v : info.fixed_v ? std::vector<int>{info.default_v} : std::vector<int>{2, 4})
+          for (int b : {1, 2, 4, 8})
+            for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full})
+              for (bool sp : {false, true})
+                for (bool z : {false, true}) {
+                  if ((sp && t == 1) || (z && 32 / t / p == 1)) continue;
+                  ++count;
+                  const Layout l = layout(t, p, 32 / t / p, info.name, b, rc, sp, z, v);
+                  if (!check_layout(pr, l).reason.empty()) continue;
+                  Prediction q;
+                  try {
+                    q = evaluate(pr, l);
+                  } catch (const UsageError&) {
+                    continue;
+                  }
+                  if (q.fits) all.push_back(q.step_time);
+                }
+  EXPECT_EQ(count, res.evaluated);
+  std::sort(all.begin(), all.end());
+  ASSERT_GE(all.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(res.top[i].step_time, all[i]);
+  std::int64_t refused = 0;
+  for (const auto& x : res.infeasible) refused += x.count;
+  EXPECT_GT(refused, 0);
+}
+
+TEST(PlanSearch, NothingFitsCountsMemory) {
+  Problem pr = problem("gpt3-175b", "a100-40gb", 64);
+  SearchSpace space;
+  space.gpus = 8;
+  const SearchResult res = search(pr, space);
+  EXPECT_TRUE(res.top.empty());
+  bool memory = false;
+  for (const auto& x : res.infeasible) memory = memory || (x.reason == "memory" && x.count > 0);
+  EXPECT_TRUE(memory);
+}
+
+}  // namespace
+}  // namespace pipebench::analysis::plan
+
+namespace pipebench::analysis::plan {
+namespace {
+
+// Rank order decides which groups stay inside a node: tp-dp-pp keeps the data-parallel pairs of 2x4x2
+// on NVLink and sends pipeline transfers over the network; tp-pp-dp the other way round.
+TEST(PlanModel, RankOrderMovesGroupsInsideTheNode) {
+  Problem pr = problem("gpt3-175b", "a100-80gb", 64);
+  const Layout l = layout(2, 4, 2, "1f1b", 1, Recompute::full, false, false);
+  const StagePlan dp_inside = stage_plan(pr, l);
+  pr.pp_inside_dp = true;
+  const StagePlan pp_inside = stage_plan(pr, l);
+  const MachineSpec& mc = pr.machine;
+  const double bytes = 2.0 * 2048 * 12288;  // one micro-batch's boundary activation
+  EXPECT_DOUBLE_EQ(pp_inside.p2p, mc.intra_latency + bytes / mc.intra_bandwidth);
+  EXPECT_DOUBLE_EQ(dp_inside.p2p, mc.inter_latency + bytes / 2 / mc.inter_bandwidth);
+  EXPECT_LT(dp_inside.dp_time, pp_inside.dp_time);
+}
+
+}  // namespace
+}  // namespace pipebench::analysis::plan

@@ -1,0 +1,133 @@
+// What `pipebench plan` reads: machine files ([machine] TOML) and calibration results files (transformer
+// runs and `pipebench comm` fits in the agreed /comm/NNNNNN/fit layout).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "analysis/error.hpp"
+#include "bench/cmd/plan_inputs.hpp"
+#include "bench/results/calibration.hpp"
+#include "bench/results/comm_results.hpp"
+#include "bench/results/h5.hpp"
+#include "bench/results/layout.hpp"
+#include "bench/results/store.hpp"
+#include "sample_run.hpp"
+#include "scratch.hpp"
+
+namespace pipebench::bench::testing {
+namespace {
+
+class PlanInputs : public ScratchDir {
+ protected:
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string p = path(name);
+    std::ofstream(p) << text;
+    return p;
+  }
+  // A transformer run whose compute actions did 3e9 FLOPs in 3 ms: 1e12 FLOP/s.
+  RunResult transformer_run(const std::string& key) {
+    RunResult r = sample_run(key);
+    r.config["workload"] = "transformer";
+    r.config["precision"] = "fp32";
+    for (auto& a : r.actions) a.flops = 0;
+    r.actions[0].flops = 1e9;  // 1 ms
+    r.actions[2].flops = 2e9;  // 2 ms
+    return r;
+  }
+  // One `pipebench comm` invocation with its fit, as issue 9's writer lays it out.
+  // One `pipebench comm` result with its fit, as comm writes it (append_comm); `complete` false: cut
+  // short (its complete attribute removed).
+  void add_comm_fit(const std::string& file, const std::string& op, double alpha, double beta, bool complete = true) {
+    CommResult r;
+    r.op = op;
+    r.group = "world";
+    r.groups = 1;
+    r.group_size = 2;
+    r.backend = "mpi";
+    r.mapping = "1x2x1";
+    r.one_group = 1;
+    r.rows = {{8, 2, 0, alpha * 1e6, alpha * 1e6, alpha * 1e6, 0, 0, 0, 0, 0}};
+    r.fit = {alpha, beta, 0.01, 12};
+    const int id = append_comm(file, r);
+    if (complete) return;
+    h5::Id f = h5::open_file(file, true);
+    h5::Id g = h5::open_group(f.get(), "comm/" + run_name(id));
+    H5Adelete(g.get(), "complete");
+    h5::close_file(f);
+  }
+};
+
+TEST_F(PlanInputs, MachineFileFromBaseOrFromScratch) {
+  const auto m = load_machine(write("m.toml", "# a cluster\n[machine]\nname = \"mine\"\nbase = \"h100-80gb\"\n"
+                                              "inter_node_gbps = 25\nmemory_reserve_gib = 4\n"));
+  EXPECT_EQ(m.name, "mine");
+  EXPECT_DOUBLE_EQ(m.peak_flops, 989e12);
+  EXPECT_DOUBLE_EQ(m.inter_bandwidth, 25e9);
+  EXPECT_DOUBLE_EQ(m.memory_reserve_bytes, 4.0 * 1024 * 1024 * 1024);
+  const auto s = load_machine(write("s.toml", "[machine]\npeak_tflops = 100\nmemory_gib = 16\nhbm_gbps = 900\n"
+                                              "intra_node_gbps = 50\ninter_node_gbps = 12.5\ngpus_per_node = 4\n"));
+  EXPECT_DOUBLE_EQ(s.peak_flops, 100e12);
+  EXPECT_EQ(s.gpus_per_node, 4);
+  EXPECT_EQ(load_machine("a100-40gb").name, "a100-40gb");
+}
+
+TEST_F(PlanInputs, MalformedMachineFilesAreOneLineErrors) {
+  auto error = [&](const std::string& text) {
+    try {
+      load_machine(write("bad.toml", text));
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("[machine]\npeak_flops = 3\n").find("line 2: key 'peak_flops' is not allowed: the keys are"),
+            std::string::npos);
+  EXPECT_NE(error("[machine]\npeak_tflops = 100\n").find("key 'memory_gib' is required"), std::string::npos);
+  EXPECT_NE(error("[run]\nbase = \"a100-80gb\"\n").find("table '[run]' is not allowed: the only table is [machine]"),
+            std::string::npos);
+  EXPECT_NE(error("[machine]\nbase = \"a100-80gb\"\nmatmul_efficiency = 1.5\n").find("matmul_efficiency = 1.5 is not allowed"),
+            std::string::npos);
+  EXPECT_NE(error("[machine]\nbase = \"tpu\"\n").find("line 2: key 'base': --machine 'tpu' is not allowed"),
+            std::string::npos);
+  EXPECT_NE(error("").find("holds no [machine] table"), std::string::npos);
+  EXPECT_THROW(load_machine(path("missing.toml")), UsageError);
+}
+
+TEST_F(PlanInputs, CalibrationTakesTheFlopRateAndTheCommFit) {
+  const std::string file = path("cal.h5");
+  append_run(file, transformer_run("a"));
+  add_comm_fit(file, "all_reduce", 1e-5, 5e9);
+  add_comm_fit(file, "sendrecv", 2e-6, 8e9);
+  add_comm_fit(file, "sendrecv", 1.0, 1.0, false);  // incomplete: ignored
+  const Calibration c = read_calibration(file);
+  EXPECT_NEAR(c.flop_rate, 1e12, 1e3);
+  EXPECT_EQ(c.runs, std::vector<int>{1});
+  EXPECT_DOUBLE_EQ(c.alpha, 2e-6);
+  EXPECT_DOUBLE_EQ(c.beta, 8e9);
+  EXPECT_EQ(c.link_source, "comm fit /comm/000002 (op sendrecv)");
+  EXPECT_EQ(c.comms.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.value_bytes, 4);
+}
+
+TEST_F(PlanInputs, WithoutCommFitsTheRunsTransfersAreFitted) {
+  const std::string file = path("cal.h5");
+  append_run(file, transformer_run("a"));
+  const Calibration c = read_calibration(file);
+  EXPECT_NE(c.link_source.find("point-to-point transfers of run 1"), std::string::npos);
+  EXPECT_GT(c.beta, 0);
+}
+
+TEST_F(PlanInputs, CalibrationFileWithoutTransformerRunsIsRefused) {
+  const std::string file = path("syn.h5");
+  append_run(file, sample_run("a"));
+  try {
+    read_calibration(file);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds no complete `run --workload transformer` run"), std::string::npos);
+  }
+  EXPECT_THROW(read_calibration(write("x.h5", "not hdf5")), UsageError);
+}
+
+}  // namespace
+}  // namespace pipebench::bench::testing

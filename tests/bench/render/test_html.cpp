@@ -1,0 +1,327 @@
+// The HTML report and comparison (bench/render/html.hpp, bench/render/plot.hpp, bench/cmd/compare_match.hpp,
+// bench/cmd/report_input.hpp) and the variability over timed steps (schema version 3).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include "bench/cmd/compare_match.hpp"
+#include "bench/render/html.hpp"
+#include "bench/render/plot.hpp"
+#include "bench/render/report.hpp"
+#include "bench/cmd/report_input.hpp"
+#include "bench/run/measure.hpp"
+#include "sample_run.hpp"
+
+namespace pipebench::bench {
+namespace {
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The <title> right after each <svg ...> opening tag, in order.
+std::vector<std::string> svg_titles(const std::string& html) {
+  std::vector<std::string> out;
+  const std::regex re("<svg[^>]*>(<title>([^<]*)</title>)?");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[2].str());
+  return out;
+}
+
+TEST(Variability, MinMaxAndCoefficientOfVariation) {
+  RunSummary s;
+  set_variability(s, {0.010, 0.012, 0.014}, {0.30, 0.20, 0.25});
+  EXPECT_DOUBLE_EQ(*s.step_time_min, 0.010);
+  EXPECT_DOUBLE_EQ(*s.step_time_max, 0.014);
+  EXPECT_DOUBLE_EQ(*s.bubble_min, 0.20);
+  EXPECT_DOUBLE_EQ(*s.bubble_max, 0.30);
+  // Sample standard deviation 0.002 over mean 0.012.
+  EXPECT_NEAR(*s.step_time_cv, 0.002 / 0.012, 1e-12);
+  RunSummary one;
+  set_variability(one, {0.01}, {0.2});
+  EXPECT_EQ(*one.step_time_cv, 0.0);
+  RunSummary none;
+  set_variability(none, {}, {});
+  EXPECT_FALSE(none.step_time_min);
+}
+
+TEST(Variability, SpreadAndItsLine) {
+  RunSummary s = testing::sample_run().summary;  // 11.8 / 12.0 / 12.5 ms
+  EXPECT_NEAR(*step_time_spread(s), 0.7 / 12.0, 1e-12);
+  EXPECT_EQ(variability_line(s),
+            "# over timed steps: step time min 11.800 / median 12.000 / max 12.500 ms, cv 3.00 %; bubble min 24.00 / "
+            "median 25.00 / max 26.00 %; spread 5.83 % > 5.00 %\n");
+  s.step_time_max = 0.0121;
+  EXPECT_EQ(variability_line(s).find("spread"), std::string::npos);
+  s.step_time_min.reset();
+  EXPECT_FALSE(step_time_spread(s));
+  EXPECT_EQ(variability_line(s), "# variability over timed steps: unknown (written before schema version 3)\n");
+}
+
+TEST(Plot, AxesLegendTitleAndPoints) {
+  PlotOptions opt;
+  opt.title = "Bubble <m>";
+  opt.x_label = "micro-batches m";
+  opt.y_label = "bubble (%)";
+  PlotSeries s("measured", "#123456", SeriesStyle::points);
+  s.x = {4, 8, 16};
+  s.y = {40, 25, std::nan("")};  // the NaN point is not drawn
+  s.lo = {38, 24, 0};
+  s.hi = {42, 27, 0};
+  const std::string svg = render_plot(opt, {s});
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("<title>Bubble &lt;m&gt;</title>"), std::string::npos);
+  EXPECT_EQ(count(svg, "<circle"), 2 + 1);  // two points and the legend's marker
+  EXPECT_EQ(count(svg, "<path d="), 2);     // two min-max bars
+  EXPECT_NE(svg.find(">micro-batches m</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">bubble (%)</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">measured</text>"), std::string::npos);
+  EXPECT_NE(render_plot(opt, {}).find(">no data</text>"), std::string::npos);
+}
+
+TEST(Plot, LogSizeAxisLabelsBytes) {
+  PlotOptions opt;
+  opt.title = "busbw";
+  opt.log_x = true;
+  PlotSeries s("world", "#000000", SeriesStyle::line_points);
+  s.x = {1024, 1048576};
+  s.y = {0.5, 10};
+  const std::string svg = render_plot(opt, {s});
+  EXPECT_NE(svg.find(">1 KiB</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">1 MiB</text>"), std::string::npos);
+}
+
+TEST(Plot, OneColourPerSchedule) {
+  EXPECT_EQ(schedule_colour("1f1b"), schedule_colour("1f1b"));
+  EXPECT_NE(schedule_colour("1f1b"), schedule_colour("zbv"));
+  EXPECT_NE(schedule_colour("zbv"), schedule_colour("dualpipev"));
+  EXPECT_EQ(schedule_colour("not a schedule"), "#7f7f7f");
+}
+
+RunListing listing_of(std::vector<RunResult> runs) {
+  RunListing l;
+  l.schema_version = 3;
+  int id = 0;
+  for (auto& r : runs) {
+    l.runs.push_back({++id, std::move(r)});
+    l.complete.push_back(id);
+  }
+  return l;
+}
+
+TEST(HtmlReport, SectionsPlotsAndTitles) {
+  RunResult a = testing::sample_run();
+  a.metadata["slurm_job_id"] = "4242";
+  a.metadata["job_id"] = "4242";
+  RunResult b = testing::sample_run();
+  b.config["schedule"] = "zb-h1";
+  b.summary.step_time_min.reset();  // as a version 2 file holds it
+  b.summary.step_time_max.reset();
+  ReportInput in;
+  in.path = "x.h5";
+  in.listing = listing_of({a, b});
+  in.breakdown[1] = *breakdown_of(a);
+  in.timelines.push_back(timeline_of(1, a));
+  std::ostringstream o;
+  write_html_report(o, in);
+  const std::string html = o.str();
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  const std::vector<std::string> want = {"Bubble against m: 1f1b",
+                                         "Bubble against m: zb-h1",
+                                         "Step time breakdown per run",
+                                         "Timeline measured: run 1 1f1b t=1 p=2 d=1 v=1 m=2",
+                                         "Timeline simulated: run 1 1f1b t=1 p=2 d=1 v=1 m=2",
+                                         "Peak activation memory per pipeline rank",
+                                         "Stage times: run 1 1f1b t=1 p=2 d=1 v=1 m=2"};  // it has a loss
+  EXPECT_EQ(svg_titles(html), want);
+  // The runs table: the spread of run 1 flagged, run 2's variability unknown.
+  EXPECT_NE(html.find("<td class=\"flag\" title=\"spread above 5 %\">5.83 &#9888;</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"muted\">unknown</td>"), std::string::npos);
+  // Metadata: a value with a non-ASCII character and the placement.
+  EXPECT_NE(html.find("Café CPU (x 2)"), std::string::npos);
+  EXPECT_NE(html.find("node01:0,node02:1"), std::string::npos);
+  // Slurm entries in the summary; a value only some runs have names them.
+  EXPECT_NE(html.find("<th class=\"t\">slurm_job_id</th><td class=\"wrap\">4242 <span class=\"muted\">(run 1)</span>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<th class=\"t\">batch job</th>"), std::string::npos);
+  // No resource from outside the page.
+  EXPECT_EQ(html.find("src=\""), std::string::npos);
+  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+}
+
+TEST(HtmlReport, BreakdownAddsUpToTheStepTime) {
+  const RunResult run = testing::sample_run();
+  const Breakdown b = *breakdown_of(run);
+  EXPECT_DOUBLE_EQ(b.compute, 0.006);  // both ranks busy 6 ms
+  EXPECT_DOUBLE_EQ(b.dp_sync, 0.001);
+  EXPECT_NEAR(b.compute + b.overhead + b.bubble + b.waiting + b.dp_sync, run.summary.step_time, 1e-12);
+  RunResult no_schedule = run;
+  no_schedule.config["schedule"] = "nope";
+  EXPECT_FALSE(breakdown_of(no_schedule));
+}
+
+TEST(HtmlReport, TimelineOfStoredRunSkipsRecordsThatDoNotFit) {
+  RunResult run = testing::sample_run();
+  run.actions.push_back(testing::act(0, 0, analysis::Kind::F, 99, 0, 0.0, 0.001));  // stage 99 of 2
+  const TimelineView v = timeline_of(1, run);
+  EXPECT_EQ(v.schedule.name, "1f1b");
+  EXPECT_EQ(v.measured.size(), 7u);  // step 0's actions of pipeline 0, not the stage-99 one
+  EXPECT_EQ(v.simulated.size(), v.schedule.num_actions());
+}
+
+TEST(Compare, RangesAndPlacement) {
+  EXPECT_TRUE(ranges_disjoint(1, 2, 2.5, 3));
+  EXPECT_TRUE(ranges_disjoint(2.5, 3, 1, 2));
+  EXPECT_FALSE(ranges_disjoint(1, 2, 2, 3));  // touching ranges overlap
+  EXPECT_EQ(placement_shape("nodeA:0-3,nodeB:4-7,nodeA:8"), "host1:0-3,host2:4-7,host1:8");
+  EXPECT_EQ(placement_shape("a:0-3"), placement_shape("b:0-3"));
+  EXPECT_TRUE(metadata_is_noise("date_utc"));
+  EXPECT_TRUE(metadata_is_noise("env.SLURM_JOB_ID"));
+  EXPECT_TRUE(metadata_is_noise("env.SLURM_TASK_PID"));
+  EXPECT_FALSE(metadata_is_noise("env.SLURM_CPUS_PER_TASK"));
+  EXPECT_FALSE(metadata_is_noise("build_flags"));
+  EXPECT_FALSE(metadata_is_noise("env.OMP_NUM_THREADS"));
+}
+
+TEST(Compare, MatchesRatiosSignificanceGeomeanAndMetadata) {
+  RunResult a1 = testing::sample_run(), a2 = testing::sample_run();
+  a2.config["m"] = "4";
+  RunResult a3 = testing::sample_run();
+  a3.config["m"] = "8";
+  RunResult b1 = a1, b2 = a2;
+  b1.summary.step_time = 0.024;  // twice as slow, ranges apart
+  b1.summary.step_time_min = 0.023;
+  b1.summary.step_time_max = 0.025;
+  b2.summary.step_time = 0.006;  // twice as fast, but the ranges overlap
+  b2.summary.step_time_min = 0.005;
+  b2.summary.step_time_max = 0.012;
+  b1.config["timed_steps"] = "10";  // a measurement setting: still the same configuration
+  a1.metadata["date_utc"] = "2026-01-01T00:00:00Z";
+  b1.metadata["date_utc"] = "2026-02-01T00:00:00Z";
+  b1.metadata["placement"] = "nodeX:0,nodeY:1";  // the same layout on other hosts
+  b1.metadata["blas"] = "MKL";
+  b2.metadata["blas"] = "MKL";
+  RunResult b4 = testing::sample_run();
+  b4.config["m"] = "32";
+  const Comparison c = compare_listings("a.h5", listing_of({a1, a2, a3}), "b.h5", listing_of({b1, b2, b4}));
+  ASSERT_EQ(c.matches.size(), 2u);
+  EXPECT_DOUBLE_EQ(*c.matches[0].figures[0].ratio, 2.0);
+  EXPECT_TRUE(*c.matches[0].figures[0].significant);
+  EXPECT_DOUBLE_EQ(*c.matches[1].figures[0].ratio, 0.5);
+  EXPECT_FALSE(*c.matches[1].figures[0].significant);
+  EXPECT_EQ(c.significant, 1);
+  EXPECT_EQ(c.insignificant, 1);
+  EXPECT_NEAR(*c.geomean_step_ratio, 1.0, 1e-12);  // sqrt(2 * 0.5)
+  ASSERT_EQ(c.groups.size(), 1u);
+  EXPECT_EQ(c.groups[0].name, "1f1b");
+  EXPECT_EQ(c.groups[0].runs, 2);
+  ASSERT_EQ(c.only_a.size(), 1u);
+  EXPECT_EQ(c.only_a[0].label, "1f1b t=1 p=2 d=1 v=1 m=8");
+  ASSERT_EQ(c.only_b.size(), 1u);
+  ASSERT_EQ(c.metadata.size(), 1u);  // blas only: dates and host names are noise
+  EXPECT_EQ(c.metadata[0].key, "blas");
+  EXPECT_EQ(c.metadata[0].b, "MKL");
+  const auto j = comparison_json(c);
+  EXPECT_EQ(j["matches"].size(), 2u);
+  EXPECT_EQ(j["matches"][0]["significant"], true);
+  EXPECT_EQ(j["matches"][1]["significant"], false);
+  EXPECT_EQ(j["matches"][0]["step_time"]["ratio"], 2.0);
+  EXPECT_EQ(j["only_in_a"].size(), 1u);
+  EXPECT_EQ(j["metadata_differs"][0]["key"], "blas");
+  std::ostringstream o;
+  write_html_compare(o, c);
+  EXPECT_EQ(svg_titles(o.str()), (std::vector<std::string>{"Geometric-mean step time B/A per schedule",
+                                                           "Step time, B against A (one point per configuration)"}));
+}
+
+TEST(Compare, UnknownVariabilityIsNotSignificant) {
+  RunResult a = testing::sample_run(), b = testing::sample_run();
+  a.summary.step_time_min.reset();
+  b.summary.step_time = 1.0;
+  const Comparison c = compare_listings("a", listing_of({a}), "b", listing_of({b}));
+  EXPECT_EQ(c.unknown, 1);
+  EXPECT_FALSE(c.matches[0].figures[0].significant);
+  EXPECT_EQ(comparison_json(c)["matches"][0]["variability_known"], false);
+}
+
+// --threshold: apart ranges are significant only when B/A is at least the threshold from 1 (default
+// 2 %); 0 keeps the ranges alone.
+TEST(Compare, ThresholdIsTheNoiseFloor) {
+  RunResult a = testing::sample_run(), b = testing::sample_run();
+  a.summary.step_time = 0.010, a.summary.step_time_min = 0.0099, a.summary.step_time_max = 0.0100;
+  b.summary.step_time = 0.0101, b.summary.step_time_min = 0.01005, b.summary.step_time_max = 0.0102;  // 1 %, apart
+  const Comparison quiet = compare_listings("a", listing_of({a}), "b", listing_of({b}));
+  EXPECT_DOUBLE_EQ(quiet.threshold, 0.02);
+  EXPECT_FALSE(*quiet.matches[0].figures[0].significant);
+  EXPECT_EQ(quiet.insignificant, 1);
+  EXPECT_EQ(comparison_json(quiet)["threshold"], 0.02);
+  EXPECT_NE(render_comparison(quiet).find("sig: yes when the min-max ranges over timed steps do not overlap and B/A is 2 % "
+                                          "or more from 1 (--threshold 2), ? when"),
+            std::string::npos);
+  const Comparison ranges_only = compare_listings("a", listing_of({a}), "b", listing_of({b}), 0);
+  EXPECT_TRUE(*ranges_only.matches[0].figures[0].significant);
+  EXPECT_NE(render_comparison(ranges_only).find("do not overlap (--threshold 0), ? when"), std::string::npos);
+  b.summary.step_time = 0.0098, b.summary.step_time_min = 0.0097, b.summary.step_time_max = 0.00985;  // -2 %, apart
+  EXPECT_TRUE(*compare_listings("a", listing_of({a}), "b", listing_of({b})).matches[0].figures[0].significant);
+  EXPECT_FALSE(*compare_listings("a", listing_of({a}), "b", listing_of({b}), 0.025).matches[0].figures[0].significant);
+  EXPECT_TRUE(beyond_threshold(std::nullopt, 0, 1, 0.02));  // A is 0: any other B
+  EXPECT_FALSE(beyond_threshold(std::nullopt, 0, 0, 0));
+  EXPECT_TRUE(beyond_threshold(1.02, 1, 1.02, 0.02));
+  EXPECT_FALSE(beyond_threshold(1.0199, 1, 1.0199, 0.02));
+  // Communication sizes: busbw B/A against the same floor.
+  StoredComm ca;
+  ca.id = 1;
+  ca.result.op = "all_reduce";
+  ca.result.rows = {{1024, 256, 0, 10, 9.9, 10, 0.1, 0.1, 0}};
+  StoredComm cb = ca;
+  cb.result.rows[0].busbw_GBps = 0.101;  // 1 % more, times apart
+  cb.result.rows[0].time_us_min = 9.8, cb.result.rows[0].time_us_max = 9.85;
+  Comparison c;
+  c.threshold = kDefaultThreshold;
+  compare_comm(c, {ca}, {cb});
+  EXPECT_FALSE(c.comm[0].sizes[0].significant);
+  Comparison c0;
+  compare_comm(c0, {ca}, {cb});  // threshold 0
+  EXPECT_TRUE(c0.comm[0].sizes[0].significant);
+}
+
+TEST(Compare, CommBusbwPerSize) {
+  StoredComm a;
+  a.id = 1;
+  a.result.op = "allreduce";
+  a.result.group = "dp";
+  a.result.groups = 2;
+  a.result.group_size = 4;
+  a.result.backend = "mpi";
+  // bytes count in_place time_us min max algbw busbw wrong: out of place, then in place (ignored)
+  a.result.rows = {{1024, 256, 0, 10, 9, 11, 0.1, 0.15, 0},
+                   {1024, 256, 1, 90, 89, 91, 0.01, 0.015, 0},
+                   {4096, 1024, 0, 20, 19, 21, 0.2, 0.3, 0}};
+  StoredComm b = a;
+  b.id = 7;
+  b.result.rows[1].busbw_GBps = 5;  // in place: not compared
+  b.result.rows[2].busbw_GBps = 1.2;  // four times a's
+  b.result.rows[2].time_us_min = 4;
+  b.result.rows[2].time_us_max = 6;
+  StoredComm other = a;
+  other.result.op = "allgather";
+  Comparison c;
+  compare_comm(c, {a, other}, {b});
+  ASSERT_EQ(c.comm.size(), 1u);
+  EXPECT_EQ(c.comm[0].label, "allreduce dp 2 x 4 mpi");
+  EXPECT_EQ(c.comm[0].id_b, 7);
+  ASSERT_EQ(c.comm[0].sizes.size(), 2u);
+  EXPECT_DOUBLE_EQ(*c.comm[0].sizes[0].ratio, 1.0);
+  EXPECT_FALSE(c.comm[0].sizes[0].significant);
+  EXPECT_DOUBLE_EQ(*c.comm[0].sizes[1].ratio, 4.0);
+  EXPECT_TRUE(c.comm[0].sizes[1].significant);
+  EXPECT_DOUBLE_EQ(*c.comm[0].geomean_busbw_ratio, 2.0);
+  EXPECT_EQ(c.comm_only_a, std::vector<std::string>{"allgather dp 2 x 4 mpi"});
+}
+
+}  // namespace
+}  // namespace pipebench::bench
