@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 
 namespace pipebench::analysis {
 
@@ -21,12 +22,6 @@ const char* idle_measure_name(IdleMeasure m) {
 }
 
 namespace {
-
-std::string num(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
 
 bool same(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
 

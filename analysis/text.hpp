@@ -1,10 +1,19 @@
 #pragma once
-// Small text helpers shared by every folder (they depend on analysis/).
+// Small text helpers shared by every folder (they depend on analysis/), and the one set of number
+// formatters every output uses (text.cpp).
 #include <cstddef>
 #include <cstdio>
 #include <string>
 
 namespace pipebench {
+
+// `x` with `digits` significant digits, as printf's %g (and an ostream's default format) writes it:
+// "1", "0.25", "1e+06". Messages, formulas and configuration records use it.
+std::string num(double x, int digits = 6);
+// printf-style formatting of one number: fmt("%.3f", x), fmt("%+.2f", x).
+std::string fmt(const char* format, double x);
+// `decimals` digits after the point, with a sign before positive values when `signed_`: table cells.
+std::string fixed(double value, int decimals, bool signed_ = false);
 
 // `s` without leading and trailing blanks (spaces, tabs, carriage returns).
 inline std::string trim(const std::string& s) {

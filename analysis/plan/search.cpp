@@ -7,6 +7,7 @@
 
 #include "analysis/error.hpp"
 #include "analysis/generators.hpp"
+#include "analysis/text.hpp"
 
 namespace pipebench::analysis::plan {
 
@@ -46,11 +47,7 @@ std::string describe(const Layout& l, int m) {
          (l.sequence_parallel ? " sp" : "") + (l.zero ? " zero-1" : "");
 }
 
-std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buf;
-}
+std::string gib(double bytes) { return fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2); }
 
 }  // namespace
 

@@ -10,16 +10,6 @@
 
 namespace pipebench::analysis::plan {
 
-namespace {
-
-std::string num(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
-
-}  // namespace
-
 // ---- model ------------------------------------------------------------------------------------------
 
 void check_model(const ModelSpec& m) {

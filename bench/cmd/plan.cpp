@@ -95,13 +95,6 @@ plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
   return m;
 }
 
-std::string g3(double x) {
-  std::ostringstream os;
-  os.precision(3);
-  os << x;
-  return os.str();
-}
-
 nlohmann::ordered_json config_json(const plan::Prediction& p) {
   nlohmann::ordered_json j;
   const plan::Layout& l = p.layout;
@@ -294,11 +287,11 @@ void run(const PlanSettings& f) {
       return;
     }
     os << "# pipebench plan: " << model.name << " (L=" << model.layers << " h=" << model.hidden << " a=" << model.heads
-       << " s=" << model.seq << " V=" << model.vocab << ", " << g3(plan::total_params(model) / 1e9) << "B parameters) on "
+       << " s=" << model.seq << " V=" << model.vocab << ", " << num(plan::total_params(model) / 1e9, 3) << "B parameters) on "
        << gpus_text << " x " << pr.machine.name << ", global batch " << pr.global_batch << " sequences\n";
-    os << "# machine: " << g3(pr.machine.peak_flops / 1e12) << " TFLOP/s peak, "
-       << g3(pr.machine.memory_bytes / (1024.0 * 1024.0 * 1024.0)) << " GiB; rates from " << pr.machine.rates_from << '\n';
-    os << "# evaluated " << evaluated << " configuration" << (evaluated == 1 ? "" : "s") << " in " << g3(seconds)
+    os << "# machine: " << num(pr.machine.peak_flops / 1e12, 3) << " TFLOP/s peak, "
+       << num(pr.machine.memory_bytes / (1024.0 * 1024.0 * 1024.0), 3) << " GiB; rates from " << pr.machine.rates_from << '\n';
+    os << "# evaluated " << evaluated << " configuration" << (evaluated == 1 ? "" : "s") << " in " << num(seconds, 3)
        << " s (" << simulated << " simulated)";
     if (!f.evaluate) os << "; infeasible: " << (infeasible.empty() ? "none" : infeasible_text(infeasible));
     os << '\n';

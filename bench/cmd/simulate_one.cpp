@@ -69,12 +69,6 @@ void check_listed_actions(const analysis::ScheduleParams& q, const std::string& 
                                "the table, grid and CSV have no such limit");
 }
 
-std::string fmt(const char* format, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, x);
-  return buf;
-}
-
 void print_rank_table(std::ostream& os, const SimRun& r, const Times& t) {
   const TimeDisplay d = time_display(t);
   const auto& peak = r.analytic ? r.analytic->peak_inflight.value : std::nullopt;

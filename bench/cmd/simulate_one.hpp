@@ -41,8 +41,6 @@ void check_listed_actions(const analysis::Schedule& s, const std::string& output
 // p*v*m over the limit is refused without building anything.
 void check_listed_actions(const analysis::ScheduleParams& q, const std::string& output);
 
-// printf-style formatting of one number.
-std::string fmt(const char* format, double x);
 
 
 // The per-rank figures of one configuration as a table (rank, busy, idle, span bubble, peak).

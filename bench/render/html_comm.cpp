@@ -9,7 +9,6 @@
 
 namespace pipebench::bench {
 
-using html_page::fmt;
 
 void write_comm_section(std::ostream& o, const std::vector<StoredComm>& comm) {
   if (comm.empty()) return;

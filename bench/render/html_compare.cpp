@@ -9,7 +9,6 @@
 
 namespace pipebench::bench {
 
-using html_page::fmt;
 using html_page::kNaN;
 using html_page::page_begin;
 using html_page::page_end;

@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include "analysis/text.hpp"
+
 #include "bench/render/plot.hpp"
 #include "bench/version.hpp"
 
@@ -50,12 +52,6 @@ document.querySelectorAll('table.sortable').forEach(function(t){
 )";
 
 }  // namespace
-
-std::string fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
 
 void page_begin(std::ostream& o, const std::string& title) {
   o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

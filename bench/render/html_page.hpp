@@ -5,6 +5,8 @@
 #include <ostream>
 #include <string>
 
+#include "analysis/text.hpp"  // fmt(): the one set of number formatters
+
 namespace pipebench::bench::html_page {
 
 inline const double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -13,7 +15,6 @@ inline const double kNaN = std::numeric_limits<double>::quiet_NaN();
 void page_begin(std::ostream& o, const std::string& title);
 void page_end(std::ostream& o);
 // `x` formatted with the printf format `f` (one double).
-std::string fmt(const char* f, double x);
 // A small square in the schedule's colour (schedule_colour), for tables and headings.
 std::string swatch(const std::string& schedule);
 

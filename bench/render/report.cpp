@@ -210,11 +210,7 @@ std::string render_run(const std::string& path, int id, const RunResult& run) {
          (s.bubble_formula ? percent(*s.bubble_formula) + " %" : std::string("no")) + " formula; measured - simulated " +
          fixed((s.bubble_measured - s.bubble_simulated) * 100, 2, true) + " pp\n";
   out += variability_line(s);
-  for (const auto& [k, v] : s.extra) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    out += "# " + k + ": " + buf + "\n";
-  }
+  for (const auto& [k, v] : s.extra) out += "# " + k + ": " + num(v) + "\n";
   out += "# records: " + std::to_string(run.actions.size()) + " actions, " + std::to_string(run.comms.size()) +
          " communications\n# config:\n";
   for (const auto& [k, v] : run.config) out += "#   " + k + " = " + one_line(v) + "\n";

@@ -53,12 +53,6 @@ std::string hex(Rgb c) {
 
 bool light(Rgb c) { return 0.299 * c.r + 0.587 * c.g + 0.114 * c.b > 160; }
 
-std::string num(double x, int digits = 6) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, x);
-  return buf;
-}
-
 // Pixel coordinates: two decimals keep files small and boxes exact enough.
 std::string px(double x) {
   char buf[32];

@@ -57,10 +57,4 @@ std::string Table::render(const std::vector<std::vector<std::string>>& rows) {
   return s;
 }
 
-std::string fixed(double value, int decimals, bool signed_) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, signed_ ? "%+.*f" : "%.*f", decimals, value);
-  return buf;
-}
-
 }  // namespace pipebench::bench

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/text.hpp"  // fixed(), num(), fmt(): the one set of number formatters
+
 namespace pipebench::bench {
 
 struct Column {
@@ -29,8 +31,5 @@ class Table {
   std::string line(char lead, const std::vector<std::string>& cells) const;
   std::vector<Column> columns_;
 };
-
-// `value` with `decimals` digits after the point; `signed_` adds '+' to positive values.
-std::string fixed(double value, int decimals, bool signed_ = false);
 
 }  // namespace pipebench::bench

@@ -58,17 +58,10 @@ void plan_memory(const RunSettings& rs, Plan& pl) {
     pl.memory_need[s.stage_rank[st]] += static_cast<double>(mem[st].weights + mem[st].grads + mem[st].workspace);
 }
 
-std::string num(double x) {
-  std::ostringstream os;
-  os.precision(9);
-  os << x;
-  return os.str();
-}
-
 template <class List>
 std::string list(const List& xs) {
   std::string out;
-  for (const auto& x : xs) out += (out.empty() ? "" : ",") + num(x);
+  for (const auto& x : xs) out += (out.empty() ? "" : ",") + num(x, 9);
   return out;
 }
 
@@ -102,12 +95,12 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
               {"layers_per_stage", list(kernels::stage_layers(md, s.stages_per_pipe()))},
               {"recompute", analysis::recompute_name(md.recompute)},
               {"precision", md.fp64 ? "fp64" : "fp32"},
-              {"lr", num(md.lr)},
+              {"lr", num(md.lr, 9)},
               {"seed", std::to_string(md.seed)},
               {"blas_threads", std::to_string(rs.blas_threads)}});
     // Added only where not the default, so that earlier results files keep their resume keys.
     if (md.optimizer != kernels::Optimizer::sgd) m["optimizer"] = kernels::to_string(md.optimizer);
-    if (md.weight_decay != 0) m["weight_decay"] = num(md.weight_decay);
+    if (md.weight_decay != 0) m["weight_decay"] = num(md.weight_decay, 9);
     if (md.tie_embeddings) m["tie_embeddings"] = "1";
     if (md.vocab_parallel && pl.mapping.t > 1) m["vocab_parallel"] = "1";
     if (md.sequence_parallel) m["sequence_parallel"] = "1";
@@ -120,10 +113,10 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
   }
   const SyntheticSettings& y = rs.synthetic;
   const Times& t = pl.times;
-  m.insert({{"tf", num(t.tf)},
-            {"tb", num(t.tb)},
-            {"tw", num(t.tw)},
-            {"t_overlap", num(t.t_overlap < 0 ? t.tf + t.tb : t.t_overlap)},
+  m.insert({{"tf", num(t.tf, 9)},
+            {"tb", num(t.tb, 9)},
+            {"tw", num(t.tw, 9)},
+            {"t_overlap", num(t.t_overlap < 0 ? t.tf + t.tb : t.t_overlap, 9)},
             {"stage_cost", t.stage_cost.empty() ? "uniform" : list(t.stage_cost)},
             {"synthetic_mode", y.spin ? "spin" : "sleep"},
             {"activation_bytes", std::to_string(y.activation_bytes)},
@@ -178,9 +171,9 @@ Times check_settings(const RunSettings& rs, int world_size) {
   if (rs.model.tie_embeddings && rs.backend != "mpi")
     throw UsageError("--tie-embeddings needs --backend mpi (the two copies' gradients are summed in host memory)");
   if (rs.model.weight_decay < 0 || !(rs.model.weight_decay < 1))
-    throw UsageError("--weight-decay " + num(rs.model.weight_decay) + " is not allowed: expected a value in [0, 1)");
+    throw UsageError("--weight-decay " + num(rs.model.weight_decay, 9) + " is not allowed: expected a value in [0, 1)");
   if (rs.model.weight_decay != 0 && rs.model.optimizer != kernels::Optimizer::adam)
-    throw UsageError("--weight-decay " + num(rs.model.weight_decay) + " needs --optimizer adam");
+    throw UsageError("--weight-decay " + num(rs.model.weight_decay, 9) + " needs --optimizer adam");
   // Whether nccl can run here is the device check's (bench/run/device_check.hpp), on rank 0 after planning.
   if (rs.backend != "mpi" && rs.backend != "nccl")
     throw UsageError("--backend " + quoted(rs.backend) + " is not allowed: mpi or nccl");
