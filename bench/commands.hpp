@@ -3,13 +3,10 @@
 // callback it installs does the work; errors propagate as pipebench::Error to main().
 #include <CLI/CLI.hpp>
 
+#include "bench/exit_code.hpp"
+
 namespace pipebench::bench {
 
-// Thrown by a subcommand that has already reported its failure (e.g. once, on rank 0 of an MPI job):
-// main() exits with the code and prints nothing more.
-struct ExitCode {
-  int code;
-};
 
 // The command line as typed, recorded in run metadata (main() sets it before parsing).
 void set_command_line(int argc, char** argv);

@@ -9,8 +9,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <utility>
@@ -26,7 +24,7 @@
 #include "bench/results/layout.hpp"
 #include "bench/results/metadata.hpp"
 #include "bench/results/store.hpp"
-#include "bench/run/configuration.hpp"
+#include "bench/run/job.hpp"
 #include "comm/bench_harness.hpp"
 #include "comm/factory.hpp"
 #ifdef PIPEBENCH_HAVE_NCCL
@@ -44,13 +42,6 @@ using comm::DType;
 using comm::bench::BenchOp;
 using comm::bench::GroupChoice;
 
-std::string default_out_stem() {
-  char buf[64];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(buf, sizeof buf, "results/pipebench-%Y%m%d-%H%M%S", std::gmtime(&now));
-  return buf;
-}
-
 // Who runs where, for nccl-tests' header (device -1: host memory).
 struct RankInfo {
   int pid = 0;
@@ -62,20 +53,9 @@ struct RankInfo {
 
 void run_comm(CommSettings& s) {
   Resolved r = resolve_flags(s);  // UsageError: every rank, before MPI starts
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(nullptr, nullptr);
-  int world = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
-  const int me = world_rank();
-  try {
-    resolve_world(s, r, world);
-  } catch (const UsageError& e) {
-    // Every rank finds the same: one line from rank 0, exit 2 everywhere, no traffic.
-    if (me == 0) std::fprintf(stderr, "pipebench: error: %s\n", e.what());
-    MPI_Finalize();
-    throw ExitCode{2};
-  }
+  Job job(false);
+  const int world = job.size(), me = job.rank();
+  job.check("", [&] { resolve_world(s, r, world); });  // every rank finds the same: no traffic
   comm::CommOptions world_opts;
   world_opts.wait.poll_interval = std::chrono::microseconds(std::max(s.poll_us, 50));
   world_opts.wait.max_poll_interval = std::max(world_opts.wait.poll_interval, std::chrono::microseconds(1000));
@@ -83,44 +63,17 @@ void run_comm(CommSettings& s) {
   // The measured groups poll without sleeping unless asked (--poll-us), as nccl-tests and OSU wait.
   comm::CommOptions bench_opts = world_opts;
   bench_opts.wait.poll_interval = bench_opts.wait.max_poll_interval = std::chrono::microseconds(s.poll_us);
-
-  std::unique_ptr<comm::Communicator> world_comm;
-  std::unique_ptr<comm::Roll> roll;
-  try {
-    world_comm = comm::make_communicator("mpi", MPI_COMM_WORLD, "world", world_opts);
-    roll = std::make_unique<comm::Roll>(*world_comm, host_name());
-  } catch (const std::exception& e) {
-    abort_job(e.what());
-  }
+  job.open_world(world_opts);
   // Rank 0's checks of the results file; the verdict reaches every rank before any traffic.
-  int bad = 0;
-  std::string msg;
-  PreparedFile file;
-  if (me == 0) {
-    try {
-      if (!s.out.empty()) {
-        file = prepare_results_file(s.out, s.append);
-      } else {
-        std::filesystem::create_directories("results");
-        s.out = create_unique_results_file(default_out_stem());
-        file.created = true;
-      }
-    } catch (const UsageError& e) {
-      bad = 1;
-      msg = e.what();
-    }
-  }
-  if (roll->meet("the check of the flags", bad)) {
-    if (me == 0) std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
-    roll.reset();
-    world_comm.reset();
-    MPI_Finalize();
-    throw ExitCode{2};
-  }
+  job.check("the check of the flags", [&] {
+    if (me == 0) open_results_file(s.out, s.append);
+  });
+  comm::Communicator* const world_comm = &job.world();
+  comm::Roll* const roll = &job.roll();
 
   CommResult result;
   std::int64_t total_wrong = 0;
-  try {
+  job.guarded([&] {
     const topology::Grid grid(r.mapping.t, r.mapping.p, r.mapping.d, 1, s.order);
     std::unique_ptr<topology::MpiGrid> mgrid;
     std::unique_ptr<comm::Communicator> group;
@@ -262,19 +215,8 @@ void run_comm(CommSettings& s) {
     h.reset();
     group.reset();
     mgrid.reset();
-  } catch (const std::exception& e) {
-    abort_job(e.what());
-  }
-  {
-    // MPICH's MPI_Finalize waits for every rank: one stopped after the end would hold it.
-    const auto limit = me == 0 ? world_comm->wait_policy().timeout : roll->root_limit();
-    const std::string late = "rank " + std::to_string(me) + ": MPI_Finalize did not complete " + roll->within() +
-                             " (a rank stopped or died after the benchmark)";
-    roll.reset();
-    world_comm.reset();
-    Watchdog dog(late, limit);
-    MPI_Finalize();
-  }
+  });
+  job.finish("the end of the benchmark");
   if (total_wrong > 0) {
     std::fprintf(stderr, "pipebench: error: %lld wrong element(s) in the data check (-c 1): see the #wrong column\n",
                  static_cast<long long>(total_wrong));

@@ -181,42 +181,4 @@ CommBenchRow make_row(const Resolved& r, std::uint64_t requested, const std::vec
   return row;
 }
 
-ProgressWatchdog::ProgressWatchdog(int rank, std::chrono::duration<double> limit) : rank_(rank), limit_(limit) {
-  thread_ = std::thread([this] { loop(); });
-}
-
-ProgressWatchdog::~ProgressWatchdog() {
-  {
-    std::lock_guard<std::mutex> lock(m_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-void ProgressWatchdog::watch(const std::string& what) {
-  std::lock_guard<std::mutex> lock(m_);
-  what_ = what;
-  seen_ = counter.load();
-  since_ = std::chrono::steady_clock::now();
-}
-
-void ProgressWatchdog::loop() {
-  std::unique_lock<std::mutex> lock(m_);
-  while (!stop_) {
-    cv_.wait_for(lock, limit_ / 10);
-    if (stop_ || what_.empty()) continue;
-    const std::uint64_t now = counter.load();
-    if (now != seen_) {
-      seen_ = now;
-      since_ = std::chrono::steady_clock::now();
-    } else if (std::chrono::steady_clock::now() - since_ >= limit_) {
-      char secs[32];
-      std::snprintf(secs, sizeof secs, "%g", limit_.count());
-      abort_job("rank " + std::to_string(rank_) + ": no operation of " + what_ + " completed within --timeout " + secs +
-                " s (a rank stopped or died inside a blocking MPI collective)");
-    }
-  }
-}
-
 }  // namespace pipebench::bench

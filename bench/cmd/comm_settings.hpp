@@ -71,29 +71,4 @@ std::map<std::string, std::string> config_of(const CommSettings& s, const Resolv
 CommBenchRow make_row(const Resolved& r, std::uint64_t requested, const std::vector<comm::bench::Sample>& all, int v,
                       const std::vector<std::vector<int>>& groups, bool checked, std::int64_t& groups_ran);
 
-// Ends the job (abort_job) when, while it watches a size, `counter` stands still for `limit`: a
-// blocking MPI collective that a stopped or dead rank holds. Checks ten times per limit, sleeping.
-class ProgressWatchdog {
- public:
-  std::atomic<std::uint64_t> counter{0};
-  ProgressWatchdog(int rank, std::chrono::duration<double> limit);
-  ~ProgressWatchdog();
-  ProgressWatchdog(const ProgressWatchdog&) = delete;
-  ProgressWatchdog& operator=(const ProgressWatchdog&) = delete;
-  // What is being watched ("size 1024"); "" stops watching.
-  void watch(const std::string& what);
-
- private:
-  void loop();
-  int rank_;
-  std::chrono::duration<double> limit_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::string what_;
-  std::uint64_t seen_ = 0;
-  std::chrono::steady_clock::time_point since_;
-  std::thread thread_;
-};
-
 }  // namespace pipebench::bench

@@ -2,8 +2,6 @@
 // results file again, with the settings stored with it, through the same code as `pipebench run`, and
 // says which parts of the environment differ from the original run's (commit, libraries, rank count,
 // hosts), compared metadata entry by metadata entry. docs/slurm.md ("Reruns").
-#include <mpi.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -17,6 +15,7 @@
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
 #include "bench/results/store.hpp"
+#include "bench/run/job.hpp"
 
 namespace pipebench::bench {
 
@@ -112,20 +111,16 @@ void rerun(const RerunSettings& o) {
     std::cout << "pipebench run" << joined(args) << '\n';
     return;
   }
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(nullptr, nullptr);
-  int rank = 0, world = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  // The inner `run` below takes the job over (MPI is started here, so it finds it running) and ends it.
+  Job job(false);
+  const int rank = job.rank();
   const std::string ranks = get(original.metadata, "ranks");
-  if (!ranks.empty() && ranks != std::to_string(world)) {
-    if (rank == 0)
-      std::fprintf(stderr, "pipebench: error: run %d of %s ran on %s ranks and this job has %d: start the rerun on %s ranks "
-                           "(differs: rank count)\n", o.run, quoted(o.file, 200).c_str(), ranks.c_str(), world, ranks.c_str());
-    MPI_Finalize();
-    throw ExitCode{2};
-  }
+  job.check("", [&] {
+    if (!ranks.empty() && ranks != std::to_string(job.size()))
+      throw UsageError("run " + std::to_string(o.run) + " of " + quoted(o.file, 200) + " ran on " + ranks +
+                       " ranks and this job has " + std::to_string(job.size()) + ": start the rerun on " + ranks +
+                       " ranks (differs: rank count)");
+  });
   if (rank == 0)
     std::cout << "# rerun of run " << o.run << " of " << o.file << ": pipebench run" << joined(args) << '\n' << std::flush;
   // The same code as `pipebench run`, given the stored settings as its flags.

@@ -1,16 +1,10 @@
 // `pipebench run`: executes schedules on the MPI ranks of this job over a sweep of configurations,
 // measures each, sets it beside the simulator and the formula, appends it to the HDF5 results file and
 // prints one table row per configuration (or JSON). Launch it with mpiexec/srun.
-#include <mpi.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -30,7 +24,7 @@
 #include "bench/cmd/run_balance.hpp"
 #include "bench/run/configuration.hpp"
 #include "bench/run/device_check.hpp"
-#include "bench/run/launch_check.hpp"
+#include "bench/run/job.hpp"
 #include "bench/run/plan.hpp"
 #include "bench/run/stop.hpp"
 #include "kernels/device.hpp"
@@ -39,15 +33,6 @@
 namespace pipebench::bench {
 
 namespace {
-
-// The default results file's name without ".h5"; create_unique_results_file adds -2, -3, ... when two
-// sweeps start in the same second.
-std::string default_out_stem() {
-  char buf[64];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(buf, sizeof buf, "results/pipebench-%Y%m%d-%H%M%S", std::gmtime(&now));
-  return buf;
-}
 
 // The lines printed under a transformer run's row: the figures a model run adds to the table.
 std::string workload_notes(const RunResult& run) {
@@ -108,59 +93,32 @@ PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int 
   if (!rs.svg.empty()) check_output_path(rs.svg, "--svg", rs.force);
   if (!rs.trace.empty() && rs.trace == rs.svg)
     throw UsageError("--trace and --svg name the same file " + quoted(rs.trace, 200) + "; give two names");
-  if (!rs.out.empty()) {
-    if (rs.out == rs.trace || rs.out == rs.svg)
-      throw UsageError("--out " + quoted(rs.out, 200) + " is also the --trace or --svg file; give another name");
-    return prepare_results_file(rs.out, rs.append);
-  }
-  // The default file goes to results/, made here; a directory the user names must exist.
-  std::filesystem::create_directories("results");
-  PreparedFile made;
-  rs.out = create_unique_results_file(default_out_stem());
-  made.created = true;
-  return made;
+  if (!rs.out.empty() && (rs.out == rs.trace || rs.out == rs.svg))
+    throw UsageError("--out " + quoted(rs.out, 200) + " is also the --trace or --svg file; give another name");
+  return open_results_file(rs.out, rs.append);
 }
 
 // Every rank plans the sweep; rank 0 alone checks memory and the files, and everyone learns its verdict.
-Sweep prepare(RunSettings& rs, int world, comm::Roll& roll, const std::function<void()>& start_kokkos) {
+Sweep prepare(RunSettings& rs, Job& job, const std::function<void()>& start_kokkos) {
   Sweep sw;
-  int bad = 0;
-  std::string msg;
   PreparedFile file;
-  // A named, timed meeting rather than MPI_Allreduce: a rank that never comes is named, not waited for.
-  auto verdict = [&](const char* meeting) {
-    if (!roll.meet(meeting, bad)) return;
-    if (world_rank() == 0) {
-      if (file.created) std::remove(rs.out.c_str());  // made by this sweep, which does not run
-      std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
-    }
-    MPI_Finalize();
-    throw ExitCode{2};
-  };
-  auto checked = [&](const std::function<void()>& checks) {  // a UsageError is this rank's verdict
-    try {
-      checks();
-    } catch (const UsageError& e) {
-      bad = 1, msg = e.what();
-    } catch (const std::bad_alloc&) {
-      bad = 1, msg = "the sweep's plans need more memory than this node has";
-    }
+  const auto remove_made = [&] {
+    if (file.created) std::remove(rs.out.c_str());  // made by this sweep, which does not run
   };
   // The first meeting tells rank 0 every rank's host: those on its node share its memory.
-  roll.meet("the start of the checks");
-  const int local = std::max(roll.members_on_root_host(), 1);
+  job.roll().meet("the start of the checks");
+  const int local = std::max(job.roll().members_on_root_host(), 1);
   std::vector<std::string> duplicates;
   // The plans and the device check come before Kokkos starts: Kokkos::initialize on a node without a
   // usable device stops the process with its own message (exit 1) instead of the refusal (exit 2).
-  checked([&] {
-    sw.plans = plan_sweep(rs, world, &duplicates);
-    if (world_rank() == 0) check_device(rs, local, world);
+  job.check("the check of the plans and the device", [&] {
+    sw.plans = plan_sweep(rs, job.size(), &duplicates);
+    if (job.rank() == 0) check_device(rs, local, job.size());
   });
-  verdict("the check of the plans and the device");
   start_kokkos();
-  checked([&] {
-    balance_stages(rs, world, sw.plans);  // --layers-per-stage auto: calibrates, plans again, prints
-    if (world_rank() == 0 && !duplicates.empty()) {
+  job.check("the check of the sweep", [&] {
+    balance_stages(rs, job.size(), sw.plans);  // --layers-per-stage auto: calibrates, plans again, prints
+    if (job.rank() == 0 && !duplicates.empty()) {
       std::string list;
       for (const auto& d : duplicates) list += (list.empty() ? "" : ", ") + d;
       std::fprintf(stderr, "# %zu configuration(s) equal to an earlier one in the sweep, dropped: %s\n", duplicates.size(),
@@ -168,15 +126,14 @@ Sweep prepare(RunSettings& rs, int world, comm::Roll& roll, const std::function<
     }
     check_tags(sw.plans);
     const auto flat = std::find_if(sw.plans.begin(), sw.plans.end(), [](const Plan& pl) { return pl.mapping.d == 1; });
-    if (world_rank() == 0 && rs.zero && flat != sw.plans.end())
+    if (job.rank() == 0 && rs.zero && flat != sw.plans.end())
       std::fprintf(stderr, "pipebench: warning: --zero 1 with d = 1 (configuration %s): nothing to shard, the "
                            "optimizer state stays whole\n", flat->label.c_str());
-    if (world_rank() == 0) file = check_outputs(rs, sw.plans, local);
-  });
-  verdict("the check of the sweep");
+    if (job.rank() == 0) file = check_outputs(rs, sw.plans, local);
+  }, remove_made);
   // Rank 0 alone knows; each configuration's start meeting tells the others (start_configuration).
   sw.done.assign(sw.plans.size(), 0);
-  if (world_rank() == 0) {
+  if (job.rank() == 0) {
     for (const auto& d : file.listing.damaged)
       std::fprintf(stderr, "pipebench: warning: run %d of %s is damaged and is left as it is: %s\n", d.id,
                    quoted(rs.out, 200).c_str(), d.reason.c_str());
@@ -202,8 +159,9 @@ void report_stop(const RunSettings& rs, const Sweep& sw, int signal, int at, boo
 }
 
 // Returns the signal that stopped the sweep, or 0 when it ran to the end.
-int run_sweep(const RunSettings& rs, const Sweep& sw, comm::Communicator* world, comm::Roll& roll) {
-  SweepComms sweep(rs, sw.plans, *world, roll);
+int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
+  SweepComms sweep(rs, sw.plans, job.world(), job.roll());
+  comm::Communicator* const world = &job.world();
   const bool root = world->rank() == 0;
   const int n = static_cast<int>(sw.plans.size());
   const bool transformer = rs.workload == WorkloadKind::transformer;
@@ -383,34 +341,11 @@ void add_run_command(CLI::App& app) {
   // --config FILE is read by the top-level app (bench/config_file.hpp), before or after `run`: `run` lets it through.
   cmd->fallthrough();
   cmd->callback([rs] {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) MPI_Init(nullptr, nullptr);
     // SIGUSR1/SIGTERM (Slurm's warning before the time limit, preemption) stop the sweep at the next
-    // meeting instead of killing it; installed after MPI_Init, so that they are ours.
-    install_stop_handlers();
-    int world = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-    // N one-rank jobs instead of one N-rank job (srun without --mpi=pmi2): refused before any file is
-    // made, by the first task only (the others say the same).
-    if (const std::string wrong = launch_mismatch(world); !wrong.empty()) {
-      const char* procid = std::getenv("SLURM_PROCID");
-      if (!procid || std::string(procid) == "0") std::fprintf(stderr, "pipebench: error: %s\n", wrong.c_str());
-      MPI_Finalize();
-      throw ExitCode{2};
-    }
+    // meeting instead of killing it.
+    Job job(true);
     rs->command_line = command_line_text();
-    // Every wait from here on is timed and named (comm::Roll), the flag check's verdict included.
-    std::unique_ptr<comm::Communicator> world_comm;
-    std::unique_ptr<comm::Roll> roll;
-    try {
-      world_comm = comm::make_communicator("mpi", MPI_COMM_WORLD, "world", comm_options(*rs));
-      roll = std::make_unique<comm::Roll>(*world_comm, host_name());
-    } catch (const std::exception& e) {
-      abort_job(e.what());
-    }
-    Sweep sw;
-    int stopped = 0;
+    job.open_world(comm_options(*rs));
     // In a device build the synthetic workload also needs Kokkos: its activation memory is device
     // memory and its spin a device kernel (kernels/device.hpp). It starts after the device check.
     const bool kokkos_needed = rs->workload == WorkloadKind::transformer || kernels::device_build();
@@ -418,30 +353,13 @@ void add_run_command(CLI::App& app) {
     const auto start_kokkos = [&] {
       if (kokkos_needed) kokkos = std::make_unique<kernels::KokkosSession>(rs->blas_threads);
     };
-    try {
-      sw = prepare(*rs, world, *roll, start_kokkos);
-    } catch (const ExitCode&) {
-      throw;
-    } catch (const std::exception& e) {
-      abort_job(e.what());
-    }
-    try {
-      stopped = run_sweep(*rs, sw, world_comm.get(), *roll);
-    } catch (const std::exception& e) {
-      abort_job(e.what());
-    }
-    // MPICH's MPI_Finalize waits for every rank: one stopped after the end of the sweep would hold it.
-    const auto limit = world_rank() == 0 ? world_comm->wait_policy().timeout : roll->root_limit();
-    // It names its rank itself: abort_job may not ask MPI once MPI_Finalize has begun.
-    const std::string late = "rank " + std::to_string(world_rank()) + ": MPI_Finalize did not complete " + roll->within() +
-                             ", though every rank reached the end of the sweep (a rank stopped or died after it); "
-                             "every run is in " + rs->out;
-    roll.reset();
-    world_comm.reset();
-    {
-      Watchdog dog(late, limit);
-      MPI_Finalize();
-    }
+    Sweep sw;
+    int stopped = 0;
+    job.guarded([&] {
+      sw = prepare(*rs, job, start_kokkos);
+      stopped = run_sweep(*rs, sw, job);
+    });
+    job.finish("the end of the sweep", "; every run is in " + rs->out);
     // Every rank learnt the same verdict, so every rank exits with the same code.
     if (stopped) throw ExitCode{kStoppedExitCode};
   });

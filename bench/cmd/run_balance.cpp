@@ -11,6 +11,7 @@
 #include "bench/flags.hpp"
 #include "bench/parse.hpp"
 #include "bench/run/configuration.hpp"
+#include "bench/run/job.hpp"
 
 namespace pipebench::bench {
 

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "bench/run/gather.hpp"
+#include "bench/run/job.hpp"
 #include "bench/run/stop.hpp"
 #include "bench/results/metadata.hpp"
 #include "kernels/synthetic.hpp"
@@ -24,31 +25,6 @@
 #include "topology/mpi_grid.hpp"
 
 namespace pipebench::bench {
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-[[noreturn]] void abort_job(const std::string& what) {
-  // Timeouts already say which rank waited; do not say it twice.
-  const std::string prefix = what.rfind("rank ", 0) == 0 ? "" : "rank " + std::to_string(world_rank()) + ": ";
-  std::fprintf(stderr, "pipebench: error: %s%s\n", prefix.c_str(), what.c_str());
-  std::fflush(stderr);
-  // The launcher forwards a rank's stderr asynchronously and drops what it has not forwarded when the
-  // abort tears the job down: about 1 in 10 aborts lost this line under load without the pause.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::_Exit(1);
-}
-
-std::string host_name() {
-  char name[MPI_MAX_PROCESSOR_NAME];
-  int len = 0;
-  MPI_Get_processor_name(name, &len);
-  return std::string(name, static_cast<std::size_t>(len));
-}
 
 namespace {
 
@@ -155,22 +131,6 @@ const TestFault& test_fault() {
     return f;
   }();
   return fault;
-}
-
-Watchdog::Watchdog(std::string what, std::chrono::duration<double> limit) {
-  thread_ = std::thread([this, what = std::move(what), limit] {
-    std::unique_lock<std::mutex> lock(m_);
-    if (!cv_.wait_for(lock, limit, [this] { return done_; })) abort_job(what);
-  });
-}
-
-Watchdog::~Watchdog() {
-  {
-    std::lock_guard<std::mutex> lock(m_);
-    done_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
 }
 
 SweepComms::SweepComms(const RunSettings& rs, const std::vector<Plan>& plans, comm::Communicator& world,

@@ -71,23 +71,6 @@ void finish_sweep(SweepComms& sweep);
 // run, with the plan's config and key and the metadata; other ranks return nothing.
 std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& plan, SweepComms& sweep);
 
-// Ends the job with `what` (abort_job) unless disarmed (destroyed) within `limit`: for the blocking
-// MPI calls that no timed wait can cover. Its thread calls MPI_Abort while the main thread is inside
-// MPI, which MPICH and Open MPI take at any thread level (the job is being torn down anyway).
-class Watchdog {
- public:
-  Watchdog(std::string what, std::chrono::duration<double> limit);
-  ~Watchdog();
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
-
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
 // Refuses (UsageError, naming the configuration) a sweep whose pipeline messages would need a tag
 // above `tag_ub` (the MPI library's MPI_TAG_UB; MPI promises only 32767): the executor's largest tag is
 // 2 * m * stages - 1 (comm/tags.hpp). Without `tag_ub`, asks MPI.
@@ -108,10 +91,5 @@ struct TestFault {
   char mode = 0;
 };
 const TestFault& test_fault();
-
-int world_rank();
-std::string host_name();  // MPI_Get_processor_name
-// Prints `pipebench: error: rank R: what` and aborts the whole job (other ranks may be blocked).
-[[noreturn]] void abort_job(const std::string& what);
 
 }  // namespace pipebench::bench

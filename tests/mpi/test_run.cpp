@@ -10,6 +10,7 @@
 #include "analysis/generators.hpp"
 #include "bench/results/store.hpp"
 #include "bench/run/configuration.hpp"
+#include "bench/run/job.hpp"
 #include "kernels/transformer_workload.hpp"
 #include "topology/grid.hpp"
 
