@@ -68,13 +68,13 @@ std::string workload_notes(const RunResult& run) {
   return s + "\n";
 }
 
-void write_measured_svg(const std::string& path, bool force, const Plan& pl, const Prediction& pred) {
+void write_measured_svg(const std::string& path, bool force, const Plan& pl, const Simulation& sim) {
   const analysis::Schedule& s = pl.schedule;
   SvgOptions opt;
   opt.time_unit = "s";
   opt.title = s.name + " measured  p=" + std::to_string(s.p) + " m=" + std::to_string(s.m) + " v=" +
               std::to_string(s.v()) + "  (first timed step, pipeline 0)";
-  write_output(path, "--svg", [&](std::ostream& out) { write_svg(out, s, pred.first_step, opt); }, force);
+  write_output(path, "--svg", [&](std::ostream& out) { write_svg(out, s, sim.first_step, opt); }, force);
 }
 
 // What every rank knows before the first configuration starts: the plans, and (--resume) which of
@@ -220,7 +220,7 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
     }
     if (pl.index == rs.pick) {
       if (!rs.trace.empty()) write_chrome_trace(run, rs.trace, rs.force);
-      if (!rs.svg.empty()) write_measured_svg(rs.svg, rs.force, pl, measured->pred);
+      if (!rs.svg.empty()) write_measured_svg(rs.svg, rs.force, pl, measured->simulation);
     }
   }
   finish_sweep(sweep);

@@ -276,16 +276,9 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   result.run.key = pl.key;
   result.run.metadata = collect_metadata(meta);
   result.run.metadata["group_placement"] = placement_line(topology::summarize(grid, mg.placement()));
-  if (rs.workload == WorkloadKind::transformer && pl.model.optimizer == kernels::Optimizer::adam) {
-    // The formula beside the measurement: the most any rank should hold.
-    double most = 0;
-    for (int r = 0; r < mp.t * mp.p * mp.d; ++r) {
-      const auto c = grid.coords(r);
-      most = std::max(most, static_cast<double>(kernels::optimizer_state_bytes(pl.model, s, c.pp, rs.zero == 1,
-                                                                              rs.dp_buckets, mp.d, c.dp)));
-    }
-    result.run.summary.extra["optimizer_state_bytes_formula"] = most;
-  }
+  // The formula beside the measurement: the most any rank should hold.
+  if (pl.model.optimizer == kernels::Optimizer::adam && rs.workload == WorkloadKind::transformer)
+    result.run.summary.extra["optimizer_state_bytes_formula"] = pl.optimizer_state_bytes;
   // Under ZeRO-1 a rank's gradients are summed over the data-parallel group in its shards only: the
   // norm of its whole buffer would mix summed and unsummed values.
   if (rs.zero == 1 && mp.d > 1)

@@ -318,7 +318,7 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
   align_records(in, t0);
   Measurement result;
   RunResult& out = result.run;
-  Prediction& pred = result.pred;
+  Simulation& pred = result.simulation;
   out.ranks.assign(world, RankSummary{});
   StepSeries steps = summarize_steps(s, grid, in, t0, out.ranks);
   add_flops_and_memory(in, steps.step_times, out.ranks);

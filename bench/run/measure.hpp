@@ -39,8 +39,10 @@ struct MeasureInput {
   std::vector<double> blas_rate;                                // per global rank, 0: not measured
 };
 
-// What the prediction was fed, for the report and the tests.
-struct Prediction {
+// The simulator's replay of a measured configuration: what it was fed (the measured op times, p2p time
+// and executor overhead) and what it predicted, for the table, the report and the tests. (The planner's
+// analysis::plan::Prediction predicts a configuration that has not run.)
+struct Simulation {
   analysis::SimCosts costs;
   analysis::SimResult sim;
   analysis::AnalyticFigures analytic;  // fed the measured whole-share times
@@ -49,10 +51,10 @@ struct Prediction {
 };
 
 // A measured configuration: the run as it is stored (its config, key and metadata left for the caller)
-// and what the prediction was fed.
+// and its simulated replay.
 struct Measurement {
   RunResult run;
-  Prediction pred;
+  Simulation simulation;
 };
 
 // Aligns the records in `in` to rank 0's clock relative to each step's start, and computes every figure

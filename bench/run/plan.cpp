@@ -65,6 +65,20 @@ std::string list(const List& xs) {
   return out;
 }
 
+// The most optimizer state any rank of the configuration holds (kernels::optimizer_state_bytes): it
+// depends on the rank's pipeline stages and, under ZeRO-1, on its data-parallel shard.
+double optimizer_state_formula(const RunSettings& rs, const Plan& pl) {
+  if (pl.model.optimizer != kernels::Optimizer::adam) return 0;
+  const Mapping& mp = pl.mapping;
+  const int shards = rs.zero == 1 ? mp.d : 1;
+  double most = 0;
+  for (int pp = 0; pp < mp.p; ++pp)
+    for (int dp = 0; dp < shards; ++dp)
+      most = std::max(most, static_cast<double>(kernels::optimizer_state_bytes(pl.model, pl.schedule, pp, rs.zero == 1,
+                                                                               rs.dp_buckets, mp.d, dp)));
+  return most;
+}
+
 // Every setting of the configuration as text: what RunResult::config records, and the resume key.
 std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& pl) {
   const analysis::Schedule& s = pl.schedule;
@@ -206,6 +220,7 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
     throw UsageError("--tie-embeddings with dualpipe: its two model copies hold four copies of the tied matrix, which "
                      "pipebench does not keep equal; use dualpipev (one V-shaped copy) or another schedule");
   plan_memory(rs, pl);
+  if (rs.workload == WorkloadKind::transformer) pl.optimizer_state_bytes = optimizer_state_formula(rs, pl);
   pl.config = config_of(rs, pl);
   pl.key = key_of(pl.config);
 }

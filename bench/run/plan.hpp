@@ -84,6 +84,9 @@ struct Plan {
   std::vector<double> memory_need;
   kernels::TransformerWorkloadConfig model;  // the transformer of this configuration (tp_size set)
   Times times;                               // the synthetic workload's times, seconds (checked)
+  // The transformer with Adam: the most optimizer-state bytes any rank should hold (the formula the
+  // measured figure is set beside; ZeRO-1 shards included); 0 otherwise.
+  double optimizer_state_bytes = 0;
   // Every setting as text: RunResult::config. Normalised, so that equal configurations have equal keys:
   // the interleaved group equal to p is 0 (the default), stage costs all 1 are "uniform".
   std::map<std::string, std::string> config;
