@@ -54,6 +54,7 @@ inline constexpr Flag stage_cost{"--stage-cost",
 
 // Output (every command).
 inline constexpr Flag json{"--json", "Print JSON (docs/json.md) instead of text"};
+inline constexpr Flag csv{"--csv", "Print CSV instead of the table: a header line of its columns, one line per row"};
 inline constexpr Flag out{"-o,--out", "Write to this file"};
 inline constexpr Flag svg{"--svg",
                            "Write the timeline picture (SVG) to this file; a sweep inserts each configuration's name before .svg"};

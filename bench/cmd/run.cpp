@@ -18,6 +18,7 @@
 #include "bench/flags.hpp"
 #include "bench/render/output.hpp"
 #include "bench/render/report.hpp"
+#include "bench/render/sink.hpp"
 #include "bench/render/svg.hpp"
 #include "bench/render/trace.hpp"
 #include "bench/results/store.hpp"
@@ -165,16 +166,15 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
   const bool root = world->rank() == 0;
   const int n = static_cast<int>(sw.plans.size());
   const bool transformer = rs.workload == WorkloadKind::transformer;
-  Table table = runs_table();
-  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  // Rank 0 writes the output; with --json or --csv, stdout holds only those and the notes go to stderr.
+  const std::unique_ptr<Sink> sink = root ? make_sink(rs.format, std::cout, std::cerr) : nullptr;
   if (root) {
-    // With --json, stdout holds only the JSON: where the results go is said on stderr.
-    (rs.json ? std::cerr : std::cout)
-        << "# pipebench run: " << world->size() << " ranks, " << n << " configuration(s), workload "
-        << workload_name(rs.workload) << (transformer ? "" : rs.synthetic.spin ? " (spin)" : " (sleep)") << ", "
-        << rs.warmup << " warm-up + " << rs.steps << " timed steps, figures are medians over timed steps\n# results: "
-        << rs.out << "\n";
-    if (!rs.json) std::cout << table.header() << std::flush;
+    sink->note("# pipebench run: " + std::to_string(world->size()) + " ranks, " + std::to_string(n) +
+               " configuration(s), workload " + workload_name(rs.workload) +
+               (transformer ? "" : rs.synthetic.spin ? " (spin)" : " (sleep)") + ", " + std::to_string(rs.warmup) +
+               " warm-up + " + std::to_string(rs.steps) + " timed steps, figures are medians over timed steps\n" +
+               "# results: " + rs.out + "\n");
+    sink->begin_table(runs_table(), false);
   }
   const auto start = std::chrono::steady_clock::now();
   int ran = 0, written = 0, stopped = 0;
@@ -208,16 +208,15 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
     const RunResult& run = measured->run;
     const int id = append_run(rs.out, run);
     ++written;
-    if (rs.json) {
-      json.push_back(run_json(id, run, true));
-    } else {
-      std::cout << table.row(run_row(id, run)) << (transformer ? workload_notes(run) : "");
-      // Where the groups sit, once per distinct placement.
-      const std::string& placement = run.metadata.at("group_placement");
-      if (shown_placements.insert(placement).second)
-        std::cout << "#   placement " << to_string(pl.mapping) << ": " << placement << '\n';
-      std::cout << std::flush;
-    }
+    Record rec;
+    rec.cells = run_row(id, run);
+    rec.objects.push_back(run_json(id, run, true));
+    rec.lines = transformer ? workload_notes(run) : "";
+    // Where the groups sit, once per distinct placement.
+    const std::string& placement = run.metadata.at("group_placement");
+    if (shown_placements.insert(placement).second)
+      rec.lines += "#   placement " + to_string(pl.mapping) + ": " + placement + '\n';
+    sink->record(rec);
     if (pl.index == rs.pick) {
       if (!rs.trace.empty()) write_chrome_trace(run, rs.trace, rs.force);
       if (!rs.svg.empty()) write_measured_svg(rs.svg, rs.force, pl, measured->simulation);
@@ -225,15 +224,15 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
   }
   finish_sweep(sweep);
   if (!root) return stopped;
-  if (rs.json) {
-    std::cout << json.dump(2) << '\n';
-    return stopped;
+  sink->end_table();
+  if (!stopped) {
+    std::string legend = "# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
+    if (!rs.trace.empty()) legend += "# trace of configuration " + std::to_string(rs.pick) + ": " + rs.trace + '\n';
+    if (!rs.svg.empty()) legend += "# timeline of configuration " + std::to_string(rs.pick) + ": " + rs.svg + '\n';
+    sink->legend(legend);
   }
-  if (stopped) return stopped;
-  std::cout << "# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
-  if (!rs.trace.empty()) std::cout << "# trace of configuration " << rs.pick << ": " << rs.trace << '\n';
-  if (!rs.svg.empty()) std::cout << "# timeline of configuration " << rs.pick << ": " << rs.svg << '\n';
-  return 0;
+  sink->finish();
+  return stopped;
 }
 
 // --inject-failure RANK:CONFIG:STEP:exit|hang
@@ -331,6 +330,7 @@ void add_run_command(CLI::App& app) {
   add(*cmd, {"--append", "Add runs to an existing results file"}, r.append);
   add(*cmd, {"--resume", "With --append: skip configurations already complete in the file"}, r.resume);
   add(*cmd, flag::json, r.json);
+  add(*cmd, flag::csv, r.csv);
   add(*cmd, flag::trace, r.trace)->description("Write a Chrome trace (Perfetto) of configuration --trace-config");
   add(*cmd, flag::svg, r.svg)->description("Write the measured timeline of configuration --trace-config as SVG");
   add(*cmd, {"--trace-config", "Which configuration of the sweep --trace and --svg show (1-based)"}, r.pick);
@@ -343,6 +343,7 @@ void add_run_command(CLI::App& app) {
   cmd->callback([rs] {
     // SIGUSR1/SIGTERM (Slurm's warning before the time limit, preemption) stop the sweep at the next
     // meeting instead of killing it.
+    rs->format = output_format(rs->json, rs->csv);  // before MPI starts: a usage error on every rank
     Job job(true);
     rs->command_line = command_line_text();
     job.open_world(comm_options(*rs));

@@ -19,6 +19,7 @@
 #include "bench/render/table.hpp"
 #include "bench/render/json.hpp"
 #include "bench/render/output.hpp"
+#include "bench/render/sink.hpp"
 
 namespace pipebench::bench {
 
@@ -31,6 +32,7 @@ struct SimulateSettings {
   std::string svg;
   TimeSettings times;
   bool json = false;
+  bool csv = false;
   bool timeline = false;
   bool force = false;
 };
@@ -68,8 +70,10 @@ class Footnotes {
     }
     return "n/a[" + std::to_string(it->second) + "]";
   }
-  void print(std::ostream& os) const {
-    for (std::size_t i = 0; i < order_.size(); ++i) os << "# [" << i + 1 << "] " << order_[i] << '\n';
+  std::string text() const {
+    std::string s;
+    for (std::size_t i = 0; i < order_.size(); ++i) s += "# [" + std::to_string(i + 1) + "] " + order_[i] + '\n';
+    return s;
   }
 
  private:
@@ -120,59 +124,49 @@ std::string times_line(const SimulateSettings& f, const Times& t) {
   return os.str();
 }
 
-void print_table_output(std::ostream& os, const SimulateSettings& f, const Times& t, const std::vector<SimRun>& runs,
-                        const std::vector<std::string>& notes) {
-  const TimeDisplay d = time_display(t);
-  Footnotes foot;
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& r : runs) {
-    const auto& mt = r.sim.metrics;
-    const auto& a = *r.analytic;
-    std::vector<std::string> row = {r.schedule.name,
-                                    std::to_string(r.schedule.p),
-                                    std::to_string(r.schedule.m),
-                                    std::to_string(r.schedule.v()),
-                                    fmt("%.6g", mt.makespan * d.factor),
-                                    fmt("%.3f", 100 * mt.bubble_fraction)};
-    if (a.bubble_fraction.value) {
-      row.push_back(fmt("%.3f", 100 * *a.bubble_fraction.value));
-      const double diff = 100 * (mt.bubble_fraction - *a.bubble_fraction.value);
-      row.push_back(fmt("%+.3f", std::abs(diff) < 1e-9 ? 0.0 : diff));  // no "-0.000" from rounding noise
-    } else {
-      row.push_back(foot.mark(r.schedule.name, a.bubble_fraction.reason));
-      row.push_back("-");
-    }
-    row.push_back(fmt("%.6g", mt.max_idle() * d.factor));
-    std::vector<int> peaks;
-    for (const auto& rm : mt.ranks) peaks.push_back(rm.peak_inflight);
-    row.push_back(peak_cell(peaks));
-    row.push_back(a.peak_inflight.value ? peak_cell(*a.peak_inflight.value)
-                                        : foot.mark(r.schedule.name, a.peak_inflight.reason));
-    rows.push_back(std::move(row));
-  }
-  os << "# pipebench simulate\n" << times_line(f, t) << '\n';
-  for (const auto& n : notes) os << n << '\n';
-  os << Table({{"schedule", ""}, {"p", ""}, {"m", ""}, {"v", ""}, {"makespan", d.unit}, {"bubble", "%"},
-               {"formula", "%"}, {"diff", "pp"}, {"max_idle", d.unit}, {"peak", "chunks"},
-               {"peak_formula", "chunks"}}).render(rows);
-  os << "# bubble = 1 - sum(busy)/(p*makespan); formula: the analytic figure (docs/metrics.md); diff = simulated - "
-        "formula\n"
-     << "# peak: in-flight activations in chunks, rank 0 / max over ranks\n";
-  foot.print(os);
+Table simulate_table(const TimeDisplay& d) {
+  return Table({{"schedule", ""}, {"p", ""}, {"m", ""}, {"v", ""}, {"makespan", d.unit}, {"bubble", "%"},
+                {"formula", "%"}, {"diff", "pp"}, {"max_idle", d.unit}, {"peak", "chunks"}, {"peak_formula", "chunks"}});
 }
 
-void print_timelines(std::ostream& os, const Times& t, const std::vector<SimRun>& runs) {
+// One configuration's table row, with `foot` marking the formulas that do not hold.
+std::vector<std::string> simulate_cells(const SimRun& r, const TimeDisplay& d, Footnotes& foot) {
+  const auto& mt = r.sim.metrics;
+  const auto& a = *r.analytic;
+  std::vector<std::string> row = {r.schedule.name, std::to_string(r.schedule.p), std::to_string(r.schedule.m),
+                                  std::to_string(r.schedule.v()), fmt("%.6g", mt.makespan * d.factor),
+                                  fmt("%.3f", 100 * mt.bubble_fraction)};
+  if (a.bubble_fraction.value) {
+    row.push_back(fmt("%.3f", 100 * *a.bubble_fraction.value));
+    const double diff = 100 * (mt.bubble_fraction - *a.bubble_fraction.value);
+    row.push_back(fmt("%+.3f", std::abs(diff) < 1e-9 ? 0.0 : diff));  // no "-0.000" from rounding noise
+  } else {
+    row.push_back(foot.mark(r.schedule.name, a.bubble_fraction.reason));
+    row.push_back("-");
+  }
+  row.push_back(fmt("%.6g", mt.max_idle() * d.factor));
+  std::vector<int> peaks;
+  for (const auto& rm : mt.ranks) peaks.push_back(rm.peak_inflight);
+  row.push_back(peak_cell(peaks));
+  row.push_back(a.peak_inflight.value ? peak_cell(*a.peak_inflight.value)
+                                      : foot.mark(r.schedule.name, a.peak_inflight.reason));
+  return row;
+}
+
+std::string timelines_text(const Times& t, const std::vector<SimRun>& runs) {
   const TimeDisplay d = time_display(t);
+  std::string out;
   for (const auto& r : runs) {
-    os << "#\n# timeline: " << config_name(r) << '\n';
+    out += "#\n# timeline: " + config_name(r) + '\n';
     std::vector<std::vector<std::string>> rows;
     for (const auto& op : r.sim.timeline)
       rows.push_back({std::to_string(op.rank), analysis::to_string(op.action), analysis::kind_name(op.action.kind),
                       std::to_string(op.action.stage), std::to_string(op.action.mb), fmt("%.6g", op.start * d.factor),
                       fmt("%.6g", op.end * d.factor)});
-    os << Table({{"rank", ""}, {"action", ""}, {"kind", ""}, {"stage", ""}, {"mb", ""}, {"start", d.unit},
-                 {"end", d.unit}}).render(rows);
+    out += Table({{"rank", ""}, {"action", ""}, {"kind", ""}, {"stage", ""}, {"mb", ""}, {"start", d.unit},
+                  {"end", d.unit}}).render(rows);
   }
+  return out;
 }
 
 nlohmann::ordered_json times_json(const Times& t) {
@@ -187,37 +181,39 @@ nlohmann::ordered_json times_json(const Times& t) {
   return j;
 }
 
-// The list of docs/json.md, as list.dump(2) would print it, but one configuration at a time and with
-// the timeline (millions of entries for a large schedule) streamed rather than built as a tree.
-void print_json(std::ostream& os, const SimulateSettings& f, const Times& t, const std::vector<SimRun>& runs) {
-  os << '[';
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const SimRun& r = runs[i];
-    auto j = summary_json(r.schedule, r.sim.metrics, &*r.analytic);
-    j["group"] = r.group ? nlohmann::ordered_json(r.group) : nlohmann::ordered_json(nullptr);
-    j["times"] = times_json(t);
-    // The object one level down in the list: every line indented by two more spaces.
-    std::string text = j.dump(2);
-    std::string indented = "\n  ";
-    indented.reserve(text.size() + text.size() / 8);
-    for (char c : text) {
-      indented += c;
-      if (c == '\n') indented += "  ";
-    }
-    if (f.timeline) {  // the last key: reopen the object after its last value
-      indented.resize(indented.size() - 4);  // "\n  }"
-      indented += ",\n    \"timeline\": ";
-      os << (i ? "," : "") << indented;
-      write_timeline_json(os, r.sim.timeline, 4);
-      os << "\n  }";
-    } else {
-      os << (i ? "," : "") << indented;
-    }
+// One configuration: its row, and its object of docs/json.md with the timeline (millions of entries
+// for a large schedule) streamed rather than built as a tree.
+Record simulate_record(const SimRun& r, const Times& t, bool timeline, Footnotes& foot) {
+  Record rec;
+  rec.cells = simulate_cells(r, time_display(t), foot);
+  auto j = summary_json(r.schedule, r.sim.metrics, &*r.analytic);
+  j["group"] = r.group ? nlohmann::ordered_json(r.group) : nlohmann::ordered_json(nullptr);
+  j["times"] = times_json(t);
+  rec.objects.push_back(std::move(j));
+  if (timeline) {
+    rec.stream_key = "timeline";
+    rec.stream = [&r](std::ostream& os, int indent) { write_timeline_json(os, r.sim.timeline, indent); };
   }
-  os << "\n]\n";
+  return rec;
+}
+
+void write_results(Sink& sink, const SimulateSettings& f, const Times& t, const std::vector<SimRun>& runs,
+                   const std::vector<std::string>& notes, const std::vector<std::string>& written) {
+  sink.legend("# pipebench simulate\n" + times_line(f, t) + '\n');
+  for (const auto& n : notes) sink.note(n + '\n');
+  Footnotes foot;
+  sink.begin_table(simulate_table(time_display(t)), true);
+  for (const auto& r : runs) sink.record(simulate_record(r, t, f.timeline, foot));
+  sink.end_table();
+  sink.legend("# bubble = 1 - sum(busy)/(p*makespan); formula: the analytic figure (docs/metrics.md); diff = simulated - "
+              "formula\n# peak: in-flight activations in chunks, rank 0 / max over ranks\n" + foot.text());
+  if (f.timeline) sink.legend(timelines_text(t, runs));
+  for (const auto& w : written) sink.note(w + '\n');
+  sink.finish();
 }
 
 void run(const SimulateSettings& f) {
+  const Format format = output_format(f.json, f.csv);
   const auto& names = f.schedules;
   for (const auto& n : names) analysis::schedule_info(n);  // unknown names fail before any work
   const auto &ps = f.p, &ms = f.m, &vs = f.v;
@@ -278,17 +274,8 @@ void run(const SimulateSettings& f) {
     written.push_back("# wrote " + paths[i]);
   }
 
-  if (f.json) {
-    print_json(std::cout, f, t, runs);
-    for (const auto& n : notes) std::cerr << n << '\n';  // stdout stays pure JSON
-    for (const auto& w : written) std::cerr << w << '\n';
-    if (!std::cout.flush()) throw Error("cannot write the output to stdout");
-    return;
-  }
-  print_table_output(std::cout, f, t, runs, notes);
-  if (f.timeline) print_timelines(std::cout, t, runs);
-  for (const auto& w : written) std::cout << w << '\n';
-  if (!std::cout.flush()) throw Error("cannot write the output to stdout");
+  const auto sink = make_sink(format, std::cout, std::cerr);
+  write_results(*sink, f, t, runs, notes, written);
 }
 
 }  // namespace
@@ -304,6 +291,7 @@ void add_simulate_command(CLI::App& app) {
   add(*cmd, flag::group, f->group);
   add_time_flags(*cmd, f->times, true);
   add(*cmd, flag::json, f->json)->description("Print the JSON contract (docs/json.md) instead of the table");
+  add(*cmd, flag::csv, f->csv);
   cmd->add_flag("--timeline", f->timeline, "Also print every action's start and end");
   add(*cmd, flag::svg, f->svg);
   add(*cmd, flag::force, f->force);

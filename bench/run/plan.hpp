@@ -12,6 +12,7 @@
 #include "analysis/memory.hpp"
 #include "analysis/schedule.hpp"
 #include "bench/parse.hpp"
+#include "bench/render/sink.hpp"
 #include "kernels/transformer_workload.hpp"
 
 namespace pipebench::bench {
@@ -59,7 +60,8 @@ struct RunSettings {
   std::string out;  // results file; empty: results/pipebench-<UTC time>.h5
   bool append = false;
   bool resume = false;
-  bool json = false;
+  bool json = false, csv = false;
+  Format format = Format::text;  // from --json / --csv
   std::string trace;  // Chrome trace of configuration `pick`
   std::string svg;    // SVG timeline of the first timed step of configuration `pick`
   int pick = 1;

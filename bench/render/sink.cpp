@@ -1,0 +1,173 @@
+#include "bench/render/sink.hpp"
+
+#include <iostream>
+#include <utility>
+
+#include "analysis/error.hpp"
+
+namespace pipebench::bench {
+
+namespace {
+
+void check_written(std::ostream& out) {
+  if (!out.flush())
+    throw Error(std::string("cannot write the output") + (&out == &std::cout ? " to stdout" : ""));
+}
+
+class TextSink final : public Sink {
+ public:
+  explicit TextSink(std::ostream& out) : out_(out) {}
+  void begin_table(const Table& columns, bool fit, const std::string& header) override {
+    table_ = columns;
+    fit_ = fit;
+    header_ = header;
+    held_.clear();
+    if (!fit_) out_ << (header_.empty() ? table_.header() : header_) << std::flush;
+  }
+  void record(const Record& r) override {
+    if (fit_) {
+      held_.push_back(r);
+      return;
+    }
+    out_ << row(r) << std::flush;
+  }
+  void end_table() override {
+    if (!fit_) return;
+    std::vector<std::vector<std::string>> cells;
+    for (const auto& r : held_) cells.push_back(r.cells);
+    table_.fit(cells);
+    out_ << (header_.empty() ? table_.header() : header_);
+    for (const auto& r : held_) out_ << row(r);
+    held_.clear();
+  }
+  void note(const std::string& lines) override { out_ << lines; }
+  void legend(const std::string& lines) override { out_ << lines; }
+  void finish() override { check_written(out_); }
+
+ private:
+  std::string row(const Record& r) const { return (r.text.empty() ? table_.row(r.cells) : r.text) + r.lines; }
+  std::ostream& out_;
+  Table table_{{}};
+  bool fit_ = false;
+  std::string header_;
+  std::vector<Record> held_;
+};
+
+// What nlohmann's dump(2) prints for `j`, each line after the first `indent` spaces further in.
+std::string dumped(const nlohmann::ordered_json& j, int indent) {
+  const std::string text = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out.append(static_cast<std::size_t>(indent), ' ');
+  }
+  return out;
+}
+
+// The list streamed element by element, byte for byte what dump(2) prints for the whole document.
+class JsonSink final : public Sink {
+ public:
+  JsonSink(std::ostream& out, std::ostream& err, nlohmann::ordered_json head, std::string key)
+      : out_(out), err_(err), head_(std::move(head)), key_(std::move(key)), indent_(key_.empty() ? 2 : 4) {}
+  void begin_table(const Table&, bool, const std::string&) override {}
+  void record(const Record& r) override {
+    for (std::size_t i = 0; i < r.objects.size(); ++i) {
+      open_list();
+      const std::string pad(static_cast<std::size_t>(indent_), ' ');
+      std::string text = "\n" + pad + dumped(r.objects[i], indent_);
+      const bool streamed = r.stream && i + 1 == r.objects.size();
+      if (streamed) {  // reopen the object after its last value
+        text.resize(text.size() - (pad.size() + 2));  // "\n" + pad + "}"
+        text += ",\n" + pad + "  " + nlohmann::ordered_json(r.stream_key).dump() + ": ";
+      }
+      out_ << (count_++ ? "," : "") << text;
+      if (streamed) {
+        r.stream(out_, indent_ + 2);
+        out_ << "\n" << pad << "}";
+      }
+    }
+  }
+  void end_table() override {}
+  void note(const std::string& lines) override { err_ << lines; }
+  void legend(const std::string&) override {}
+  void finish() override {
+    open_list();
+    const std::string outer(key_.empty() ? 0 : 2, ' ');
+    out_ << (count_ ? "\n" + outer + "]" : "]") << (key_.empty() ? "" : "\n}") << '\n';
+    check_written(out_);
+  }
+
+ private:
+  void open_list() {
+    if (opened_) return;
+    opened_ = true;
+    if (key_.empty()) {
+      out_ << '[';
+      return;
+    }
+    std::string head = head_.is_object() && !head_.empty() ? dumped(head_, 0) : "{\n}";
+    head.resize(head.size() - 2);  // reopen the object: drop "\n}"
+    out_ << head << (head_.is_object() && !head_.empty() ? "," : "") << "\n  " << nlohmann::ordered_json(key_).dump()
+         << ": [";
+  }
+  std::ostream& out_;
+  std::ostream& err_;
+  nlohmann::ordered_json head_;
+  std::string key_;
+  int indent_;
+  bool opened_ = false;
+  std::size_t count_ = 0;
+};
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos && (s.empty() || (s.front() != ' ' && s.back() != ' ')))
+    return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string csv_line(const std::vector<std::string>& cells) {
+  std::string s;
+  for (std::size_t i = 0; i < cells.size(); ++i) s += (i ? "," : "") + csv_cell(cells[i]);
+  return s + "\n";
+}
+
+class CsvSink final : public Sink {
+ public:
+  CsvSink(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
+  void begin_table(const Table& columns, bool, const std::string&) override {
+    std::vector<std::string> names;
+    for (const auto& c : columns.columns()) names.push_back(c.unit.empty() ? c.name : c.name + " (" + c.unit + ")");
+    out_ << csv_line(names);
+  }
+  void record(const Record& r) override { out_ << csv_line(r.cells) << std::flush; }
+  void end_table() override {}
+  void note(const std::string& lines) override { err_ << lines; }
+  void legend(const std::string&) override {}
+  void finish() override { check_written(out_); }
+
+ private:
+  std::ostream& out_;
+  std::ostream& err_;
+};
+
+}  // namespace
+
+std::unique_ptr<Sink> make_sink(Format format, std::ostream& out, std::ostream& err, nlohmann::ordered_json json_head,
+                                const std::string& json_list_key) {
+  switch (format) {
+    case Format::json: return std::make_unique<JsonSink>(out, err, std::move(json_head), json_list_key);
+    case Format::csv: return std::make_unique<CsvSink>(out, err);
+    case Format::text: break;
+  }
+  return std::make_unique<TextSink>(out);
+}
+
+Format output_format(bool json, bool csv) {
+  if (json && csv) throw UsageError("--json and --csv exclude each other: give one");
+  return json ? Format::json : csv ? Format::csv : Format::text;
+}
+
+}  // namespace pipebench::bench
