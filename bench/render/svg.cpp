@@ -117,127 +117,139 @@ double svg_plot_width(const Schedule& s, const SvgOptions& opt) {
   return std::clamp(22.0 * max_actions_per_rank(s), 720.0, 4000.0);
 }
 
-void write_svg(std::ostream& o, const Schedule& s, const Timeline& timeline, const SvgOptions& opt) {
-  const Metrics metrics = compute_metrics(s, timeline);
-  const double makespan = metrics.makespan > 0 ? metrics.makespan : 1;
-  const double plot_w = svg_plot_width(s, opt);
-  const double scale = plot_w / makespan;
-  const int p = s.p;
-  const double rows_bottom = kSvgTop + p * kSvgRowPitch - (kSvgRowPitch - kSvgRowHeight);
-  const double width = kSvgLeft + plot_w + kRight;
-  // Per stage: its chunk index on its rank and how many chunks that rank holds.
-  std::vector<int> chunk(s.num_stages(), 0), held(p, 0);
+namespace {
+
+// Everything the parts of the picture share: sizes, scale, each stage's chunk on its rank, the legend.
+struct Picture {
+  Picture(const Schedule& sched, const Timeline& ops) : s(sched), timeline(ops), metrics(compute_metrics(sched, ops)) {}
+  const Schedule& s;
+  const Timeline& timeline;
+  Metrics metrics;
+  double makespan = 1, plot_w = 0, scale = 0, rows_bottom = 0, width = 0, height = 0, step = 0;
+  std::vector<int> chunk, held;  // per stage: its chunk index on its rank; per rank: chunks it holds
+  std::vector<LegendItem> legend;
+  Display disp;
+};
+
+Picture layout(const Schedule& s, const Timeline& timeline, const SvgOptions& opt) {
+  Picture pic(s, timeline);
+  pic.makespan = pic.metrics.makespan > 0 ? pic.metrics.makespan : 1;
+  pic.plot_w = svg_plot_width(s, opt);
+  pic.scale = pic.plot_w / pic.makespan;
+  pic.rows_bottom = kSvgTop + s.p * kSvgRowPitch - (kSvgRowPitch - kSvgRowHeight);
+  pic.width = kSvgLeft + pic.plot_w + kRight;
+  pic.chunk.assign(s.num_stages(), 0);
+  pic.held.assign(s.p, 0);
   for (int st = 0; st < s.num_stages(); ++st) {
     const int r = s.stage_rank[st];
-    if (r >= 0 && r < p) chunk[st] = held[r]++;
+    if (r >= 0 && r < s.p) pic.chunk[st] = pic.held[r]++;
   }
   // Legend: the kinds that occur, idle, and the chunk tint where it applies.
   std::array<bool, kNumKinds> used{};
   for (const TimedOp& op : timeline) used[static_cast<int>(op.action.kind)] = true;
   const char* names[kNumKinds] = {"F forward", "B backward", "I backward (input)", "W backward (weight)",
                                   "F&B overlapped pair"};
-  std::vector<LegendItem> legend;
   for (Kind k : {Kind::F, Kind::B, Kind::I, Kind::W, Kind::FB})
-    if (used[static_cast<int>(k)]) legend.push_back({hex(kind_colour(k)), names[static_cast<int>(k)]});
-  legend.push_back({"url(#idle)", "idle"});
-  if (!held.empty() && *std::max_element(held.begin(), held.end()) > 1)
-    legend.push_back({"", "lighter tint: later chunk of the rank; sN: stage N"});
-  const int legend_lines = layout_legend(legend, kSwatch, kGap, kSvgLeft, width - kRight);
-  const double height = rows_bottom + kAxisHeight + legend_lines * kLegendLine + 12;
-  const Display disp = display_unit(opt.time_unit, makespan);
+    if (used[static_cast<int>(k)]) pic.legend.push_back({hex(kind_colour(k)), names[static_cast<int>(k)]});
+  pic.legend.push_back({"url(#idle)", "idle"});
+  if (!pic.held.empty() && *std::max_element(pic.held.begin(), pic.held.end()) > 1)
+    pic.legend.push_back({"", "lighter tint: later chunk of the rank; sN: stage N"});
+  const int legend_lines = layout_legend(pic.legend, kSwatch, kGap, kSvgLeft, pic.width - kRight);
+  pic.height = pic.rows_bottom + kAxisHeight + legend_lines * kLegendLine + 12;
+  pic.disp = display_unit(opt.time_unit, pic.makespan);
+  pic.step = nice_step(pic.makespan * pic.disp.factor, pic.plot_w / 90);
+  return pic;
+}
 
+// The document's start, the idle pattern, the background and the title with the headline figures.
+void draw_head(std::ostream& o, const Picture& pic, const SvgOptions& opt) {
+  const Schedule& s = pic.s;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << px(width) << "\" height=\""
-    << px(height) << "\" viewBox=\"0 0 " << px(width) << ' ' << px(height) << "\" font-family=\"sans-serif\">\n"
+    << "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" << px(pic.width) << "\" height=\""
+    << px(pic.height) << "\" viewBox=\"0 0 " << px(pic.width) << ' ' << px(pic.height) << "\" font-family=\"sans-serif\">\n"
     << "<defs><pattern id=\"idle\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
        "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#f4f5f7\"/>"
        "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#d5d9de\" stroke-width=\"2\"/></pattern></defs>\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-
-  // Title: what it is, then the headline figures.
-  const std::string head = opt.title.empty() ? s.name + ": p=" + std::to_string(p) + ", m=" + std::to_string(s.m) +
+  const std::string head = opt.title.empty() ? s.name + ": p=" + std::to_string(s.p) + ", m=" + std::to_string(s.m) +
                                                    ", v=" + std::to_string(s.v())
                                              : opt.title;
-  char bubble[64];
-  std::snprintf(bubble, sizeof bubble, "bubble %.1f %%", 100 * metrics.bubble_fraction);
   o << "<text x=\"" << px(kSvgLeft) << "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" << xml_escape(head)
     << "</text>\n"
-    << "<text x=\"" << px(kSvgLeft) << "\" y=\"40\" font-size=\"12\" fill=\"#444444\">" << bubble
-    << ", makespan " << num(metrics.makespan * disp.factor, 5) << ' ' << xml_escape(disp.unit) << "</text>\n";
+    << "<text x=\"" << px(kSvgLeft) << "\" y=\"40\" font-size=\"12\" fill=\"#444444\">"
+    << fmt("bubble %.1f %%", 100 * pic.metrics.bubble_fraction) << ", makespan "
+    << num(pic.metrics.makespan * pic.disp.factor, 5) << ' ' << xml_escape(pic.disp.unit) << "</text>\n";
+}
 
-  // Time grid behind the rows.
-  const double step = nice_step(makespan * disp.factor, plot_w / 90);
+// The time grid behind the rows, then each rank's label and the idle background its boxes cover.
+void draw_rows(std::ostream& o, const Picture& pic) {
+  const double end = pic.makespan * pic.disp.factor * (1 + 1e-9);
   o << "<g stroke=\"#e3e6ea\" stroke-width=\"1\">\n";
-  for (double t = step; t < makespan * disp.factor * (1 + 1e-9); t += step) {
-    const double x = kSvgLeft + t / disp.factor * scale;
+  for (double t = pic.step; t < end; t += pic.step) {
+    const double x = kSvgLeft + t / pic.disp.factor * pic.scale;
     o << "<line x1=\"" << px(x) << "\" y1=\"" << px(kSvgTop - 4) << "\" x2=\"" << px(x) << "\" y2=\""
-      << px(rows_bottom) << "\"/>\n";
+      << px(pic.rows_bottom) << "\"/>\n";
   }
   o << "</g>\n";
-
-  // Rows: the rank label and the idle background the boxes are drawn over.
-  for (int r = 0; r < p; ++r) {
+  for (int r = 0; r < pic.s.p; ++r) {
     const double y = kSvgTop + r * kSvgRowPitch;
     o << "<text x=\"" << px(kSvgLeft - 8) << "\" y=\"" << px(y + kSvgRowHeight / 2 + 4)
       << "\" font-size=\"12\" text-anchor=\"end\">rank " << r << "</text>\n"
-      << "<rect class=\"idle\" x=\"" << px(kSvgLeft) << "\" y=\"" << px(y) << "\" width=\"" << px(plot_w)
+      << "<rect class=\"idle\" x=\"" << px(kSvgLeft) << "\" y=\"" << px(y) << "\" width=\"" << px(pic.plot_w)
       << "\" height=\"" << px(kSvgRowHeight) << "\" fill=\"url(#idle)\"/>\n";
   }
+}
 
-  // One box per action.
-  o << "<g stroke=\"#ffffff\" stroke-width=\"0.5\">\n";
-  for (const TimedOp& op : timeline) {
-    if (op.rank < 0 || op.rank >= p) continue;
-    const Action& a = op.action;
-    const int nchunks = held[op.rank];
-    const bool valid_stage = a.stage >= 0 && a.stage < s.num_stages();
-    const double t = nchunks > 1 && valid_stage ? 0.45 * chunk[a.stage] / (nchunks - 1) : 0.0;
-    const Rgb fill = tint(kind_colour(a.kind), t);
-    const double x = kSvgLeft + op.start * scale, w = (op.end - op.start) * scale;
-    const double y = kSvgTop + op.rank * kSvgRowPitch;
-    o << "<rect class=\"op\" x=\"" << px(x) << "\" y=\"" << px(y) << "\" width=\"" << px(w) << "\" height=\""
-      << px(kSvgRowHeight) << "\" fill=\"" << hex(fill) << "\"><title>rank " << op.rank << ": "
-      << xml_escape(to_string(a)) << "  [" << num(op.start * disp.factor) << ", " << num(op.end * disp.factor) << "] "
-      << xml_escape(disp.unit) << "</title></rect>\n";
-    // The micro-batch, and below it the stage where the rank holds several; smaller text where the box
-    // is narrow, none where even the smallest does not fit (the tooltip still tells).
-    const std::string text_fill = light(fill) ? "#222222" : "#ffffff";
-    const std::string mb = label_of(a);
-    const double size = fit(mb, w);
-    if (size == 0) continue;
-    const std::string stage = stage_label_of(a);
-    const double stage_size = nchunks > 1 ? fit(stage, w, 8.5) : 0;
-    const double cx = x + w / 2;
-    if (stage_size > 0) {
-      o << "<text x=\"" << px(cx) << "\" y=\"" << px(y + 11) << "\" font-size=\"" << px(size)
-        << "\" text-anchor=\"middle\" fill=\"" << text_fill << "\" stroke=\"none\">" << mb << "</text>"
-        << "<text x=\"" << px(cx) << "\" y=\"" << px(y + 22) << "\" font-size=\"" << px(stage_size)
-        << "\" text-anchor=\"middle\" fill=\"" << text_fill << "\" stroke=\"none\">" << stage << "</text>\n";
-    } else {
-      o << "<text x=\"" << px(cx) << "\" y=\"" << px(y + kSvgRowHeight / 2 + size * 0.36) << "\" font-size=\""
-        << px(size) << "\" text-anchor=\"middle\" fill=\"" << text_fill << "\" stroke=\"none\">" << mb
-        << "</text>\n";
-    }
+// One action's box with its tooltip and its labels: the micro-batch, and below it the stage where the
+// rank holds several; smaller text where the box is narrow, none where even the smallest does not fit
+// (the tooltip still tells).
+void draw_op(std::ostream& o, const Picture& pic, const TimedOp& op) {
+  const Action& a = op.action;
+  const int nchunks = pic.held[op.rank];
+  const bool valid_stage = a.stage >= 0 && a.stage < pic.s.num_stages();
+  const double t = nchunks > 1 && valid_stage ? 0.45 * pic.chunk[a.stage] / (nchunks - 1) : 0.0;
+  const Rgb fill = tint(kind_colour(a.kind), t);
+  const double x = kSvgLeft + op.start * pic.scale, w = (op.end - op.start) * pic.scale;
+  const double y = kSvgTop + op.rank * kSvgRowPitch;
+  o << "<rect class=\"op\" x=\"" << px(x) << "\" y=\"" << px(y) << "\" width=\"" << px(w) << "\" height=\""
+    << px(kSvgRowHeight) << "\" fill=\"" << hex(fill) << "\"><title>rank " << op.rank << ": "
+    << xml_escape(to_string(a)) << "  [" << num(op.start * pic.disp.factor) << ", " << num(op.end * pic.disp.factor)
+    << "] " << xml_escape(pic.disp.unit) << "</title></rect>\n";
+  const std::string text_fill = light(fill) ? "#222222" : "#ffffff";
+  const std::string mb = label_of(a);
+  const double size = fit(mb, w);
+  if (size == 0) return;
+  const std::string stage = stage_label_of(a);
+  const double stage_size = nchunks > 1 ? fit(stage, w, 8.5) : 0;
+  const double cx = x + w / 2;
+  if (stage_size > 0) {
+    o << "<text x=\"" << px(cx) << "\" y=\"" << px(y + 11) << "\" font-size=\"" << px(size)
+      << "\" text-anchor=\"middle\" fill=\"" << text_fill << "\" stroke=\"none\">" << mb << "</text>"
+      << "<text x=\"" << px(cx) << "\" y=\"" << px(y + 22) << "\" font-size=\"" << px(stage_size)
+      << "\" text-anchor=\"middle\" fill=\"" << text_fill << "\" stroke=\"none\">" << stage << "</text>\n";
+  } else {
+    o << "<text x=\"" << px(cx) << "\" y=\"" << px(y + kSvgRowHeight / 2 + size * 0.36) << "\" font-size=\""
+      << px(size) << "\" text-anchor=\"middle\" fill=\"" << text_fill << "\" stroke=\"none\">" << mb << "</text>\n";
   }
-  o << "</g>\n";
+}
 
-  // Time axis with ticks and unit.
-  const double ay = rows_bottom + 6;
+// The time axis with its ticks and unit, then the legend, and the document's end.
+void draw_axis_and_legend(std::ostream& o, const Picture& pic) {
+  const double ay = pic.rows_bottom + 6;
   o << "<g font-size=\"11\" fill=\"#333333\">\n"
-    << "<line x1=\"" << px(kSvgLeft) << "\" y1=\"" << px(ay) << "\" x2=\"" << px(kSvgLeft + plot_w) << "\" y2=\""
+    << "<line x1=\"" << px(kSvgLeft) << "\" y1=\"" << px(ay) << "\" x2=\"" << px(kSvgLeft + pic.plot_w) << "\" y2=\""
     << px(ay) << "\" stroke=\"#333333\"/>\n";
-  for (double tick = 0; tick < makespan * disp.factor * (1 + 1e-9); tick += step) {
-    const double x = kSvgLeft + tick / disp.factor * scale;
+  for (double tick = 0; tick < pic.makespan * pic.disp.factor * (1 + 1e-9); tick += pic.step) {
+    const double x = kSvgLeft + tick / pic.disp.factor * pic.scale;
     o << "<line x1=\"" << px(x) << "\" y1=\"" << px(ay) << "\" x2=\"" << px(x) << "\" y2=\"" << px(ay + 5)
       << "\" stroke=\"#333333\"/><text x=\"" << px(x) << "\" y=\"" << px(ay + 17) << "\" text-anchor=\"middle\">"
       << num(tick, 4) << "</text>\n";
   }
-  o << "<text x=\"" << px(kSvgLeft + plot_w) << "\" y=\"" << px(ay + 32) << "\" text-anchor=\"end\">time ("
-    << xml_escape(disp.unit) << ")</text>\n</g>\n";
-
-  const double ly = rows_bottom + kAxisHeight + 6;
+  o << "<text x=\"" << px(kSvgLeft + pic.plot_w) << "\" y=\"" << px(ay + 32) << "\" text-anchor=\"end\">time ("
+    << xml_escape(pic.disp.unit) << ")</text>\n</g>\n";
+  const double ly = pic.rows_bottom + kAxisHeight + 6;
   o << "<g font-size=\"12\">\n";
-  for (const auto& it : legend) {
+  for (const auto& it : pic.legend) {
     const double y = ly + it.line * kLegendLine;
     if (it.colour.empty()) {
       o << "<text x=\"" << px(it.x) << "\" y=\"" << px(y + 11) << "\" fill=\"#444444\">" << xml_escape(it.text)
@@ -249,6 +261,19 @@ void write_svg(std::ostream& o, const Schedule& s, const Timeline& timeline, con
       << px(y + 11) << "\">" << xml_escape(it.text) << "</text>\n";
   }
   o << "</g>\n</svg>\n";
+}
+
+}  // namespace
+
+void write_svg(std::ostream& o, const Schedule& s, const Timeline& timeline, const SvgOptions& opt) {
+  const Picture pic = layout(s, timeline, opt);
+  draw_head(o, pic, opt);
+  draw_rows(o, pic);
+  o << "<g stroke=\"#ffffff\" stroke-width=\"0.5\">\n";
+  for (const TimedOp& op : timeline)
+    if (op.rank >= 0 && op.rank < s.p) draw_op(o, pic, op);
+  o << "</g>\n";
+  draw_axis_and_legend(o, pic);
 }
 
 std::string render_svg(const Schedule& s, const Timeline& timeline, const SvgOptions& opt) {
