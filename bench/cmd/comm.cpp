@@ -66,7 +66,7 @@ void run_comm(CommSettings& s) {
   job.open_world(world_opts);
   // Rank 0's checks of the results file; the verdict reaches every rank before any traffic.
   job.check("the check of the flags", [&] {
-    if (me == 0) open_results_file(s.out, s.append);
+    if (me == 0) claim_results_file(s.out, s.append);
   });
   comm::Communicator* const world_comm = &job.world();
   comm::Roll* const roll = &job.roll();

@@ -98,6 +98,106 @@ std::string where(const std::string& path, const char* what, const std::string& 
   return std::string(what) + " " + id + " of " + quoted(path, 200);
 }
 
+// What merge reads and judges before it writes anything.
+struct MergeInputs {
+  std::vector<std::string> files;  // [0] the existing output (--append), then the inputs
+  std::vector<RunListing> listings;
+  std::vector<CommGroupRef> groups;
+  std::size_t first_input = 0;     // 1 when files[0] is the existing output
+};
+
+// Reads every file and refuses (UsageError, nothing written) other schema versions, damaged runs and
+// runs or /comm groups that appear twice.
+MergeInputs read_inputs(const MergeSettings& o, bool out_exists) {
+  MergeInputs in;
+  if (out_exists) in.files.push_back(o.out);
+  in.first_input = out_exists ? 1 : 0;
+  in.files.insert(in.files.end(), o.inputs.begin(), o.inputs.end());
+  std::map<std::string, std::string> seen, seen_groups;  // identity -> where
+  for (std::size_t f = 0; f < in.files.size(); ++f) {
+    const std::string& file = in.files[f];
+    ReadRequest req;
+    req.records = true;
+    RunListing l = read_results(file, req);
+    if (l.schema_version != kResultsSchemaVersion)
+      throw UsageError(quoted(file, 200) + " has results schema version " + std::to_string(l.schema_version) +
+                       ", and this pipebench writes version " + std::to_string(kResultsSchemaVersion) +
+                       ": merge copies runs only between files of its own version (nothing was written)");
+    for (const auto& d : l.damaged)
+      throw UsageError(where(file, "run", std::to_string(d.id)) + " is damaged (" + d.reason +
+                       "): merge copies only sound files (nothing was written)");
+    for (const auto& r : l.runs) {
+      const auto [it, fresh] = seen.emplace(identity(r.run), where(file, "run", std::to_string(r.id)));
+      if (!fresh)
+        throw UsageError(where(file, "run", std::to_string(r.id)) + " is the same run as " + it->second +
+                         " (same configuration and metadata): duplicates are refused (nothing was written)");
+    }
+    for (auto& g : comm_groups(file, f)) {
+      const auto [it, fresh] = seen_groups.emplace(g.identity, where(file, "/comm group", g.name));
+      if (!fresh)
+        throw UsageError(where(file, "/comm group", g.name) + " is the same as " + it->second +
+                         ": duplicates are refused (nothing was written)");
+      in.groups.push_back(std::move(g));
+    }
+    in.listings.push_back(std::move(l));
+  }
+  return in;
+}
+
+// Appends the inputs' complete runs to `tmp`; returns the report lines and adds the count to `total`.
+std::string copy_runs(const std::string& tmp, const MergeInputs& in, int& total) {
+  std::string lines;
+  for (std::size_t f = in.first_input; f < in.files.size(); ++f) {
+    std::vector<int> from, to;
+    for (const auto& r : in.listings[f].runs) {
+      from.push_back(r.id);
+      to.push_back(append_run(tmp, r.run));
+    }
+    total += static_cast<int>(from.size());
+    lines += "#   " + in.files[f] + ": " +
+             (from.empty() ? std::string("no complete runs") : "runs " + id_ranges(from) + " -> " + id_ranges(to));
+    if (!in.listings[f].incomplete.empty()) lines += " (incomplete runs " + id_ranges(in.listings[f].incomplete) + " skipped)";
+    lines += '\n';
+  }
+  return lines;
+}
+
+// Copies the inputs' /comm groups into `tmp`, numbered after the ones it holds; returns the report
+// lines and adds the count to `copied`.
+std::string copy_comm_groups(const std::string& tmp, const MergeInputs& in, int& copied) {
+  if (in.groups.empty()) return "";
+  std::string lines;
+  h5::Id dst = open_results_file(tmp, true);
+  if (h5::object_kind(dst.get(), "comm") != h5::ObjectKind::group) h5::create_group(dst.get(), "comm");
+  const h5::Id comm = h5::open_group(dst.get(), "comm");
+  int next = 0;
+  for (const auto& name : h5::link_names(comm.get())) next = std::max(next, std::atoi(name.c_str()));
+  for (const auto& g : in.groups) {
+    if (g.file < in.first_input) continue;  // already in the output
+    const h5::Id src = open_results_file(in.files[g.file], false);
+    const std::string name = run_name(++next);
+    if (H5Ocopy(src.get(), ("comm/" + g.name).c_str(), comm.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0)
+      h5::fail("copy the /comm group " + g.name + " of", in.files[g.file]);
+    lines += "#   " + in.files[g.file] + ": /comm/" + g.name + " -> /comm/" + name + '\n';
+    ++copied;
+  }
+  h5::close_file(dst);
+  return lines;
+}
+
+// The complete temporary file becomes the output: replacing it (--append) or, for a new one, linked so
+// that an output another process made meanwhile is refused.
+void publish(const std::string& tmp, const std::string& out, bool out_exists) {
+  if (out_exists) {
+    if (std::rename(tmp.c_str(), out.c_str()) != 0)
+      throw Error("cannot replace " + quoted(out, 200) + ": " + std::strerror(errno));
+    return;
+  }
+  if (::link(tmp.c_str(), out.c_str()) != 0)
+    throw UsageError("cannot create " + quoted(out, 200) + ": " + std::strerror(errno));
+  std::remove(tmp.c_str());
+}
+
 void merge(const MergeSettings& o) {
   const bool out_exists = ::access(o.out.c_str(), F_OK) == 0;
   if (out_exists && !o.append)
@@ -105,42 +205,8 @@ void merge(const MergeSettings& o) {
   for (const auto& in : o.inputs)
     if (in == o.out || same_file(in, o.out))
       throw UsageError("input " + quoted(in, 200) + " is also the output; name another output file");
-
   // Everything is read and judged before anything is written.
-  std::vector<std::string> files;  // [0] the existing output (--append), then the inputs
-  if (out_exists) files.push_back(o.out);
-  files.insert(files.end(), o.inputs.begin(), o.inputs.end());
-  std::vector<RunListing> listings;
-  std::map<std::string, std::string> seen;  // identity -> where
-  std::vector<CommGroupRef> groups;
-  std::map<std::string, std::string> seen_groups;
-  for (std::size_t f = 0; f < files.size(); ++f) {
-    ReadRequest req;
-    req.records = true;
-    RunListing l = read_results(files[f], req);
-    if (l.schema_version != kResultsSchemaVersion)
-      throw UsageError(quoted(files[f], 200) + " has results schema version " + std::to_string(l.schema_version) +
-                       ", and this pipebench writes version " + std::to_string(kResultsSchemaVersion) +
-                       ": merge copies runs only between files of its own version (nothing was written)");
-    for (const auto& d : l.damaged)
-      throw UsageError(where(files[f], "run", std::to_string(d.id)) + " is damaged (" + d.reason +
-                       "): merge copies only sound files (nothing was written)");
-    for (const auto& r : l.runs) {
-      const auto [it, fresh] = seen.emplace(identity(r.run), where(files[f], "run", std::to_string(r.id)));
-      if (!fresh)
-        throw UsageError(where(files[f], "run", std::to_string(r.id)) + " is the same run as " + it->second +
-                         " (same configuration and metadata): duplicates are refused (nothing was written)");
-    }
-    for (auto& g : comm_groups(files[f], f)) {
-      const auto [it, fresh] = seen_groups.emplace(g.identity, where(files[f], "/comm group", g.name));
-      if (!fresh)
-        throw UsageError(where(files[f], "/comm group", g.name) + " is the same as " + it->second +
-                         ": duplicates are refused (nothing was written)");
-      groups.push_back(std::move(g));
-    }
-    listings.push_back(std::move(l));
-  }
-
+  const MergeInputs in = read_inputs(o, out_exists);
   // Built under a temporary name next to the output, which appears (or is replaced) only when complete.
   const std::string tmp = o.out + ".merge-" + std::to_string(getpid()) + ".tmp";
   std::remove(tmp.c_str());
@@ -149,49 +215,12 @@ void merge(const MergeSettings& o) {
       std::filesystem::copy_file(o.out, tmp);
     else
       prepare_results_file(tmp, false);
-    const std::size_t first_input = out_exists ? 1 : 0;
-    std::string lines;
-    int total = 0;
-    for (std::size_t f = first_input; f < files.size(); ++f) {
-      std::vector<int> from, to;
-      for (const auto& r : listings[f].runs) {
-        from.push_back(r.id);
-        to.push_back(append_run(tmp, r.run));
-      }
-      total += static_cast<int>(from.size());
-      lines += "#   " + files[f] + ": " + (from.empty() ? std::string("no complete runs") : "runs " + id_ranges(from) + " -> " + id_ranges(to));
-      if (!listings[f].incomplete.empty()) lines += " (incomplete runs " + id_ranges(listings[f].incomplete) + " skipped)";
-      lines += '\n';
-    }
-    int copied = 0;
-    if (!groups.empty()) {
-      h5::Id dst = open_results_file(tmp, true);
-      if (h5::object_kind(dst.get(), "comm") != h5::ObjectKind::group) h5::create_group(dst.get(), "comm");
-      const h5::Id comm = h5::open_group(dst.get(), "comm");
-      int next = 0;
-      for (const auto& name : h5::link_names(comm.get())) next = std::max(next, std::atoi(name.c_str()));
-      for (const auto& g : groups) {
-        if (g.file < first_input) continue;  // already in the output
-        const h5::Id src = open_results_file(files[g.file], false);
-        const std::string name = run_name(++next);
-        if (H5Ocopy(src.get(), ("comm/" + g.name).c_str(), comm.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0)
-          h5::fail("copy the /comm group " + g.name + " of", files[g.file]);
-        lines += "#   " + files[g.file] + ": /comm/" + g.name + " -> /comm/" + name + '\n';
-        ++copied;
-      }
-      h5::close_file(dst);
-    }
-    if (out_exists) {
-      if (std::rename(tmp.c_str(), o.out.c_str()) != 0)
-        throw Error("cannot replace " + quoted(o.out, 200) + ": " + std::strerror(errno));
-    } else {
-      // link() refuses an output that another process made meanwhile.
-      if (::link(tmp.c_str(), o.out.c_str()) != 0)
-        throw UsageError("cannot create " + quoted(o.out, 200) + ": " + std::strerror(errno));
-      std::remove(tmp.c_str());
-    }
+    int total = 0, copied = 0;
+    std::string lines = copy_runs(tmp, in, total);
+    lines += copy_comm_groups(tmp, in, copied);
+    publish(tmp, o.out, out_exists);
     std::cout << "# merged " << total << " run(s)" << (copied ? " and " + std::to_string(copied) + " /comm group(s)" : "")
-              << " from " << (files.size() - first_input) << " file(s) into " << o.out << "\n" << lines;
+              << " from " << (in.files.size() - in.first_input) << " file(s) into " << o.out << "\n" << lines;
   } catch (...) {
     std::remove(tmp.c_str());
     throw;

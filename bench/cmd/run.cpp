@@ -96,7 +96,7 @@ PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int 
     throw UsageError("--trace and --svg name the same file " + quoted(rs.trace, 200) + "; give two names");
   if (!rs.out.empty() && (rs.out == rs.trace || rs.out == rs.svg))
     throw UsageError("--out " + quoted(rs.out, 200) + " is also the --trace or --svg file; give another name");
-  return open_results_file(rs.out, rs.append);
+  return claim_results_file(rs.out, rs.append);
 }
 
 // Every rank plans the sweep; rank 0 alone checks memory and the files, and everyone learns its verdict.

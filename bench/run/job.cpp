@@ -187,7 +187,7 @@ void Job::finish(const std::string& phase, const std::string& note) {
   MPI_Finalize();
 }
 
-PreparedFile open_results_file(std::string& out, bool append) {
+PreparedFile claim_results_file(std::string& out, bool append) {
   if (!out.empty()) return prepare_results_file(out, append);
   // The default file goes to results/, made here; a directory the user names must exist.
   char stem[64];

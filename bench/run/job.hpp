@@ -116,6 +116,6 @@ class Job {
 // needs `append`; prepare_results_file checks it) or, when `out` is empty, a new
 // results/pipebench-<UTC time>.h5 (-2, -3, ... when two jobs start in the same second), whose name is
 // written to `out`. UsageError otherwise.
-PreparedFile open_results_file(std::string& out, bool append);
+PreparedFile claim_results_file(std::string& out, bool append);
 
 }  // namespace pipebench::bench
