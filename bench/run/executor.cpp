@@ -292,7 +292,7 @@ long long largest_tag(const analysis::Schedule& s) {
   return 2LL * s.m * s.num_stages() - 1;
 }
 
-StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std::vector<CommRecord>* comms) {
+void Executor::begin_step(int step, std::vector<ActionRecord>* actions, std::vector<CommRecord>* comms) {
   step_ = step;
   comms_ = comms;
   waited_ = 0;
@@ -301,8 +301,6 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
   posted_ahead_ = 0;
   w_.begin_step(step);
   const auto& list = s_.actions[me_];
-  StepTiming t;
-  t.actions = static_cast<int>(list.size());
   // Room for the step's records up front, so that recording never reallocates between actions.
   if (actions) reserve_more(*actions, list.size());
   if (comms) {
@@ -313,72 +311,58 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
   // Receives are posted before the barrier so that no message of this step arrives unexpected.
   post_receives_up_to(0);
   start_barrier(step);
-  // With device spin kernels, each action's record takes its kernels' CUDA event times instead of the
-  // host clock around them (launch and fence latency excluded), resolved once at the end of the step.
-  const bool timeline = kernels::device_timeline_begin();
-  t.begin = now();
-  struct Span {
-    std::size_t record, first, last;  // the record and its kernels [first, last) in the timeline
-  };
-  std::vector<Span> spans;
-  if (timeline && actions) spans.reserve(list.size());
-  std::vector<comm::Buffer> hold;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const Action& a = list[i];
-    post_receives_up_to(i);
-    hold.clear();
-    const bool fwd = has_forward(a.kind), bwd = has_input_grad(a.kind);
-    const int b = bstage(a), bm = bmb(a);
-    const void* in = fwd && !s_.is_first_stage(a.stage) ? input(a.stage, a.stage - 1, a.mb, false, hold) : nullptr;
-    const void* gout = bwd && !s_.is_last_stage(b) ? input(b, b + 1, bm, true, hold) : nullptr;
-    comm::Buffer out, gin;
-    if (fwd && !s_.is_last_stage(a.stage)) out = take_buffer();
-    if (bwd && !s_.is_first_stage(b)) gin = take_buffer();
-    w_.take_peak_activation_bytes();  // start this action's peak from what is held now
-    const std::size_t k0 = timeline ? kernels::device_timeline_count() : 0;
-    const double t0 = now();
-    switch (a.kind) {
-      case Kind::F: w_.forward(a.stage, a.mb, in, out.data()); break;
-      case Kind::B: w_.backward(a.stage, a.mb, gout, gin.data()); break;
-      case Kind::I: w_.backward_input(a.stage, a.mb, gout, gin.data()); break;
-      case Kind::W: w_.backward_weight(a.stage, a.mb); break;
-      case Kind::FB: w_.forward_backward(a.stage, a.mb, in, out.data(), b, bm, gout, gin.data()); break;
-    }
-    const double t1 = now();
-    t.compute += t1 - t0;
-    // Outputs leave first; the record can wait the microsecond it takes.
-    if (out.data()) output(a.stage, a.stage + 1, a.mb, false, std::move(out));
-    if (gin.data()) output(b, b - 1, bm, true, std::move(gin));
-    if (actions) {
-      ActionRecord r;
-      r.step = step;
-      r.rank = me_;
-      r.global_rank = world_.world_rank();
-      r.stage = a.stage;
-      r.chunk = s_.chunk_of_stage(a.stage);
-      r.mb = a.mb;
-      r.kind = a.kind;
-      r.b_stage = a.b_stage;
-      r.b_mb = a.b_mb;
-      r.t_start = t0;
-      r.t_end = t1;
-      r.flops = w_.last_flops();
-      r.activation_bytes = w_.take_peak_activation_bytes();
-      const std::size_t k1 = timeline ? kernels::device_timeline_count() : 0;
-      if (k1 > k0) spans.push_back({actions->size(), k0, k1});
-      actions->push_back(r);
-    }
-    if ((cfg_.test_stop || cfg_.test_term) && step >= 0 && i == 0) std::raise(cfg_.test_stop ? SIGSTOP : SIGTERM);
-    for (auto& h : hold)
-      if (h.data()) pool_.push_back(std::move(h));
-    if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0 && !waits_for_flush(last_backward_[i]))
-      launch_dp(last_backward_[i]);
-    // No polling of the pending sends here: each test of a pending request is a progress call of the
-    // MPI library, which copies out whatever has arrived meanwhile; that is communication work, done
-    // by progress() while the next action computes (as a GPU's copy engine would) and not charged to
-    // every action's gap. take_buffer() collects them when the pool has run dry.
+}
+
+// Waits for the action's inputs, computes it, sends its outputs; returns its [start, end] times.
+std::pair<double, double> Executor::run_action(std::size_t i) {
+  const Action& a = s_.actions[me_][i];
+  post_receives_up_to(i);
+  std::vector<comm::Buffer>& hold = hold_;
+  hold.clear();
+  const bool fwd = has_forward(a.kind), bwd = has_input_grad(a.kind);
+  const int b = bstage(a), bm = bmb(a);
+  const void* in = fwd && !s_.is_first_stage(a.stage) ? input(a.stage, a.stage - 1, a.mb, false, hold) : nullptr;
+  const void* gout = bwd && !s_.is_last_stage(b) ? input(b, b + 1, bm, true, hold) : nullptr;
+  comm::Buffer out, gin;
+  if (fwd && !s_.is_last_stage(a.stage)) out = take_buffer();
+  if (bwd && !s_.is_first_stage(b)) gin = take_buffer();
+  w_.take_peak_activation_bytes();  // start this action's peak from what is held now
+  const double t0 = now();
+  switch (a.kind) {
+    case Kind::F: w_.forward(a.stage, a.mb, in, out.data()); break;
+    case Kind::B: w_.backward(a.stage, a.mb, gout, gin.data()); break;
+    case Kind::I: w_.backward_input(a.stage, a.mb, gout, gin.data()); break;
+    case Kind::W: w_.backward_weight(a.stage, a.mb); break;
+    case Kind::FB: w_.forward_backward(a.stage, a.mb, in, out.data(), b, bm, gout, gin.data()); break;
   }
-  t.pipeline_end = list.empty() ? t.begin : now();
+  const double t1 = now();
+  // Outputs leave first; the record can wait the microsecond it takes.
+  if (out.data()) output(a.stage, a.stage + 1, a.mb, false, std::move(out));
+  if (gin.data()) output(b, b - 1, bm, true, std::move(gin));
+  return {t0, t1};
+}
+
+ActionRecord Executor::record_of(const Action& a, double t0, double t1) {
+  ActionRecord r;
+  r.step = step_;
+  r.rank = me_;
+  r.global_rank = world_.world_rank();
+  r.stage = a.stage;
+  r.chunk = s_.chunk_of_stage(a.stage);
+  r.mb = a.mb;
+  r.kind = a.kind;
+  r.b_stage = a.b_stage;
+  r.b_mb = a.b_mb;
+  r.t_start = t0;
+  r.t_end = t1;
+  r.flops = w_.last_flops();
+  r.activation_bytes = w_.take_peak_activation_bytes();
+  return r;
+}
+
+// After the pipeline's last action: the data-parallel sync of what the buckets left, the tied copies'
+// and twins' sums, the sends still pending, the optimizer step.
+void Executor::end_step() {
   if (cfg_.dp_buckets == 0)
     for (int st : s_.stages_of_rank(me_))
       if (!waits_for_flush(st)) launch_dp(st);
@@ -395,6 +379,43 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
     zero_update_and_gather();
   else
     w_.optimizer_step();
+}
+
+StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std::vector<CommRecord>* comms) {
+  begin_step(step, actions, comms);
+  const auto& list = s_.actions[me_];
+  StepTiming t;
+  t.actions = static_cast<int>(list.size());
+  // With device spin kernels, each action's record takes its kernels' CUDA event times instead of the
+  // host clock around them (launch and fence latency excluded), resolved once at the end of the step.
+  const bool timeline = kernels::device_timeline_begin();
+  t.begin = now();
+  struct Span {
+    std::size_t record, first, last;  // the record and its kernels [first, last) in the timeline
+  };
+  std::vector<Span> spans;
+  if (timeline && actions) spans.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::size_t k0 = timeline ? kernels::device_timeline_count() : 0;
+    const auto [t0, t1] = run_action(i);
+    t.compute += t1 - t0;
+    if (actions) {
+      actions->push_back(record_of(list[i], t0, t1));
+      const std::size_t k1 = timeline ? kernels::device_timeline_count() : 0;
+      if (k1 > k0) spans.push_back({actions->size() - 1, k0, k1});
+    }
+    if ((cfg_.test_stop || cfg_.test_term) && step >= 0 && i == 0) std::raise(cfg_.test_stop ? SIGSTOP : SIGTERM);
+    for (auto& h : hold_)
+      if (h.data()) pool_.push_back(std::move(h));
+    if (cfg_.dp_buckets > 0 && last_backward_[i] >= 0 && !waits_for_flush(last_backward_[i]))
+      launch_dp(last_backward_[i]);
+    // No polling of the pending sends here: each test of a pending request is a progress call of the
+    // MPI library, which copies out whatever has arrived meanwhile; that is communication work, done
+    // by progress() while the next action computes (as a GPU's copy engine would) and not charged to
+    // every action's gap. take_buffer() collects them when the pool has run dry.
+  }
+  t.pipeline_end = list.empty() ? t.begin : now();
+  end_step();
   t.end = now();
   if (timeline) {
     const auto timed = kernels::device_timeline_take();

@@ -87,6 +87,12 @@ class Executor {
   void post_link_receives();
   // Posts the receive of `n` on `c` from `src` with `wire_tag` (the pipeline tag, or 0 on a link).
   void post_receive(const Need& n, comm::Communicator& c, int src, int wire_tag);
+  // The parts of run_step: the step's start (state, records' room, receives, barrier), one action,
+  // its record, and what follows the pipeline's last action.
+  void begin_step(int step, std::vector<ActionRecord>* actions, std::vector<CommRecord>* comms);
+  std::pair<double, double> run_action(std::size_t i);
+  ActionRecord record_of(const analysis::Action& a, double t0, double t1);
+  void end_step();
   comm::Communicator& via(int src, int dst) const;  // the communicator a message from src to dst takes
   comm::Buffer take_buffer();
   // A pipeline message's record, timings left to fill (peer: its rank in the pipeline group).
@@ -173,6 +179,7 @@ class Executor {
   std::map<int, comm::Buffer> sum_recv_;
   std::unique_ptr<comm::Roll> own_roll_;
   std::vector<comm::Buffer> pool_;
+  std::vector<comm::Buffer> hold_;  // the received inputs of the action being run, back to the pool after it
   double waited_ = 0;
 };
 
