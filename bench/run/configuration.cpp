@@ -190,63 +190,38 @@ void finish_sweep(SweepComms& sweep) {
   if (test_fault().mode == 'e' && test_fault().rank == world_rank()) std::raise(SIGSTOP);
 }
 
-std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& pl, SweepComms& sweep) {
-  const Mapping& mp = pl.mapping;
-  const topology::Grid grid(mp.t, mp.p, mp.d, 1, rs.order);
-  const SweepComms::Groups& groups = sweep.groups(mp);
-  const topology::MpiGrid& mg = *groups.grid;
-  comm::Communicator& world = sweep.world();
-  comm::Communicator* const pp = groups.pp.get();
-  comm::Communicator* const tp = groups.tp.get();
-  comm::Communicator* const dp = groups.dp.get();
+namespace {
+
+// The steps of one configuration on this rank, warm-up then timed, and the records gathered to rank 0
+// (empty elsewhere). A wait that times out may wait for a rank that itself waits for the one that
+// stopped: the roll call finds the right one (comm::Roll::alarm) instead of blaming the neighbour.
+std::vector<RankRecords> run_steps(const RunSettings& rs, const Plan& pl, SweepComms& sweep, const topology::MpiGrid& mg,
+                                   Executor& exec, kernels::Workload& work, RankRecords& mine) {
   const std::string where = "configuration " + std::to_string(pl.index);
-
-  const analysis::Schedule& s = pl.schedule;
-  std::unique_ptr<Executor> exec;
-  const kernels::TpAllReduce tp_fn = [&exec](void* data, std::size_t n, int elem) { exec->tp_allreduce(data, n, elem); };
-  kernels::TpSequenceOps tp_seq;
-  tp_seq.all_gather = [&exec](const void* send, void* recv, std::size_t n, int elem) {
-    exec->tp_allgather(send, recv, n, elem);
-  };
-  tp_seq.reduce_scatter = [&exec](const void* send, void* recv, std::size_t n, int elem) {
-    exec->tp_reduce_scatter(send, recv, n, elem);
-  };
-  RankRecords mine;
-  const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, tp_seq, mine.blas_rate);
-  ExecutorConfig ec;
-  ec.dp_buckets = rs.dp_buckets;
-  ec.zero = rs.zero == 1;
-  ec.roll = &sweep.roll();
-  ec.links = groups.links.get();
-  ec.where = where;
-  const bool faulty = test_fault().rank == world_rank() && test_fault().config == pl.index;
-  ec.test_stop = faulty && test_fault().mode == 'a';
-  ec.test_term = faulty && test_fault().mode == 't';
-  exec = std::make_unique<Executor>(s, *pp, tp, dp, world, *work, ec);
-
-  // A wait that times out here may wait for a rank that itself waits for the one that stopped: the
-  // roll call finds the right one (comm::Roll::alarm) instead of blaming the neighbour.
   std::string doing = "the clock alignment of " + where;
   std::vector<RankRecords> all;
   try {
-    mine.clock = estimate_clock_offset(world, [&mg](int r) { return mg.placement().node_of(r); });
+    mine.clock = estimate_clock_offset(sweep.world(), [&mg](int r) { return mg.placement().node_of(r); });
     mine.host = host_name();
     for (int k = -rs.warmup; k < rs.steps; ++k) {
       doing = "step " + std::to_string(k) + (k < 0 ? " (warm-up)" : "") + " of " + where;
       inject_failure(rs, pl.index, k);
       if (k < 0)
-        exec->run_step(k, nullptr, nullptr);
+        exec.run_step(k, nullptr, nullptr);
       else
-        mine.timing.push_back(exec->run_step(k, &mine.actions, &mine.comms));
+        mine.timing.push_back(exec.run_step(k, &mine.actions, &mine.comms));
     }
-    mine.figures = work->step_figures();
+    mine.figures = work.step_figures();
     doing = "the gathering of the records of " + where;
     all = gather_records(sweep.roll(), doing, mine);
   } catch (const comm::TimeoutError& e) {
     sweep.roll().alarm(doing, e.what());
   }
-  if (world.rank() != 0) return std::nullopt;
+  return all;
+}
 
+// Rank 0: every rank's records as measure() takes them, with the plan's nominal times and stashes.
+MeasureInput measure_input(const RunSettings& rs, const Plan& pl, std::vector<RankRecords> all) {
   MeasureInput in;
   in.group = pl.group;
   if (rs.workload == WorkloadKind::synthetic) {
@@ -265,13 +240,19 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
     in.figures.push_back(std::move(r.figures));
     in.blas_rate.push_back(r.blas_rate);
   }
+  return in;
+}
+
+// Rank 0: the measured run, with the plan's config and key, the metadata and the formulas beside it.
+Measurement measured_run(const RunSettings& rs, const Plan& pl, const topology::Grid& grid, const topology::MpiGrid& mg,
+                         MeasureInput in) {
   MetadataInput meta;
   meta.command_line = rs.command_line;
   meta.hosts = in.hosts;
   meta.warmup_steps = rs.warmup;
   meta.timed_steps = rs.steps;
   meta.statistic = "median over timed steps";
-  Measurement result = measure(s, grid, std::move(in));
+  Measurement result = measure(pl.schedule, grid, std::move(in));
   result.run.config = pl.config;
   result.run.key = pl.key;
   result.run.metadata = collect_metadata(meta);
@@ -281,10 +262,45 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
     result.run.summary.extra["optimizer_state_bytes_formula"] = pl.optimizer_state_bytes;
   // Under ZeRO-1 a rank's gradients are summed over the data-parallel group in its shards only: the
   // norm of its whole buffer would mix summed and unsummed values.
-  if (rs.zero == 1 && mp.d > 1)
+  if (rs.zero == 1 && pl.mapping.d > 1)
     for (auto it = result.run.summary.extra.begin(); it != result.run.summary.extra.end();)
       it = it->first.rfind("grad_norm.", 0) == 0 ? result.run.summary.extra.erase(it) : std::next(it);
   return result;
+}
+
+}  // namespace
+
+std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& pl, SweepComms& sweep) {
+  const Mapping& mp = pl.mapping;
+  const topology::Grid grid(mp.t, mp.p, mp.d, 1, rs.order);
+  const SweepComms::Groups& groups = sweep.groups(mp);
+  const topology::MpiGrid& mg = *groups.grid;
+  comm::Communicator* const pp = groups.pp.get();
+  // The workload's tensor-parallel collectives go through the executor, made after it.
+  std::unique_ptr<Executor> exec;
+  const kernels::TpAllReduce tp_fn = [&exec](void* data, std::size_t n, int elem) { exec->tp_allreduce(data, n, elem); };
+  kernels::TpSequenceOps tp_seq;
+  tp_seq.all_gather = [&exec](const void* send, void* recv, std::size_t n, int elem) {
+    exec->tp_allgather(send, recv, n, elem);
+  };
+  tp_seq.reduce_scatter = [&exec](const void* send, void* recv, std::size_t n, int elem) {
+    exec->tp_reduce_scatter(send, recv, n, elem);
+  };
+  RankRecords mine;
+  const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, tp_seq, mine.blas_rate);
+  ExecutorConfig ec;
+  ec.dp_buckets = rs.dp_buckets;
+  ec.zero = rs.zero == 1;
+  ec.roll = &sweep.roll();
+  ec.links = groups.links.get();
+  ec.where = "configuration " + std::to_string(pl.index);
+  const bool faulty = test_fault().rank == world_rank() && test_fault().config == pl.index;
+  ec.test_stop = faulty && test_fault().mode == 'a';
+  ec.test_term = faulty && test_fault().mode == 't';
+  exec = std::make_unique<Executor>(pl.schedule, *pp, groups.tp.get(), groups.dp.get(), sweep.world(), *work, ec);
+  std::vector<RankRecords> all = run_steps(rs, pl, sweep, mg, *exec, *work, mine);
+  if (sweep.world().rank() != 0) return std::nullopt;
+  return measured_run(rs, pl, grid, mg, measure_input(rs, pl, std::move(all)));
 }
 
 }  // namespace pipebench::bench
