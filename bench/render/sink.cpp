@@ -68,8 +68,8 @@ std::string dumped(const nlohmann::ordered_json& j, int indent) {
 // The list streamed element by element, byte for byte what dump(2) prints for the whole document.
 class JsonSink final : public Sink {
  public:
-  JsonSink(std::ostream& out, std::ostream& err, nlohmann::ordered_json head, std::string key)
-      : out_(out), err_(err), head_(std::move(head)), key_(std::move(key)), indent_(key_.empty() ? 2 : 4) {}
+  JsonSink(std::ostream& out, std::ostream& err, JsonDocument doc)
+      : out_(out), err_(err), doc_(std::move(doc)), indent_(doc_.list_key.empty() ? 2 : 4) {}
   void begin_table(const Table&, bool, const std::string&) override {}
   void record(const Record& r) override {
     for (std::size_t i = 0; i < r.objects.size(); ++i) {
@@ -93,8 +93,14 @@ class JsonSink final : public Sink {
   void legend(const std::string&) override {}
   void finish() override {
     open_list();
-    const std::string outer(key_.empty() ? 0 : 2, ' ');
-    out_ << (count_ ? "\n" + outer + "]" : "]") << (key_.empty() ? "" : "\n}") << '\n';
+    const bool in_object = !doc_.list_key.empty();
+    out_ << (count_ ? "\n" + std::string(in_object ? 2 : 0, ' ') + "]" : "]");
+    if (in_object) {
+      for (const auto& [key, value] : doc_.tail.items())
+        out_ << ",\n  " << nlohmann::ordered_json(key).dump() << ": " << dumped(value, 2);
+      out_ << "\n}";
+    }
+    out_ << '\n';
     check_written(out_);
   }
 
@@ -102,19 +108,18 @@ class JsonSink final : public Sink {
   void open_list() {
     if (opened_) return;
     opened_ = true;
-    if (key_.empty()) {
+    if (doc_.list_key.empty()) {
       out_ << '[';
       return;
     }
-    std::string head = head_.is_object() && !head_.empty() ? dumped(head_, 0) : "{\n}";
-    head.resize(head.size() - 2);  // reopen the object: drop "\n}"
-    out_ << head << (head_.is_object() && !head_.empty() ? "," : "") << "\n  " << nlohmann::ordered_json(key_).dump()
-         << ": [";
+    out_ << '{';
+    for (const auto& [key, value] : doc_.head.items())
+      out_ << "\n  " << nlohmann::ordered_json(key).dump() << ": " << dumped(value, 2) << ',';
+    out_ << "\n  " << nlohmann::ordered_json(doc_.list_key).dump() << ": [";
   }
   std::ostream& out_;
   std::ostream& err_;
-  nlohmann::ordered_json head_;
-  std::string key_;
+  JsonDocument doc_;
   int indent_;
   bool opened_ = false;
   std::size_t count_ = 0;
@@ -155,10 +160,9 @@ class CsvSink final : public Sink {
 
 }  // namespace
 
-std::unique_ptr<Sink> make_sink(Format format, std::ostream& out, std::ostream& err, nlohmann::ordered_json json_head,
-                                const std::string& json_list_key) {
+std::unique_ptr<Sink> make_sink(Format format, std::ostream& out, std::ostream& err, JsonDocument json) {
   switch (format) {
-    case Format::json: return std::make_unique<JsonSink>(out, err, std::move(json_head), json_list_key);
+    case Format::json: return std::make_unique<JsonSink>(out, err, std::move(json));
     case Format::csv: return std::make_unique<CsvSink>(out, err);
     case Format::text: break;
   }

@@ -55,11 +55,18 @@ class Sink {
   virtual void finish() = 0;
 };
 
+// Where the JSON form puts the records' list: the whole output (no list_key), or the value of
+// `list_key` in an object whose other keys are `head`'s, before it, and `tail`'s, after it:
+// {"evaluated": 8, "seconds": 0.1, "configurations": [...]}.
+struct JsonDocument {
+  nlohmann::ordered_json head = nlohmann::ordered_json::object();
+  std::string list_key;
+  nlohmann::ordered_json tail = nlohmann::ordered_json::object();
+};
+
 // The sink of `format` on `out` (stdout or an --out file), with the notes of the JSON and CSV forms on
-// `err`. JSON: the records' list is the whole output, or, with `json_list_key`, the value of that
-// key in the object `json_head` (whose other keys come first): {"evaluated": 8, ..., "configurations": [...]}.
-std::unique_ptr<Sink> make_sink(Format format, std::ostream& out, std::ostream& err,
-                                nlohmann::ordered_json json_head = nullptr, const std::string& json_list_key = "");
+// `err`.
+std::unique_ptr<Sink> make_sink(Format format, std::ostream& out, std::ostream& err, JsonDocument json = {});
 
 // The form --json and --csv ask for (text when neither); UsageError when both are given.
 Format output_format(bool json, bool csv);

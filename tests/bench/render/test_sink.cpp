@@ -28,9 +28,9 @@ struct Out {
 };
 
 // Writes two records (and a note and a legend) through the sink of `format`.
-Out write(Format format, json head = nullptr, const std::string& key = "", bool fit = false) {
+Out write(Format format, JsonDocument doc = {}, bool fit = false) {
   Out o;
-  const auto sink = make_sink(format, o.out, o.err, std::move(head), key);
+  const auto sink = make_sink(format, o.out, o.err, std::move(doc));
   sink->legend("# title\n");
   sink->note("# results: x.h5\n");
   sink->begin_table(two_columns(), fit);
@@ -53,21 +53,25 @@ TEST(Sink, JsonListIsWhatDumpPrintsForTheWholeList) {
   EXPECT_EQ(o.err.str(), "# results: x.h5\n");  // notes only: legends and row lines are the text's
 }
 
-TEST(Sink, JsonListInsideAnObjectAfterItsHead) {
-  const json head = {{"evaluated", 8}, {"seconds", 0.25}};
-  const Out o = write(Format::json, head, "configurations");
+TEST(Sink, JsonListInsideAnObjectBetweenItsHeadAndTail) {
+  const json head = {{"evaluated", 8}, {"seconds", 0.25}}, tail = {{"comm", json::array({{{"id", 1}}})}, {"n", 2}};
+  const Out o = write(Format::json, {head, "configurations", tail});
   json whole = head;
   whole["configurations"] = json::array({rec("1f1b", 12.5).objects[0], rec("a, \"b\"", 7).objects[0]});
+  whole["comm"] = tail["comm"];
+  whole["n"] = 2;
   EXPECT_EQ(o.out.str(), whole.dump(2) + "\n");
 
   std::ostringstream out, err;
-  const auto empty = make_sink(Format::json, out, err, head, "configurations");
+  const auto empty = make_sink(Format::json, out, err, {head, "configurations", json::object()});
   empty->finish();
   json none = head;
   none["configurations"] = json::array();
   EXPECT_EQ(out.str(), none.dump(2) + "\n");
   std::ostringstream out2;
-  const auto bare = make_sink(Format::json, out2, err, nullptr, "runs");
+  JsonDocument runs;
+  runs.list_key = "runs";
+  const auto bare = make_sink(Format::json, out2, err, runs);
   bare->finish();
   EXPECT_EQ(out2.str(), json({{"runs", json::array()}}).dump(2) + "\n");
   std::ostringstream out3;
@@ -106,7 +110,7 @@ TEST(Sink, TextStreamsOrFitsTheTable) {
             "# title\n# results: x.h5\n#  name  time\n#        (ms)\n   1f1b  12.5\n   a, \"b\"   7.0\n"
             "#   under the row\n# what the cells mean\n");
   EXPECT_EQ(streamed.err.str(), "");
-  const Out fitted = write(Format::text, nullptr, "", true);
+  const Out fitted = write(Format::text, {}, true);
   EXPECT_EQ(fitted.out.str(),
             "# title\n# results: x.h5\n#  name    time\n#          (ms)\n   1f1b    12.5\n   a, \"b\"   7.0\n"
             "#   under the row\n# what the cells mean\n");
