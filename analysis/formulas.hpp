@@ -1,8 +1,9 @@
 #pragma once
-// The analytic figures of every schedule (docs/formulas.md, "Bubble and memory per schedule"), each with the
+// The analytic figures of a schedule (docs/formulas.md, "Bubble and memory per schedule"), each with the
 // condition under which it holds. A figure whose condition fails carries no value but the reason, so a
-// caller never prints a number the schedule does not have. docs/metrics.md states every formula, its
-// units and conditions; tests/analysis/test_formula_grid.cpp checks each one against simulate().
+// caller never prints a number the schedule does not have. Each schedule's formulas are in its file in
+// analysis/schedules/, named by its catalog row (analysis/catalog.hpp); docs/metrics.md states every
+// formula, its units and conditions; tests/analysis/test_formula_grid.cpp checks each one against simulate().
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,11 +54,10 @@ struct AnalyticFigures {
   Claim<std::vector<int>> peak_inflight;  // per rank, in chunks (one stage's activations of one micro-batch)
 };
 
-// True when the schedule has an entry in the formula table.
+// True when the schedule's catalog row has figures.
 bool has_formula(const std::string& schedule);
-std::vector<std::string> formula_schedules();
 
-// Figures for a schedule; a schedule without an entry gets figures whose reasons say so.
+// Figures for a schedule; a schedule without a row (an imported one) gets figures whose reasons say so.
 // Throws UsageError for p, m, v < 1 or bad times (the same rules as uniform_costs()).
 AnalyticFigures analytic_figures(const FormulaParams& q);
 

@@ -8,9 +8,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
 #include "analysis/formulas.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/limits.hpp"
 #include "analysis/memory.hpp"
 #include "analysis/simulate.hpp"
@@ -41,22 +41,23 @@ double ring(double bytes, int n, double bw, double lat, double factor) {
   return factor * (n - 1) / double(n) * bytes / bw + factor * (n - 1) * lat;
 }
 
-int pipes_of(const std::string& schedule) { return schedule == "dualpipe" ? 2 : 1; }
-bool v_layout(const std::string& schedule) { return schedule == "zbv" || schedule == "dualpipev"; }
-
-// The rank that holds stage s (0 .. pipes*S-1) of a schedule.
-int rank_of_stage(const std::string& schedule, int p, int S, int s) {
-  if (schedule == "dualpipe") {
-    const int k = s % S;
-    return s < S ? k : p - 1 - k;
-  }
-  if (v_layout(schedule)) return s < p ? s : 2 * p - 1 - s;
-  return s % p;
-}
-
 // Layers of stage depth k when L layers are split over S stages as evenly as possible.
 int layers_of(int L, int S, int k) {
   return static_cast<int>((static_cast<long long>(k + 1) * L) / S - (static_cast<long long>(k) * L) / S);
+}
+
+// The row's m rule (analysis/catalog.hpp MRule) in the planner's words, with the default group.
+Refusal check_m_rule(const ScheduleRow& row, int p, int m, int v) {
+  const MRule& rule = row.m_rule;
+  const auto pm = [&] { return " (m = " + std::to_string(m) + ", p = " + std::to_string(p) + ")"; };
+  if (rule.groups && v >= 2 && !rule.groups(row.name, p, m, default_group(p)).empty())
+    return {"schedule", row.name + " needs m a multiple of p" + pm()};
+  if (m < rule.min_per_rank * p)
+    return {"schedule", row.name + " needs m >= " + std::to_string(rule.min_per_rank) + "p" + pm()};
+  if (rule.even && (p % 2 != 0 || m % 2 != 0))
+    return {"schedule",
+            row.name + " needs p and m even (p = " + std::to_string(p) + ", m = " + std::to_string(m) + ")"};
+  return {};
 }
 
 }  // namespace
@@ -76,26 +77,18 @@ Refusal check_layout(const Problem& pr, const Layout& l, int* m_out, int* v_out)
   const std::int64_t m64 = pr.global_batch / per;
   if (m64 > (std::int64_t{1} << 24)) return {"global batch", "m = " + std::to_string(m64) + " micro-batches is too many"};
   const int m = static_cast<int>(m64);
-  const ScheduleInfo* info = nullptr;
-  for (const auto& s : schedule_catalog())
-    if (s.name == l.schedule) info = &s;
-  if (!info) return {"schedule", "unknown schedule " + quoted(l.schedule)};
-  int v = l.v > 0 ? l.v : info->default_v;
-  if (info->fixed_v && v != info->default_v)
-    return {"schedule", l.schedule + " has v = " + std::to_string(info->default_v) + ", not " + std::to_string(v)};
-  const int pipes = pipes_of(l.schedule);
+  const ScheduleRow* row = find_schedule(l.schedule);
+  if (!row) return {"schedule", "unknown schedule " + quoted(l.schedule)};
+  int v = l.v > 0 ? l.v : row->default_v;
+  if (row->fixed_v && v != row->default_v)
+    return {"schedule", l.schedule + " has v = " + std::to_string(row->default_v) + ", not " + std::to_string(v)};
   const std::int64_t S = std::int64_t{l.p} * v;
   if (S > md.layers)
     return {"layers", std::to_string(S) + " stages (p*v) for " + std::to_string(md.layers) + " layers"};
-  if (l.schedule == "interleaved" && v >= 2 && (m < l.p || m % l.p != 0))
-    return {"schedule", "interleaved needs m a multiple of p (m = " + std::to_string(m) + ", p = " + std::to_string(l.p) + ")"};
-  if ((l.schedule == "dualpipe" || l.schedule == "dualpipev") && m < 2 * l.p)
-    return {"schedule", l.schedule + " needs m >= 2p (m = " + std::to_string(m) + ", p = " + std::to_string(l.p) + ")"};
-  if (l.schedule == "dualpipe" && (l.p % 2 != 0 || m % 2 != 0))
-    return {"schedule", "dualpipe needs p and m even (p = " + std::to_string(l.p) + ", m = " + std::to_string(m) + ")"};
+  const Refusal m_refusal = check_m_rule(*row, l.p, m, v);
+  if (!m_refusal.reason.empty()) return m_refusal;
   if (std::int64_t{l.p} * v * m > kMaxSchedulePairs)
     return {"schedule", "p*v*m = " + std::to_string(std::int64_t{l.p} * v * m) + " pairs is over the limit"};
-  (void)pipes;
   if (m_out) *m_out = m;
   if (v_out) *v_out = v;
   return {};
@@ -109,7 +102,8 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   const MachineSpec& mc = pr.machine;
   const int gpn = pr.gpus_per_node > 0 ? pr.gpus_per_node : mc.gpus_per_node;
   const int t = l.t, p = l.p, d = l.d;
-  sp.pipes = pipes_of(l.schedule);
+  const ScheduleRow& row = schedule_row(l.schedule);
+  sp.pipes = row.pipes;
   const int S = p * sp.v;
   sp.stages_per_pipe = S;
 
@@ -213,7 +207,7 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   const double lp = layer_params(md) / t, ep = V * h / t + s * h / t;
   for (int c = 0; c < sp.pipes; ++c)
     for (int k = 0; k < S; ++k) {
-      const int r = rank_of_stage(l.schedule, p, S, c * S + k);
+      const int r = row.rank_of_stage(p, c * S + k);
       rank_params[r] += layers_of(md.layers, S, k) * lp;
       if (k == 0) rank_params[r] += ep;
       if (k == S - 1 && !(p == 1 && sp.v == 1 && sp.pipes == 1)) rank_params[r] += V * h / t;
@@ -253,12 +247,13 @@ struct RankWork {
 
 // The busiest rank's work in one step, from the stage times.
 RankWork busiest(const Layout& l, const StagePlan& sp) {
+  const ScheduleRow& row = schedule_row(l.schedule);
   std::vector<RankWork> w(l.p);
   const double mb = double(sp.m) / sp.pipes;
   const int S = sp.stages_per_pipe;
   for (int c = 0; c < sp.pipes; ++c)
     for (int k = 0; k < S; ++k) {
-      RankWork& x = w[rank_of_stage(l.schedule, l.p, S, c * S + k)];
+      RankWork& x = w[row.rank_of_stage(l.p, c * S + k)];
       x.busy += mb * (sp.f[k] + sp.b[k]);
       x.compute += mb * (sp.fc[k] + sp.bc[k]);
       x.backward += sp.b[k];
@@ -304,13 +299,10 @@ Screen screen(const Problem& pr, const Layout& l, const StagePlan& sp) {
   for (int k = 0; k < S; ++k) fmin = std::min(fmin, sp.f[k]), fsum += sp.f[k], bsum += sp.b[k], wsum += sp.w[k];
   const double F = fsum / S, B = bsum / S, W = wsum / S;
   const double tail = dp_exposed(pr.machine, sp, w) + sp.optimizer;
-  // Every schedule but DualPipe starts its last rank after p-1 chunk forwards and transfers.
-  const double fill = l.schedule == "dualpipe" ? 0.0 : (l.p - 1) * (fmin + sp.p2p);
+  const ScheduleRow& row = schedule_row(l.schedule);
+  const double fill = row.waits_for_fill ? (l.p - 1) * (fmin + sp.p2p) : 0.0;
   sc.step_lower_bound = w.busy + fill + tail;
-  double idle = (l.p - 1) * (F + B);
-  if (l.schedule == "zb-h1") idle = (l.p - 1) * (F + B - 2 * W);
-  if (l.schedule == "zb-h2" || l.schedule == "zbv") idle = (l.p - 1) * F;
-  if (l.schedule == "dualpipe" || l.schedule == "dualpipev") idle = (l.p - 1) * (F + B - 2 * W);
+  const double idle = row.screen_idle(l.p, F, B, W);
   sc.step_estimate = std::max(sc.step_lower_bound, w.busy + idle + 2 * (l.p - 1) * sp.p2p + tail);
   // A chunk in flight holds its forward stash or, after I, its weight stash: at least the smaller.
   double smin = sp.stash[0];

@@ -84,7 +84,7 @@ using analysis::recompute_name;
 struct Layout {
   int t = 1, p = 1, d = 1;
   int v = 0;  // chunks per rank; 0: the schedule's default
-  std::string schedule = "1f1b";
+  std::string schedule;  // a row of the schedule catalog (analysis/catalog.hpp)
   int micro_batch_size = 1;
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;
@@ -152,8 +152,9 @@ struct StagePlan {
 StagePlan stage_plan(const Problem& pr, const Layout& l);
 
 // Closed-form screening: a lower bound of the step time (the busiest rank's work plus the pipeline
-// fill every schedule but DualPipe has) and a lower bound of the memory (static + the formula peak
-// in-flight count times the smallest stash); exact where the formulas hold.
+// fill where the schedule's last rank waits for it, ScheduleRow::waits_for_fill), an estimate (adding
+// the row's screen_idle) and a lower bound of the memory (static + the formula peak in-flight count
+// times the smallest stash); exact where the formulas hold.
 struct Screen {
   double step_lower_bound = 0;
   double step_estimate = 0;

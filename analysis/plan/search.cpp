@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/text.hpp"
 
 namespace pipebench::analysis::plan {
@@ -78,8 +78,8 @@ SearchResult search(const Problem& pr, const SearchSpace& space) {
   std::vector<Candidate> cands;
   for (const auto& mp : maps)
     for (const auto& name : schedules) {
-      const ScheduleInfo& info = schedule_info(name);
-      std::vector<int> chunk_list = info.fixed_v ? std::vector<int>{info.default_v} : vs;
+      const ScheduleRow& row = schedule_row(name);
+      std::vector<int> chunk_list = row.fixed_v ? std::vector<int>{row.default_v} : vs;
       for (int v : chunk_list)
         for (int b : bs)
           for (Recompute rc : rcs)

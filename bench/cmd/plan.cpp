@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/plan/model.hpp"
 #include "analysis/plan/search.hpp"
 #include "analysis/text.hpp"
@@ -193,7 +193,7 @@ void run(const PlanSettings& f) {
     }
   }
   if (f.global_batch < 1) throw UsageError("--global-batch is required: the global batch in sequences");
-  for (const auto& s : f.schedules) analysis::schedule_info(s);  // unknown names fail here
+  for (const auto& s : f.schedules) analysis::schedule_row(s);  // unknown names fail here
   std::vector<plan::Recompute> rcs;
   for (const auto& r : f.recomputes) rcs.push_back(plan::parse_recompute(r));
   if (f.sp && f.no_sp) throw UsageError("--sequence-parallel and --no-sequence-parallel exclude each other");

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 #include "analysis/simulate.hpp"
 #include "analysis/text.hpp"
 #include "bench/results/comm_results.hpp"

@@ -6,7 +6,7 @@
 
 #include "analysis/csv.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
 #include "bench/parse.hpp"

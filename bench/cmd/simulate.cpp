@@ -8,8 +8,8 @@
 #include <memory>
 #include <sstream>
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/limits.hpp"
 #include "analysis/replay.hpp"
 #include "bench/commands.hpp"
@@ -215,7 +215,7 @@ void write_results(Sink& sink, const SimulateSettings& f, const Times& t, const 
 void run(const SimulateSettings& f) {
   const Format format = output_format(f.json, f.csv);
   const auto& names = f.schedules;
-  for (const auto& n : names) analysis::schedule_info(n);  // unknown names fail before any work
+  for (const auto& n : names) analysis::schedule_row(n);  // unknown names fail before any work
   const auto &ps = f.p, &ms = f.m, &vs = f.v;
   const int group = f.group;
   const Times t = parse_times(f.times);

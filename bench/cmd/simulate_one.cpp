@@ -62,7 +62,7 @@ void check_listed_actions(const analysis::Schedule& s, const std::string& output
 }
 
 void check_listed_actions(const analysis::ScheduleParams& q, const std::string& output) {
-  const int v = q.v > 0 ? q.v : analysis::schedule_info(q.name).default_v;
+  const int v = q.v > 0 ? q.v : analysis::schedule_row(q.name).default_v;
   analysis::check_listed_items(static_cast<std::int64_t>(q.p) * v * q.m,
                                output + " of " + q.name + " p=" + std::to_string(q.p) + " m=" + std::to_string(q.m) +
                                    " (at least p*v*m actions)",

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/catalog.hpp"
 #include "analysis/formulas.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/schedule.hpp"
 #include "analysis/simulate.hpp"
 #include "bench/parse.hpp"

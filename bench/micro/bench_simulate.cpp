@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 #include "analysis/simulate.hpp"
 #include "analysis/validate.hpp"
 

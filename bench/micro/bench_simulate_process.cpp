@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 
 extern char** environ;
 

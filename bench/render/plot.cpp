@@ -6,7 +6,7 @@
 #include <limits>
 #include <sstream>
 
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 #include "bench/render/legend.hpp"
 
 namespace pipebench::bench {

@@ -1,5 +1,6 @@
 #include "bench/run/device_check.hpp"
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
 
 namespace pipebench::bench {
@@ -37,10 +38,14 @@ std::string device_refusal(const kernels::DeviceInfo& dev, bool nccl_built, cons
       return "--mapping " + to_string(mp) + ": tensor- and data-parallel all-reduces of the transformer would "
              "hand device memory to MPI, which is not CUDA-aware here; use --backend nccl, or pipeline-only "
              "mappings 1xPx1 on a " + dev.space + " build (docs/gpu.md)";
-  for (const auto& name : rs.schedules)
-    if (name == "dualpipe")
-      return "--schedule dualpipe: the transformer's two model copies would exchange their gradients, device "
-             "memory, over MPI, which is not CUDA-aware here; use --backend nccl or dualpipev (docs/gpu.md)";
+  for (const auto& name : rs.schedules) {
+    const analysis::ScheduleRow* row = analysis::find_schedule(name);
+    if (!row || row->pipes == 1) continue;
+    const analysis::ScheduleRow* one = analysis::one_copy_form(*row);
+    return "--schedule " + name + ": the transformer's two model copies would exchange their gradients, device "
+           "memory, over MPI, which is not CUDA-aware here; use --backend nccl or " +
+           (one ? one->name : std::string("a schedule with one model copy")) + " (docs/gpu.md)";
+  }
   if (rs.model.tie_embeddings)
     return "--tie-embeddings: the tied copies would exchange their gradients, device memory, over MPI, which "
            "is not CUDA-aware here; use --backend nccl (docs/gpu.md)";

@@ -131,7 +131,7 @@ void Executor::sync_copies() {
     const int twin = st < per ? st + per : st - per;
     const std::size_t bytes = w_.grad_bytes(st);
     if (bytes == 0) continue;
-    // DualPipe needs an even p (analysis/gen_dualpipe.cpp), so a stage's twin is always on another rank.
+    // DualPipe needs an even p (its catalog row's m rule, analysis/catalog.cpp), so a stage's twin is always on another rank.
     const int peer = s_.stage_rank[twin], tag = base + s_.depth_of_stage(st);
     comm::Buffer& other = sum_recv_[-1 - st];
     if (other.bytes() != bytes) other = pp_.allocate(bytes);

@@ -6,9 +6,9 @@
 #include <set>
 #include <sstream>
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/validate.hpp"
 #include "topology/grid.hpp"
 
@@ -28,6 +28,13 @@ kernels::TransformerWorkloadConfig default_model() {
 const char* workload_name(WorkloadKind w) { return w == WorkloadKind::transformer ? "transformer" : "synthetic"; }
 
 namespace {
+
+// "dualpipev (one V-shaped copy)": what to run instead of a schedule with several model copies.
+std::string one_copy_name(const analysis::ScheduleRow& row) {
+  const analysis::ScheduleRow* one = analysis::one_copy_form(row);
+  if (!one) return "a schedule with one model copy";
+  return one->name + (one->layout == analysis::ChunkLayout::v ? " (one V-shaped copy)" : " (one copy)");
+}
 
 // What one stage of the transformer costs in memory (kernels/transformer_config.hpp), per stage.
 std::vector<kernels::StageMemory> stage_memories(const kernels::TransformerWorkloadConfig& m, const analysis::Schedule& s) {
@@ -202,7 +209,8 @@ Times check_settings(const RunSettings& rs, int world_size) {
 // One configuration, planned; UsageError without the configuration's name (the caller adds it).
 void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, int v) {
   topology::Grid grid(pl.mapping.t, pl.mapping.p, pl.mapping.d, 1, rs.order);  // checks the order string
-  pl.group = name == "interleaved" ? rs.group : 0;
+  const analysis::ScheduleRow& row = analysis::schedule_row(name);
+  pl.group = row.takes_group() ? rs.group : 0;
   pl.schedule = analysis::make_schedule({name, pl.mapping.p, m, v, pl.group});
   analysis::validate(pl.schedule);
   const analysis::Schedule& s = pl.schedule;
@@ -215,10 +223,10 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
   pl.model = rs.model;
   pl.model.tp_size = pl.mapping.t;
   if (rs.workload == WorkloadKind::transformer) kernels::validate_model(pl.model, s.stages_per_pipe());
-  // DualPipe runs two copies of the model, whose embedding and head copies this run does not tie.
-  if (pl.model.tie_embeddings && s.name == "dualpipe")
-    throw UsageError("--tie-embeddings with dualpipe: its two model copies hold four copies of the tied matrix, which "
-                     "pipebench does not keep equal; use dualpipev (one V-shaped copy) or another schedule");
+  // A schedule with two copies of the model (DualPipe) holds embedding and head copies this run does not tie.
+  if (pl.model.tie_embeddings && row.pipes > 1)
+    throw UsageError("--tie-embeddings with " + row.name + ": its two model copies hold four copies of the tied matrix, "
+                     "which pipebench does not keep equal; use " + one_copy_name(row) + " or another schedule");
   plan_memory(rs, pl);
   if (rs.workload == WorkloadKind::transformer) pl.optimizer_state_bytes = optimizer_state_formula(rs, pl);
   pl.config = config_of(rs, pl);
@@ -259,7 +267,7 @@ std::vector<Plan> plan_sweep(const RunSettings& rs, int world_size, std::vector<
             // Bounded before the schedule is generated: every rank holds every plan until the sweep ends.
             // Each factor is at most kMaxInteger (2^24), so the product needs more than 64 bits.
             const long double asked =
-                static_cast<long double>(mp.p) * m * (v ? v : analysis::schedule_info(name).default_v);
+                static_cast<long double>(mp.p) * m * (v ? v : analysis::schedule_row(name).default_v);
             if (pairs + asked > kMaxSweepPairs)
               throw UsageError("the sweep would plan " + std::to_string(static_cast<unsigned long long>(
                                                              std::min<long double>(pairs + asked, 1e19L))) +

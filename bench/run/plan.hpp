@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/catalog.hpp"
 #include "analysis/memory.hpp"
 #include "analysis/schedule.hpp"
 #include "bench/parse.hpp"
@@ -37,7 +38,7 @@ kernels::TransformerWorkloadConfig default_model();
 // Everything `pipebench run` was told: the sweep's lists and the settings every configuration shares.
 // Flags are parsed straight into these fields (bench/flags.hpp).
 struct RunSettings {
-  std::vector<std::string> schedules{"gpipe", "1f1b", "interleaved", "zb-h1", "zbv", "dualpipev"};
+  std::vector<std::string> schedules = analysis::run_sweep_schedules();  // the catalog rows in_run_sweep
   std::vector<int> microbatches{8, 16};
   std::vector<Mapping> mappings;  // empty: 1 x world x 1
   std::vector<int> vs{0};         // 0: the schedule's default

@@ -2,9 +2,9 @@
 
 #include <sstream>
 
+#include "analysis/catalog.hpp"
 #include "analysis/csv.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/validate.hpp"
 
 using namespace pipebench::analysis;

@@ -8,9 +8,9 @@
 #include <map>
 #include <string>
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
 #include "analysis/formulas.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/simulate.hpp"
 
 using namespace pipebench::analysis;
@@ -24,7 +24,7 @@ struct Times {
 
 // Whole-share times (docs/design.md "Vocabulary"). The first is F = I = W per chunk; the others break that equality
 // both ways, put W above F or I, and make an overlapped F&B pair cheaper than F + B (or even cheaper
-// than its longer half), so that every condition of analysis/formulas.cpp is met somewhere and
+// than its longer half), so that every condition of the schedules' figures (analysis/schedules/) is met somewhere and
 // missed somewhere.
 const Times kTimes[] = {
     {"F=1 B=2 W=1 (F=I=W)", 1, 2, 1, -1},
@@ -119,7 +119,7 @@ void compare(const Schedule& s, const ScheduleParams& sp, const Times& t, Checke
 TEST(FormulaGrid, EveryCatalogScheduleHasAFormulaEntry) {
   for (const auto& info : schedule_catalog())
     EXPECT_TRUE(has_formula(info.name)) << "schedule '" << info.name
-                                        << "' is in schedule_catalog() but has no entry in analysis/formulas.cpp";
+                                        << "' has a catalog row (analysis/catalog.cpp) without figures";
 }
 
 TEST(FormulaGrid, SimulationMatchesEveryFormulaWhereItHolds) {

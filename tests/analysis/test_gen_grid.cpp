@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/simulate.hpp"
 #include "analysis/validate.hpp"
 
@@ -40,7 +40,7 @@ const std::map<std::string, Allowed>& documented() {
 }  // namespace
 
 TEST(GenGrid, EveryScheduleValidatesOverTheGrid) {
-  for (const ScheduleInfo& info : schedule_catalog()) {
+  for (const ScheduleRow& info : schedule_catalog()) {
     SCOPED_TRACE(info.name);
     const auto rule = documented().find(info.name);  // checked by the test below
     std::vector<int> vs = {info.default_v};
@@ -78,7 +78,7 @@ TEST(GenGrid, EveryScheduleValidatesOverTheGrid) {
 }
 
 TEST(GenGrid, EveryRegisteredScheduleHasDocumentedConstraints) {
-  for (const ScheduleInfo& info : schedule_catalog())
+  for (const ScheduleRow& info : schedule_catalog())
     EXPECT_EQ(documented().count(info.name), 1u) << "schedule '" << info.name << "' has no line in documented()";
 }
 

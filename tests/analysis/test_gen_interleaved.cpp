@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/catalog.hpp"
 #include "analysis/csv.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/simulate.hpp"
 #include "analysis/validate.hpp"
 

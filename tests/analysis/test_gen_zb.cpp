@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/catalog.hpp"
 #include "analysis/csv.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/simulate.hpp"
 #include "analysis/validate.hpp"
 
@@ -124,8 +124,8 @@ TEST(GenZb, OneStagePerRankOnly) {
   EXPECT_THROW(make_schedule({"zb-h1", 4, 8, 2}), pipebench::UsageError);
   EXPECT_THROW(make_schedule({"zb-h2", 4, 8, 2}), pipebench::UsageError);
   EXPECT_THROW(make_schedule({"zb-h2", 4, 8, 1, 4}), pipebench::UsageError);  // no group
-  EXPECT_TRUE(schedule_info("zb-h1").split_backward);
-  EXPECT_TRUE(schedule_info("zb-h2").fixed_v);
+  EXPECT_TRUE(schedule_row("zb-h1").split_backward);
+  EXPECT_TRUE(schedule_row("zb-h2").fixed_v);
 }
 
 TEST(GenZb, CsvRoundTrip) {

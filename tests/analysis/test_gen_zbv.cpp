@@ -5,9 +5,9 @@
 #include <sstream>
 #include <string>
 
+#include "analysis/catalog.hpp"
 #include "analysis/csv.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/simulate.hpp"
 #include "analysis/validate.hpp"
 
@@ -42,7 +42,7 @@ TEST(GenZbv, VLayoutWithTwoChunks) {
   EXPECT_EQ(s.stage_rank, (std::vector<int>{0, 1, 2, 3, 3, 2, 1, 0}));
   EXPECT_EQ(s.v(), 2);
   EXPECT_EQ(s.pipes, 1);
-  EXPECT_TRUE(schedule_info("zbv").split_backward);
+  EXPECT_TRUE(schedule_row("zbv").split_backward);
   EXPECT_EQ(make_schedule({"zbv", 4, 8, 2}).actions, s.actions);  // v = 2 may be given explicitly
 }
 

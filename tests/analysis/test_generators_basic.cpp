@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 
 using namespace pipebench::analysis;
 

@@ -10,9 +10,9 @@
 #include <sstream>
 #include <string>
 
+#include "analysis/catalog.hpp"
 #include "analysis/csv.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/limits.hpp"
 
 using namespace pipebench::analysis;

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 #include "analysis/memory.hpp"
 #include "analysis/simulate.hpp"
 

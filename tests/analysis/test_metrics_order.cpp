@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 #include "analysis/metrics.hpp"
 #include "analysis/simulate.hpp"
 

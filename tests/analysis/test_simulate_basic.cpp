@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/simulate.hpp"
 
 using namespace pipebench::analysis;

@@ -3,8 +3,8 @@
 
 #include <sstream>
 
+#include "analysis/catalog.hpp"
 #include "analysis/csv.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/validate.hpp"
 
 using namespace pipebench::analysis;

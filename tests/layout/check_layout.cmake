@@ -8,6 +8,7 @@
 cmake_policy(SET CMP0007 NEW)
 set(allowed_analysis "analysis/")
 set(allowed_analysis_plan "analysis/")
+set(allowed_analysis_schedules "analysis/")
 set(allowed_topology "analysis/|topology/")
 set(allowed_comm "analysis/|topology/|comm/")
 set(allowed_kernels "analysis/|topology/|comm/|kernels/")
@@ -20,6 +21,7 @@ set(allowed_bench_cmd "analysis/|topology/|comm/|kernels/|bench/")
 set(allowed_bench_micro "analysis/|topology/|comm/|kernels/|bench/")
 set(forbidden_analysis "<mpi.h>|<hdf5.h>|<Kokkos|<KokkosBlas|<nccl.h>|<cuda")
 set(forbidden_analysis_plan "${forbidden_analysis}")
+set(forbidden_analysis_schedules "${forbidden_analysis}")
 
 file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/analysis/*.[ch]pp ${SOURCE_DIR}/topology/*.[ch]pp
      ${SOURCE_DIR}/comm/*.[ch]pp ${SOURCE_DIR}/kernels/*.[ch]pp ${SOURCE_DIR}/bench/*.[ch]pp)

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 #include "bench/run/executor.hpp"
 #include "comm/factory.hpp"
 #include "kernels/optimizer.hpp"

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <map>
 
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 #include "bench/results/store.hpp"
 #include "bench/run/configuration.hpp"
 #include "bench/run/job.hpp"

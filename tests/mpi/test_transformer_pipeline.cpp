@@ -13,7 +13,7 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 #include "bench/run/executor.hpp"
 #include "comm/factory.hpp"
 #include "kernels/transformer_stage.hpp"

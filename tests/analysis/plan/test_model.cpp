@@ -3,8 +3,8 @@
 
 #include <cmath>
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
-#include "analysis/generators.hpp"
 #include "analysis/plan/model.hpp"
 #include "analysis/plan/search.hpp"
 #include "analysis/plan/validation.hpp"

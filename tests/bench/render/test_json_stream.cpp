@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 #include "analysis/simulate.hpp"
 #include "bench/render/json.hpp"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/generators.hpp"
+#include "analysis/catalog.hpp"
 #include "analysis/simulate.hpp"
 #include "bench/render/legend.hpp"
 #include "bench/render/svg.hpp"

@@ -13,14 +13,16 @@
 // where (F;B) is an overlapped pair, W takes the oldest I still without its W (the reference's FIFO
 // WeightGradStore), and on the rank with h = P-1 the first (F0;B1) runs as F0 then B1 (the reference
 // does not overlap them, to shorten the bubble).
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <utility>
 
-#include "analysis/error.hpp"
-#include "analysis/generators_impl.hpp"
+#include "analysis/schedules/claims.hpp"
+#include "analysis/schedules/families.hpp"
+#include "analysis/text.hpp"
 
-namespace pipebench::analysis::detail {
+namespace pipebench::analysis::schedules {
 
 namespace {
 
@@ -89,46 +91,80 @@ void dual_program(DualRank& k, int P, int h, int M) {
   for (int j = 0; j <= h; ++j) k.w();
 }
 
-void require_m_at_least_2p(const char* name, int p, int m, const char* who) {
-  if (m < 2 * p)
-    throw UsageError("schedule '" + std::string(name) + "' needs m >= 2p = " + std::to_string(2 * p) +
-                     " micro-batches, as " + who + " requires; got m = " + std::to_string(m));
-}
-
 }  // namespace
 
-Schedule dualpipev(const ScheduleParams& q) {
-  require_m_at_least_2p("dualpipev", q.p, q.m, "DeepSeek's DualPipeV (and torch ScheduleDualPipeV)");
-  Schedule s = v_layout("dualpipev", q.p, q.m);
+void dualpipev(const ScheduleParams& q, Schedule& s) {
   for (int r = 0; r < q.p; ++r) {
     DualRank k(s.actions[r], {r, 0}, {2 * q.p - 1 - r, 0});
     dual_program(k, q.p, r, q.m);
   }
-  return s;
 }
 
 // Copy 0 (stages 0..p-1, stage j on rank j) carries micro-batches 0..m/2-1, entering at rank 0; copy 1
 // (stages p..2p-1, stage p+j on rank p-1-j) carries m/2..m-1, entering at rank p-1. A rank in the first half
 // meets copy 0 early, one in the second half copy 1.
-Schedule dualpipe(const ScheduleParams& q) {
-  const int p = q.p, m = q.m;
-  if (p % 2 != 0)
-    throw UsageError("schedule 'dualpipe' needs an even p (ranks pair up from both ends); got p = " +
-                     std::to_string(p));
-  if (m % 2 != 0)
-    throw UsageError("schedule 'dualpipe' needs an even m (half the micro-batches run in each direction); got m = " +
-                     std::to_string(m));
-  require_m_at_least_2p("dualpipe", p, m, "DeepSeek's DualPipe");
-  Schedule s = v_layout("dualpipe", p, m);
-  s.pipes = 2;
-  const int half = m / 2;
+void dualpipe(const ScheduleParams& q, Schedule& s) {
+  const int p = q.p, half = q.m / 2;
   for (int r = 0; r < p; ++r) {
     const Phase copy0{r, 0}, copy1{2 * p - 1 - r, half};
     const bool second_half = r >= p / 2;
     DualRank k(s.actions[r], second_half ? copy1 : copy0, second_half ? copy0 : copy1);
     dual_program(k, p / 2, second_half ? p - 1 - r : r, half);
   }
-  return s;
 }
 
-}  // namespace pipebench::analysis::detail
+namespace {
+
+// DualPipeV and DualPipe: a V of P ranks (DualPipe: each half of the ranks) with M micro-batches per
+// direction. The literature states the largest idle of any rank; it holds for W <= I <= F with an
+// overlapped pair no faster than its longer half, as (P-1)(F&B + F - 2W), which is docs/formulas.md's
+// (P-1)(F&B + B - 3W) when I = F (docs/metrics.md). Rank r runs 2M - 3P + h + 1 overlapped pairs
+// (h its position in the V, one fewer at the V's tip), each saving F + B - F&B of busy time, so the
+// makespan follows from the least busy rank.
+void dual_figures(AnalyticFigures& a, const Ctx& c, int P, int M, const std::function<int(int)>& h_of,
+                  const char* pname) {
+  const std::string P_ = pname;
+  const std::string cond = std::string(kUniform) + ", m >= 2p, W <= I <= F, max(F,B) <= F&B <= F+B";
+  std::string why = c.time_reason;
+  if (why.empty()) why = needs_m(c, 2 * c.p, "m >= 2p");
+  if (why.empty() && !(le(c.W, c.I) && le(c.I, c.F)))
+    why = "needs W <= I <= F per chunk (" + c.chunk_times() + ")";
+  if (why.empty() && !(le(std::max(c.F, c.B), c.FB) && le(c.FB, c.F + c.B)))
+    why = "needs max(F,B) <= F&B <= F+B per chunk (F&B=" + num(c.FB) + ", F=" + num(c.F) + ", B=" + num(c.B) + ")";
+  const double idle = (P - 1) * (c.FB + c.F - 2 * c.W);
+  a.idle_measure = IdleMeasure::MaxIdle;
+  a.idle = claim<double>(idle, same(c.I, c.F) ? "(" + P_ + "-1)(F&B+B-3W)" : "(" + P_ + "-1)(F&B+F-2W)", cond, why);
+  double min_busy = c.busy, total_busy = 0;
+  for (int r = 0; r < c.p; ++r) {
+    const int h = h_of(r);
+    const int pairs = 2 * M - 3 * P + h + 1 - (h == P - 1 ? 1 : 0);
+    const double busy = c.busy - pairs * (c.F + c.B - c.FB);
+    min_busy = std::min(min_busy, busy);
+    total_busy += busy;
+  }
+  const double T = min_busy + idle;
+  a.makespan = claim<double>(T, "least busy rank + max idle", cond, why);
+  a.bubble_fraction = claim<double>(1 - total_busy / (c.p * T), "1 - sum(busy) / (p T)", cond, why);
+}
+
+}  // namespace
+
+AnalyticFigures dualpipev_figures(const FormulaParams& q) {
+  const Ctx c(q);
+  AnalyticFigures a;
+  a.source = "DualPipeV (DeepSeek 2024, deepseek-ai/DualPipe), torch ScheduleDualPipeV";
+  dual_figures(a, c, c.p, c.m, [](int r) { return r; }, "p");
+  a.peak_inflight = claim<std::vector<int>>(per_rank(c.p, [&](int) { return 2 * c.p + 1; }), "2p+1", "m >= 2p");
+  return a;
+}
+
+AnalyticFigures dualpipe_figures(const FormulaParams& q) {
+  const Ctx c(q);
+  AnalyticFigures a;
+  a.source = "DualPipe (DeepSeek-V3 report 2024, deepseek-ai/DualPipe)";
+  dual_figures(a, c, c.p / 2, c.m / 2, [&c](int r) { return std::min(r, c.p - 1 - r); }, "p/2");
+  a.peak_inflight = claim<std::vector<int>>(per_rank(c.p, [&](int) { return c.p + 1; }), "p+1", "m >= 2p");
+  return a;
+}
+
+}  // namespace pipebench::analysis::schedules

@@ -19,9 +19,10 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "analysis/generators_impl.hpp"
+#include "analysis/schedules/claims.hpp"
+#include "analysis/schedules/families.hpp"
 
-namespace pipebench::analysis::detail {
+namespace pipebench::analysis::schedules {
 
 namespace {
 
@@ -62,10 +63,9 @@ class ZbvRank {
 
 }  // namespace
 
-Schedule zbv(const ScheduleParams& q) {
+void zbv(const ScheduleParams& q, Schedule& s) {
   const std::int64_t p = q.p;
   const std::int64_t n = std::max<std::int64_t>(2 * p - 1, q.m);
-  Schedule s = v_layout("zbv", q.p, q.m);
   for (int r = 0; r < q.p; ++r) {
     s.actions[r].reserve(static_cast<std::size_t>(6) * q.m);  // F, I and W of m micro-batches on two stages
     ZbvRank k(s.actions[r], q.m, r, static_cast<int>(2 * p - 1 - r));
@@ -80,7 +80,28 @@ Schedule zbv(const ScheduleParams& q) {
     k.repeat(k.count(I1) - k.count(W1), {W1});
     k.repeat(k.count(I0) - k.count(W0), {W0});
   }
-  return s;
 }
 
-}  // namespace pipebench::analysis::detail
+AnalyticFigures zbv_figures(const FormulaParams& q) {
+  const Ctx c(q);
+  AnalyticFigures a;
+  a.source = "ZB-V (Qi et al. 2024, Pipeline Parallelism with Controllable Memory), torch ScheduleZBVZeroBubble";
+  const std::string cond = std::string(kUniform) + ", m >= 2p-1, F = I = W per chunk";
+  std::string why = c.time_reason;
+  if (why.empty()) why = needs_m(c, 2 * c.p - 1, "m >= 2p-1");
+  if (why.empty() && (!same(c.F, c.I) || !same(c.I, c.W))) why = "needs F = I = W per chunk (" + c.chunk_times() + ")";
+  a.idle_measure = IdleMeasure::SpanBubble;
+  a.idle = claim<double>(0.0, "0", cond, why);
+  // Rank r starts after r chunk forwards and then works without a gap, so every rank idles (p-1)F.
+  const double T = c.busy + (c.p - 1) * c.F;
+  a.makespan = claim<double>(T, "m(tf+tb) + (p-1)F", cond, why);
+  a.bubble_fraction = claim<double>((c.p - 1) * c.F / T, "(p-1)F / T", cond, why);
+  // The chunk-0 forwards of the warm-up plus the chunk-1 forwards before the first W: 2p when
+  // m >= 2p-1.
+  a.peak_inflight = claim<std::vector<int>>(
+      per_rank(c.p, [&](int r) { return std::min(c.m, 2 * c.p - 1 - r) + std::min(c.m, r + 1); }),
+      "min(m, 2p-1-r) + min(m, r+1)", "always");
+  return a;
+}
+
+}  // namespace pipebench::analysis::schedules
