@@ -12,6 +12,7 @@
 #include "analysis/simulate.hpp"
 #include "analysis/validate.hpp"
 #include "bench/run/configuration.hpp"
+#include "bench/run/job.hpp"
 
 using namespace pipebench;
 using namespace pipebench::bench;
