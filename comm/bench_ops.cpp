@@ -135,7 +135,8 @@ constexpr bool same_name(const char* a, const char* b) {
 constexpr bool row_is_whole(const OpRow& o) {
   const bool collective = o.run == Run::collective;
   const Table table = o.run == Run::ping_pong ? Table::osu_latency : o.run == Run::window ? Table::osu_bandwidth : Table::nccl_tests;
-  return o.name && o.factor && o.backends != 0 && o.table == table && collective == (o.post && o.expect) &&
+  return o.name && o.factor && o.backends != 0 && o.table == table && collective == (o.post != nullptr) &&
+         collective == (o.expect != nullptr) &&
          (collective || !(o.in_place || o.root || o.reduces || o.blocked)) &&
          (o.blocked || (o.send == Part::whole && o.recv == Part::whole)) && (o.window > 0) == (o.run == Run::window) &&
          (o.directions == 1 || (o.directions == 2 && o.run == Run::window));
