@@ -20,7 +20,13 @@ double seconds_since(clock::time_point t0) { return std::chrono::duration<double
 }  // namespace
 
 Harness::Harness(Communicator& group, Communicator& world, const Spec& spec, bool takes_part, std::uint64_t max_bytes)
-    : group_(group), world_(world), spec_(spec), takes_part_(takes_part), me_(group.rank()), n_(group.size()) {
+    : group_(group),
+      world_(world),
+      spec_(spec),
+      row_(op_row(spec.op)),
+      takes_part_(takes_part),
+      me_(group.rank()),
+      n_(group.size()) {
   if (auto* mpi = dynamic_cast<MpiCommunicator*>(&group_); mpi && spec_.blocking) mpi->set_blocking_collectives(true);
   if (!takes_part_) return;
   const std::size_t es = dtype_size(spec_.dtype);
@@ -43,22 +49,7 @@ int Harness::partner() const {
 }
 
 Request Harness::post_collective(const Shape& s, bool ip) {
-  void* snd = send_.data();
-  void* rcv = recv_.data();
-  const std::size_t es = dtype_size(spec_.dtype);
-  const DType t = spec_.dtype;
-  switch (spec_.op) {
-    case BenchOp::all_reduce: return group_.iallreduce(ip ? rcv : snd, rcv, s.count, t, spec_.redop);
-    case BenchOp::all_gather:
-      return group_.iallgather(ip ? static_cast<char*>(rcv) + static_cast<std::size_t>(me_) * s.block * es : snd, rcv,
-                               s.block * es);
-    case BenchOp::reduce_scatter: return group_.ireduce_scatter(ip ? rcv : snd, rcv, s.block, t, spec_.redop);
-    case BenchOp::broadcast: return group_.ibroadcast(ip ? rcv : snd, rcv, s.count, t, spec_.root);
-    case BenchOp::reduce: return group_.ireduce(ip ? rcv : snd, rcv, s.count, t, spec_.redop, spec_.root);
-    case BenchOp::alltoall: return group_.ialltoall(snd, rcv, s.block, t);
-    default: break;
-  }
-  throw Error(std::string("operation ") + bench_op_name(spec_.op) + " is not a collective");
+  return row_.post({group_, send_.data(), recv_.data(), s, ip, spec_.dtype, spec_.redop, spec_.root});
 }
 
 // sendrecv: to the right neighbour, from the left one (a ring, as nccl-tests'). pp-pairs: to and from
@@ -82,7 +73,7 @@ double Harness::time_collective(const Shape& s, bool ip) {
   const bool batch = std::string(group_.backend()) == "nccl";  // a stream runs them in turn: post all, wait once
   std::vector<Request> rs;
   auto once = [&] {
-    if (spec_.op == BenchOp::sendrecv) {
+    if (row_.run == Run::ring) {
       exchange(bytes, rs);
     } else {
       rs.push_back(post_collective(s, ip));
@@ -123,87 +114,42 @@ std::int64_t Harness::count_wrong(const void* dev, std::uint64_t offset, const s
 }
 
 std::int64_t Harness::check_collective(const Shape& s, bool ip) {
-  const auto pat = [](int r, std::uint64_t from, std::uint64_t n) {
-    std::vector<double> v(n);
-    for (std::uint64_t i = 0; i < n; ++i) v[i] = pattern(r, from + i);
-    return v;
-  };
-  const int root = spec_.root;
-  std::vector<double> expected;
-  std::uint64_t at = 0;  // where in recv the expected values start
-  const std::uint64_t c = s.count, b = s.block;
-  std::vector<double> none;
-  fill(recv_.data(), c, none);  // -1 everywhere: nothing stale passes
-  switch (spec_.op) {
-    case BenchOp::all_reduce:
-    case BenchOp::reduce:
-    case BenchOp::broadcast:
-      fill(ip ? recv_.data() : send_.data(), c, pat(me_, 0, c));
-      if (spec_.op == BenchOp::broadcast) {
-        expected = pat(root, 0, c);
-      } else if (spec_.op == BenchOp::all_reduce || me_ == root) {
-        expected.resize(c);
-        for (std::uint64_t i = 0; i < c; ++i) expected[i] = reduce_pattern(spec_.redop, n_, i);
-      }
-      break;
-    case BenchOp::all_gather: {
-      std::vector<double> mine = pat(me_, 0, b);
-      if (ip) {
-        std::vector<double> whole(c, -1);
-        std::copy(mine.begin(), mine.end(), whole.begin() + static_cast<std::ptrdiff_t>(static_cast<std::uint64_t>(me_) * b));
-        fill(recv_.data(), c, whole);
-      } else {
-        fill(send_.data(), b, mine);
-      }
-      for (int j = 0; j < n_; ++j) {
-        const auto blk = pat(j, 0, b);
-        expected.insert(expected.end(), blk.begin(), blk.end());
-      }
-      break;
-    }
-    case BenchOp::reduce_scatter:
-      fill(ip ? recv_.data() : send_.data(), c, pat(me_, 0, c));
-      expected.resize(b);
-      for (std::uint64_t i = 0; i < b; ++i) expected[i] = reduce_pattern(spec_.redop, n_, static_cast<std::uint64_t>(me_) * b + i);
-      // In place, MPI leaves the block in front (MPI_IN_PLACE); NCCL at the member's own offset.
-      if (ip && std::string(group_.backend()) == "nccl") at = static_cast<std::uint64_t>(me_) * b;
-      break;
-    case BenchOp::alltoall:
-      fill(send_.data(), c, pat(me_, 0, c));
-      for (int j = 0; j < n_; ++j) {
-        const auto blk = pat(j, static_cast<std::uint64_t>(me_) * b, b);
-        expected.insert(expected.end(), blk.begin(), blk.end());
-      }
-      break;
-    case BenchOp::sendrecv: {
-      fill(send_.data(), c, pat(me_, 0, c));
-      std::int64_t wrong = 0;
-      if (spec_.group == GroupChoice::pp_pairs) fill(recv2_.data(), c, none);
-      std::vector<Request> rs;
-      exchange(s.bytes, rs);
-      group_.wait_all(rs);
-      if (spec_.group == GroupChoice::pp_pairs) {
-        if (me_ > 0) wrong += count_wrong(recv_.data(), 0, pat(me_ - 1, 0, c));
-        if (me_ + 1 < n_) wrong += count_wrong(recv2_.data(), 0, pat(me_ + 1, 0, c));
-      } else {
-        wrong += count_wrong(recv_.data(), 0, pat((me_ + n_ - 1) % n_, 0, c));
-      }
-      return wrong;
-    }
-    default: return 0;
-  }
+  fill(recv_.data(), s.count, {});  // -1 everywhere: nothing stale passes
+  Expectation e = row_.expect({group_, send_.data(), recv_.data(), s, ip, spec_.dtype, spec_.redop, spec_.root});
+  fill(ip ? recv_.data() : send_.data(), e.input.size(), e.input);
   Request r = post_collective(s, ip);
   group_.wait(r);
   // Test-only: PIPEBENCH_TEST_COMM_WRONG=1 makes member 0 expect one value that no backend gives, so
   // the tests see a wrong element counted, printed and turned into exit code 1 (tests/cli/comm.cmake).
-  if (const char* t = std::getenv("PIPEBENCH_TEST_COMM_WRONG"); t && std::string(t) == "1" && me_ == 0 && !expected.empty())
-    expected[0] = 1000;
-  return expected.empty() ? 0 : count_wrong(recv_.data(), at, expected);
+  if (const char* t = std::getenv("PIPEBENCH_TEST_COMM_WRONG"); t && std::string(t) == "1" && me_ == 0 && !e.expected.empty())
+    e.expected[0] = 1000;
+  return e.expected.empty() ? 0 : count_wrong(recv_.data(), e.at, e.expected);
 }
 
-// OSU: latency = half a round trip of a ping-pong; bw and bibw: windows of kWindow messages, then a
-// 4-byte acknowledgement (bw) or the window of the other direction (bibw). Returns the time of one
-// message: for latency the one-way time, for bw and bibw the window's time / kWindow.
+// Each member's pattern from its neighbour(s): the left one on the ring, both under pp-pairs.
+std::int64_t Harness::check_exchange(const Shape& s) {
+  const auto pat = [&s](int r) {
+    std::vector<double> v(s.count);
+    for (std::uint64_t i = 0; i < s.count; ++i) v[i] = pattern(r, i);
+    return v;
+  };
+  fill(recv_.data(), s.count, {});
+  fill(send_.data(), s.count, pat(me_));
+  const bool pairs = spec_.group == GroupChoice::pp_pairs;
+  if (pairs) fill(recv2_.data(), s.count, {});
+  std::vector<Request> rs;
+  exchange(s.bytes, rs);
+  group_.wait_all(rs);
+  if (!pairs) return count_wrong(recv_.data(), 0, pat((me_ + n_ - 1) % n_));
+  std::int64_t wrong = 0;
+  if (me_ > 0) wrong += count_wrong(recv_.data(), 0, pat(me_ - 1));
+  if (me_ + 1 < n_) wrong += count_wrong(recv2_.data(), 0, pat(me_ + 1));
+  return wrong;
+}
+
+// OSU: latency (Run::ping_pong) = half a round trip of a ping-pong; bw and bibw (Run::window): windows
+// of the row's `window` messages, then a 4-byte acknowledgement (one direction) or the window of the
+// other direction. Returns the time of one message: the one-way time, or the window's time / window.
 double Harness::time_p2p(std::size_t bytes) {
   const int peer = partner();
   const bool first = me_ < peer;
@@ -212,13 +158,14 @@ double Harness::time_p2p(std::size_t bytes) {
   // A ping-pong alternates strictly: with blocking MPI (spec.blocking) it is MPI_Send/MPI_Recv, as
   // osu_latency's; the windows of bw and bibw stay non-blocking, as osu_bw's.
   auto* mpi = dynamic_cast<MpiCommunicator*>(&group_);
-  const bool blocking_p2p = mpi && spec_.blocking && spec_.op == BenchOp::latency;
+  const bool ping_pong = row_.run == Run::ping_pong;
+  const bool blocking_p2p = mpi && spec_.blocking && ping_pong;
   if (blocking_p2p) mpi->set_blocking_point_to_point(true);
   clock::time_point t0 = clock::now();
   for (int i = 0; i < rounds; ++i) {
     if (i == spec_.warmup) t0 = clock::now();
     beat();
-    if (spec_.op == BenchOp::latency) {
+    if (ping_pong) {
       if (first) {
         Request s = group_.isend(send_.data(), bytes, peer, kDataTag);
         group_.wait(s);
@@ -232,24 +179,26 @@ double Harness::time_p2p(std::size_t bytes) {
       }
       continue;
     }
-    const bool sends = spec_.op == BenchOp::bibw || first;
-    const bool receives = spec_.op == BenchOp::bibw || !first;
+    // Two ways, each window closes the other's; one way (osu_bw), an acknowledgement closes it.
+    const bool both = row_.directions == 2;
+    const bool sends = both || first;
+    const bool receives = both || !first;
     group_.group_start();
-    for (int k = 0; k < kWindow; ++k) {
+    for (int k = 0; k < row_.window; ++k) {
       if (receives) rs.push_back(group_.irecv(recv_.data(), bytes, peer, kDataTag));
       if (sends) rs.push_back(group_.isend(send_.data(), bytes, peer, kDataTag));
     }
     group_.group_end();
     group_.wait_all(rs);
     rs.clear();
-    if (spec_.op == BenchOp::bw) {
+    if (!both) {
       Request a = first ? group_.irecv(ack_.data(), 4, peer, kAckTag) : group_.isend(ack_.data(), 4, peer, kAckTag);
       group_.wait(a);
     }
   }
   const double elapsed = seconds_since(t0);
   if (blocking_p2p) mpi->set_blocking_point_to_point(false);
-  return spec_.op == BenchOp::latency ? elapsed / (2.0 * spec_.iters) : elapsed / (static_cast<double>(spec_.iters) * kWindow);
+  return ping_pong ? elapsed / (2.0 * spec_.iters) : elapsed / (static_cast<double>(spec_.iters) * row_.window);
 }
 
 std::int64_t Harness::check_p2p(std::size_t bytes) {
@@ -274,14 +223,14 @@ Sample Harness::run(std::uint64_t requested_bytes) {
   world_.barrier();
   if (!takes_part_) return out;
   const Shape s = shape_of(spec_.op, requested_bytes, dtype_size(spec_.dtype), n_);
-  if (is_p2p(spec_.op)) {
+  if (pairs_members(row_)) {
     if (partner() < 0) return out;
     if (spec_.check) out.wrong[0] = check_p2p(s.bytes);
     out.time_s[0] = time_p2p(s.bytes);
     return out;
   }
-  for (int v = 0; v < (has_in_place(spec_.op) ? 2 : 1); ++v) {
-    if (spec_.check) out.wrong[v] = check_collective(s, v == 1);
+  for (int v = 0; v < (row_.in_place ? 2 : 1); ++v) {
+    if (spec_.check) out.wrong[v] = row_.run == Run::ring ? check_exchange(s) : check_collective(s, v == 1);
     out.time_s[v] = time_collective(s, v == 1);
   }
   return out;

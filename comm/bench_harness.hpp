@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "comm/bench_model.hpp"
+#include "comm/bench_ops.hpp"
 #include "comm/communicator.hpp"
 
 namespace pipebench::comm::bench {
@@ -29,9 +30,6 @@ struct Spec {
   // --timeout knows a blocking call hangs.
   std::atomic<std::uint64_t>* progress = nullptr;
 };
-
-// OSU's window of non-blocking sends of bw and bibw (osu_bw's default window size).
-inline constexpr int kWindow = 64;
 
 // One rank's figures for one size: per variant (0 out of place, 1 in place) the time of one operation
 // in seconds (< 0: not measured on this rank) and the wrong elements it saw.
@@ -58,9 +56,10 @@ class Harness {
 
  private:
   Request post_collective(const Shape& s, bool in_place);
-  double time_collective(const Shape& s, bool in_place);
+  double time_collective(const Shape& s, bool in_place);  // and sendrecv's ring
   std::int64_t check_collective(const Shape& s, bool in_place);
   void exchange(std::size_t bytes, std::vector<Request>& out);  // sendrecv / pp-pairs, one round
+  std::int64_t check_exchange(const Shape& s);
   double time_p2p(std::size_t bytes);
   std::int64_t check_p2p(std::size_t bytes);
   void beat() {
@@ -72,6 +71,7 @@ class Harness {
   Communicator& group_;
   Communicator& world_;
   Spec spec_;
+  const OpRow& row_;
   bool takes_part_;
   int me_, n_;
   Buffer send_, recv_, recv2_, ack_;

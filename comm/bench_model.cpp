@@ -8,38 +8,6 @@
 
 namespace pipebench::comm::bench {
 
-const char* bench_op_name(BenchOp op) {
-  switch (op) {
-    case BenchOp::all_reduce: return "all_reduce";
-    case BenchOp::all_gather: return "all_gather";
-    case BenchOp::reduce_scatter: return "reduce_scatter";
-    case BenchOp::broadcast: return "broadcast";
-    case BenchOp::reduce: return "reduce";
-    case BenchOp::alltoall: return "alltoall";
-    case BenchOp::sendrecv: return "sendrecv";
-    case BenchOp::latency: return "latency";
-    case BenchOp::bw: return "bw";
-    case BenchOp::bibw: return "bibw";
-  }
-  return "?";
-}
-
-BenchOp parse_bench_op(const std::string& text) {
-  std::string allowed;
-  for (BenchOp op : kBenchOps) {
-    if (text == bench_op_name(op)) return op;
-    allowed += (allowed.empty() ? "" : ", ") + std::string(bench_op_name(op));
-  }
-  throw UsageError("operation '" + text + "' is not allowed: expected one of " + allowed);
-}
-
-bool is_p2p(BenchOp op) { return op == BenchOp::latency || op == BenchOp::bw || op == BenchOp::bibw; }
-bool reduces(BenchOp op) {
-  return op == BenchOp::all_reduce || op == BenchOp::reduce_scatter || op == BenchOp::reduce;
-}
-bool has_root(BenchOp op) { return op == BenchOp::broadcast || op == BenchOp::reduce; }
-bool has_in_place(BenchOp op) { return !is_p2p(op) && op != BenchOp::alltoall && op != BenchOp::sendrecv; }
-
 const char* group_choice_name(GroupChoice g) {
   switch (g) {
     case GroupChoice::world: return "world";
@@ -55,18 +23,6 @@ GroupChoice parse_group_choice(const std::string& text) {
   for (GroupChoice g : {GroupChoice::world, GroupChoice::tp, GroupChoice::pp, GroupChoice::dp, GroupChoice::pp_pairs})
     if (text == group_choice_name(g)) return g;
   throw UsageError("--group '" + text + "' is not allowed: expected one of world, tp, pp, dp, pp-pairs");
-}
-
-double bus_factor(BenchOp op, int n) {
-  if (n < 1) return 0;
-  const double nn = n;
-  switch (op) {
-    case BenchOp::all_reduce: return 2 * (nn - 1) / nn;
-    case BenchOp::all_gather:
-    case BenchOp::reduce_scatter:
-    case BenchOp::alltoall: return (nn - 1) / nn;
-    default: return 1;
-  }
 }
 
 void check_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor, std::uint64_t increment) {
@@ -98,22 +54,6 @@ std::vector<std::uint64_t> size_list(std::uint64_t min_bytes, std::uint64_t max_
     s = next;
   }
   return out;
-}
-
-Shape shape_of(BenchOp op, std::uint64_t requested_bytes, std::size_t elem_size, int n) {
-  Shape s;
-  const bool blocked = op == BenchOp::all_gather || op == BenchOp::reduce_scatter || op == BenchOp::alltoall;
-  const std::uint64_t unit = elem_size * static_cast<std::uint64_t>(blocked ? n : 1);
-  const std::uint64_t units = std::max<std::uint64_t>(requested_bytes / unit, 1);
-  s.bytes = units * unit;
-  s.count = s.bytes / elem_size;
-  s.block = blocked ? s.count / static_cast<std::uint64_t>(n) : s.count;
-  switch (op) {
-    case BenchOp::all_gather: s.send_elems = s.block, s.recv_elems = s.count; break;
-    case BenchOp::reduce_scatter: s.send_elems = s.count, s.recv_elems = s.block; break;
-    default: s.send_elems = s.recv_elems = s.count; break;
-  }
-  return s;
 }
 
 Fit fit_alpha_beta(const std::vector<std::uint64_t>& bytes, const std::vector<double>& seconds) {

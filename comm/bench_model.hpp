@@ -1,7 +1,7 @@
 #pragma once
-// The arithmetic of `pipebench comm` (docs/comm-bench.md), free of MPI so that it is tested alone: the
-// operations and their names, nccl-tests' size sweep and bus-bandwidth factors, the buffer shapes of
-// each operation, the reduction of per-rank times to a row, and the latency-bandwidth fit.
+// The arithmetic of `pipebench comm` (docs/comm-bench.md), free of MPI so that it is tested alone:
+// nccl-tests' size sweep, the reduction of per-rank times to a row, the latency-bandwidth fit and the
+// check values. The operations and their facts are the rows of comm/bench_ops.hpp.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -11,34 +11,11 @@
 
 namespace pipebench::comm::bench {
 
-enum class BenchOp { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, latency, bw, bibw };
-inline constexpr BenchOp kBenchOps[] = {BenchOp::all_reduce, BenchOp::all_gather, BenchOp::reduce_scatter,
-                                        BenchOp::broadcast,  BenchOp::reduce,     BenchOp::alltoall,
-                                        BenchOp::sendrecv,   BenchOp::latency,    BenchOp::bw,
-                                        BenchOp::bibw};
-const char* bench_op_name(BenchOp op);
-// UsageError naming the text and the allowed names.
-BenchOp parse_bench_op(const std::string& text);
-
-// OSU-style point-to-point tests (rows with latency_us or bandwidth_MBps, no in-place variant).
-bool is_p2p(BenchOp op);
-// Operations that reduce (and so take -o and need the backend to reduce the type).
-bool reduces(BenchOp op);
-// Operations with a root (-r).
-bool has_root(BenchOp op);
-// Operations measured in place as well as out of place (nccl-tests' two column sets).
-bool has_in_place(BenchOp op);
-
 // The groups a benchmark runs on: one of the three axes of the grid, the whole world, or the pairs of
 // pipeline neighbours (each member exchanging with the stage before and after it at once).
 enum class GroupChoice { world, tp, pp, dp, pp_pairs };
 const char* group_choice_name(GroupChoice g);  // "world", "tp", "pp", "dp", "pp-pairs"
 GroupChoice parse_group_choice(const std::string& text);
-
-// nccl-tests' bus-bandwidth factor for a group of n ranks (its doc/PERFORMANCE.md): all_reduce
-// 2(n-1)/n; all_gather, reduce_scatter and alltoall (n-1)/n; broadcast, reduce, sendrecv and the
-// point-to-point tests 1.
-double bus_factor(BenchOp op, int n);
 
 // The sizes of a sweep in bytes, as nccl-tests makes them: from min_bytes, multiplied by `factor`, or
 // with `increment` > 0 adding it, while <= max_bytes. Validated by check_sweep().
@@ -48,17 +25,6 @@ std::vector<std::uint64_t> size_list(std::uint64_t min_bytes, std::uint64_t max_
 // sweep of more than kMaxSizes sizes.
 inline constexpr std::size_t kMaxSizes = 4096;
 void check_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor, std::uint64_t increment);
-
-// One row's buffers. bytes: the size column (nccl-tests' convention: the whole buffer of all_reduce,
-// broadcast and reduce; all_gather's receive buffer; reduce_scatter's send buffer; alltoall's send
-// buffer; what a point-to-point message carries); count = bytes / element size; block = elements per
-// member for all_gather, reduce_scatter and alltoall (else count). The requested size is rounded down
-// to a whole number of elements (of blocks), and up to one element (block) when it would be empty.
-struct Shape {
-  std::uint64_t bytes = 0, count = 0, block = 0;
-  std::uint64_t send_elems = 0, recv_elems = 0;
-};
-Shape shape_of(BenchOp op, std::uint64_t requested_bytes, std::size_t elem_size, int n);
 
 // t(bytes) = alpha + bytes / beta, fitted to (bytes, seconds) points by least squares on the relative
 // error (each point weighted 1/t^2), so that the small sizes fix alpha and the large ones beta. alpha is

@@ -39,7 +39,6 @@ namespace pipebench::bench {
 namespace {
 
 using comm::DType;
-using comm::bench::BenchOp;
 using comm::bench::GroupChoice;
 
 // Who runs where, for nccl-tests' header (device -1: host memory).
@@ -145,7 +144,8 @@ void run_comm(CommSettings& s) {
       comm::Request q = world_comm->iallgather(&mine, ranks.data(), sizeof(RankInfo));
       world_comm->wait(q);
     }
-    result.op = comm::bench::bench_op_name(r.op);
+    const comm::bench::OpRow& op = comm::bench::op_row(r.op);
+    result.op = op.name;
     result.group = comm::bench::group_choice_name(r.group);
     result.backend = s.backend;
     result.mapping = to_string(r.mapping);
@@ -161,7 +161,7 @@ void run_comm(CommSettings& s) {
       head << "# minBytes " << s.min_bytes << " maxBytes " << s.max_bytes << " step: "
            << (s.increment ? std::to_string(s.increment) + "(bytes)" : std::to_string(s.factor) + "(factor)")
            << " warmup iters: " << s.warmup << " iters: " << s.iters << " validation: " << s.check
-           << (comm::bench::is_p2p(r.op) && r.op != BenchOp::latency ? " window: 64" : "") << "\n#\n# Using devices\n";
+           << (op.window ? " window: " + std::to_string(op.window) : "") << "\n#\n# Using devices\n";
       std::vector<RankPlace> places;
       for (int i = 0; i < world; ++i) {
         const RankInfo& ri = ranks[static_cast<std::size_t>(i)];
@@ -181,9 +181,8 @@ void run_comm(CommSettings& s) {
       if (me != 0) continue;
       const CommBenchRow oop = make_row(r, size, all, 0, groups, spec.check, ran);
       result.rows.push_back(oop);
-      if (comm::bench::has_in_place(r.op)) result.rows.push_back(make_row(r, size, all, 1, groups, spec.check, ran));
-      if (!s.json)
-        std::cout << comm_row_text(result, oop, comm::bench::has_in_place(r.op) ? &result.rows.back() : nullptr) << std::flush;
+      if (op.in_place) result.rows.push_back(make_row(r, size, all, 1, groups, spec.check, ran));
+      if (!s.json) std::cout << comm_row_text(result, oop, op.in_place ? &result.rows.back() : nullptr) << std::flush;
     }
     if (me == 0) {
       result.groups = std::max<std::int64_t>(ran, 1);
@@ -231,8 +230,7 @@ void add_comm_command(CLI::App& app) {
       "comm", "Communication benchmarks of the 3D groups: nccl-tests collectives, OSU point-to-point (docs/comm-bench.md)");
   auto ss = std::make_shared<CommSettings>();
   CommSettings& s = *ss;
-  cmd->add_option("op", s.op_text,
-                  "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, latency, bw, bibw");
+  cmd->add_option("op", s.op_text, op_help());
   add(*cmd, {"--group", "Groups that communicate, all at once: world, tp, pp, dp or pp-pairs (pipeline neighbours, both ways)"},
       s.group);
   add(*cmd, flag::mapping, s.mappings)->description("One TxPxD rank mapping (default 1 x ranks x 1)");

@@ -13,8 +13,8 @@ namespace pipebench::bench {
 
 using comm::DType;
 using comm::ReduceOp;
-using comm::bench::BenchOp;
 using comm::bench::GroupChoice;
+using comm::bench::op_row;
 
 // nccl-tests' sizes: a number of bytes with an optional K, M or G meaning 2^10, 2^20, 2^30 (as its
 // -b/-e/-i read them); the explicit forms of pipebench's byte sizes (KiB, MB, ...) are read as
@@ -37,6 +37,9 @@ std::uint64_t parse_size(const std::string& text, const std::string& flag, bool 
 }
 
 namespace {
+
+// The operation without --group pp-pairs (which runs sendrecv) when none is named.
+constexpr comm::bench::BenchOp kDefaultOp = comm::bench::BenchOp::all_reduce;
 
 DType parse_dtype(const std::string& t) {
   if (t == "float") return DType::f32;
@@ -67,12 +70,20 @@ topology::GroupKind kind_of(GroupChoice g) {
   return g == GroupChoice::tp ? topology::GroupKind::tp : g == GroupChoice::dp ? topology::GroupKind::dp : topology::GroupKind::pp;
 }
 
+std::string op_help() {
+  std::string s;
+  for (const comm::bench::OpRow& o : comm::bench::op_rows())
+    s += (s.empty() ? "" : ", ") + std::string(o.name) + (o.op == kDefaultOp ? " (default)" : "");
+  return s;
+}
+
 // Everything the flags alone decide; UsageError otherwise. Needs no MPI.
 Resolved resolve_flags(CommSettings& s) {
   Resolved r;
   r.group = comm::bench::parse_group_choice(s.group);
-  if (s.op_text.empty()) s.op_text = r.group == GroupChoice::pp_pairs ? "sendrecv" : "all_reduce";
+  if (s.op_text.empty()) s.op_text = r.group == GroupChoice::pp_pairs ? "sendrecv" : op_row(kDefaultOp).name;
   r.op = comm::bench::parse_bench_op(s.op_text);
+  const comm::bench::OpRow& op = op_row(r.op);
   r.dtype = parse_dtype(s.dtype);
   r.redop = parse_redop(s.redop);
   const auto built = comm::built_backends();
@@ -81,23 +92,27 @@ Resolved resolve_flags(CommSettings& s) {
   if (std::find(built.begin(), built.end(), s.backend) == built.end())
     throw UsageError("--backend nccl is not built into this pipebench: configure with CUDA and NCCL installed "
                      "(PIPEBENCH_ENABLE_NCCL=ON or AUTO); built backends: mpi");
-  if (r.group == GroupChoice::pp_pairs && r.op != BenchOp::sendrecv)
-    throw UsageError(std::string("operation ") + comm::bench::bench_op_name(r.op) +
+  if (!(op.backends & (s.backend == "nccl" ? comm::bench::kNccl : comm::bench::kMpi)))
+    throw UsageError(std::string("operation ") + op.name + " is not allowed on --backend " + s.backend +
+                     ": it runs on " + (op.backends & comm::bench::kMpi ? "mpi" : "nccl"));
+  if (r.group == GroupChoice::pp_pairs && op.run != comm::bench::Run::ring)
+    throw UsageError(std::string("operation ") + op.name +
                      " with --group pp-pairs is not allowed: pp-pairs runs sendrecv (both pipeline neighbours at once)");
-  if (comm::bench::reduces(r.op) && s.backend == "mpi" && (r.dtype == DType::f16 || r.dtype == DType::bf16))
+  if (op.reduces && s.backend == "mpi" && (r.dtype == DType::f16 || r.dtype == DType::bf16))
     throw UsageError("-d " + s.dtype + " with " + s.op_text + " is not allowed on the MPI backend, which cannot reduce it: expected float, double or int32 (or --backend nccl)");
+  const std::string p2p_ops = comm::bench::op_names(comm::bench::point_to_point, " or ");
   const auto given = [&s](const char* flag) { return std::find(s.given.begin(), s.given.end(), flag) != s.given.end(); };
   if (s.p2p.empty()) {
     // The activation's sizes are read only under --p2p activation: alone they would change nothing.
     for (const char* f : {"--seq", "--micro-batch-size", "--hidden", "--precision"})
       if (given(f))
         throw UsageError(std::string(f) + " sizes the activation of --p2p activation and has no effect without it: "
-                         "give --p2p activation (with sendrecv, latency, bw or bibw) or drop " + f);
+                         "give --p2p activation (with " + p2p_ops + ") or drop " + f);
   } else {
     if (s.p2p != "activation") throw UsageError("--p2p " + pipebench::quoted(s.p2p) + " is not allowed: expected activation");
-    if (r.op != BenchOp::sendrecv && !comm::bench::is_p2p(r.op))
+    if (!comm::bench::point_to_point(op))
       throw UsageError(std::string("--p2p activation sizes point-to-point traffic: not allowed with ") + s.op_text +
-                       " (expected sendrecv, latency, bw or bibw)");
+                       " (expected " + p2p_ops + ")");
     if (given("-b") || given("-e")) throw UsageError("--p2p activation sets the size: give it without -b and -e");
     // One size, of --precision's elements: the sweep's step and -d would be ignored.
     for (const char* f : {"-f", "-i"})
@@ -127,23 +142,24 @@ void resolve_world(const CommSettings& s, Resolved& r, int world) {
   r.group_size = r.group == GroupChoice::world ? world : grid.size(kind_of(r.group));
   if (r.group == GroupChoice::pp_pairs && r.group_size < 2)
     throw UsageError("--group pp-pairs needs a pipeline of 2 or more ranks; --mapping " + to_string(r.mapping) + " has p = 1");
-  if (comm::bench::is_p2p(r.op) && r.group_size < 2)
-    throw UsageError(std::string(comm::bench::bench_op_name(r.op)) + " pairs the members of each " + s.group +
+  if (comm::bench::pairs_members(op_row(r.op)) && r.group_size < 2)
+    throw UsageError(std::string(op_row(r.op).name) + " pairs the members of each " + s.group +
                      " group, which has 1 rank under --mapping " + to_string(r.mapping) + ": choose a group of 2 or more");
-  if (comm::bench::has_root(r.op) && s.root >= r.group_size)
+  if (op_row(r.op).root && s.root >= r.group_size)
     throw UsageError("-r " + std::to_string(s.root) + " is not a member of a " + s.group + " group: allowed 0.." +
                      std::to_string(r.group_size - 1));
 }
 
 std::map<std::string, std::string> config_of(const CommSettings& s, const Resolved& r) {
-  return {{"op", comm::bench::bench_op_name(r.op)},
+  const comm::bench::OpRow& op = op_row(r.op);
+  return {{"op", op.name},
           {"group", comm::bench::group_choice_name(r.group)},
           {"mapping", to_string(r.mapping)},
           {"order", s.order},
           {"backend", s.backend},
           {"dtype", comm::dtype_name(r.dtype)},
-          {"redop", comm::bench::reduces(r.op) ? comm::reduce_op_name(r.redop) : "none"},
-          {"root", comm::bench::has_root(r.op) ? std::to_string(s.root) : "-1"},
+          {"redop", op.reduces ? comm::reduce_op_name(r.redop) : "none"},
+          {"root", op.root ? std::to_string(s.root) : "-1"},
           {"min_bytes", std::to_string(s.min_bytes)},
           {"max_bytes", std::to_string(s.max_bytes)},
           {"step_factor", std::to_string(s.factor)},
@@ -153,7 +169,7 @@ std::map<std::string, std::string> config_of(const CommSettings& s, const Resolv
           {"check", std::to_string(s.check)},
           {"one_group", s.one_group ? "1" : "0"},
           {"p2p", s.p2p.empty() ? "none" : s.p2p},
-          {"window", comm::bench::is_p2p(r.op) && r.op != BenchOp::latency ? std::to_string(comm::bench::kWindow) : "0"},
+          {"window", std::to_string(op.window)},
           {"poll_us", std::to_string(s.poll_us)}};
 }
 
@@ -173,11 +189,12 @@ CommBenchRow make_row(const Resolved& r, std::uint64_t requested, const std::vec
   row.time_us_min = gt.fastest * 1e6;
   row.time_us_max = gt.slowest * 1e6;
   row.wrong = checked ? wrong : -1;
-  const double moved = r.op == BenchOp::bibw ? 2.0 * static_cast<double>(shape.bytes) : static_cast<double>(shape.bytes);
+  const comm::bench::OpRow& op = op_row(r.op);
+  const double moved = op.directions * static_cast<double>(shape.bytes);
   row.algbw_GBps = gt.slowest > 0 ? moved / gt.slowest / 1e9 : 0;
   row.busbw_GBps = row.algbw_GBps * comm::bench::bus_factor(r.op, r.group_size);
-  if (r.op == BenchOp::latency) row.latency_us = row.time_us;
-  if (r.op == BenchOp::bw || r.op == BenchOp::bibw) row.bandwidth_MBps = gt.slowest > 0 ? moved / gt.slowest / 1e6 : 0;
+  if (op.table == comm::bench::Table::osu_latency) row.latency_us = row.time_us;
+  if (op.table == comm::bench::Table::osu_bandwidth) row.bandwidth_MBps = gt.slowest > 0 ? moved / gt.slowest / 1e6 : 0;
   return row;
 }
 

@@ -60,6 +60,8 @@ struct Resolved {
 // everywhere else (bench/parse.hpp). UsageError naming `flag` otherwise.
 std::uint64_t parse_size(const std::string& text, const std::string& flag, bool zero_ok);
 topology::GroupKind kind_of(comm::bench::GroupChoice g);  // pp for pp-pairs (and world)
+// The operations for comm's help, in the table's order, the default marked.
+std::string op_help();
 // Everything the flags alone decide; UsageError otherwise. Needs no MPI.
 Resolved resolve_flags(CommSettings& s);
 // What needs the world size: the mapping and the group size; UsageError otherwise.

@@ -99,7 +99,8 @@ double harness(Communicator& group, Communicator& world, bench::BenchOp op, std:
   const bench::Sample mine = h.run(bytes);
   double t = -1;
   for (const auto& s : bench::gather_samples(world, mine)) t = std::max(t, s.time_s[0]);
-  if (op == bench::BenchOp::bw) return static_cast<double>(bytes) / t / 1e6;
+  const bench::OpRow& row = bench::op_row(op);
+  if (row.table == bench::Table::osu_bandwidth) return row.directions * static_cast<double>(bytes) / t / 1e6;
   return t;
 }
 

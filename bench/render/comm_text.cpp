@@ -2,6 +2,9 @@
 
 #include <cstdio>
 
+#include "analysis/error.hpp"
+#include "comm/bench_ops.hpp"
+
 namespace pipebench::bench {
 
 namespace {
@@ -11,7 +14,15 @@ std::string get(const CommResult& r, const char* key, const char* fallback = "")
   return it == r.config.end() ? fallback : it->second;
 }
 
-bool p2p(const CommResult& r) { return r.op == "latency" || r.op == "bw" || r.op == "bibw"; }
+using comm::bench::OpRow;
+using comm::bench::Table;
+
+// A result's operation, from its row (read_comms refuses a file's group whose operation has none).
+const OpRow& op_of(const CommResult& r) {
+  if (const OpRow* o = comm::bench::find_op(r.op)) return *o;
+  throw Error("comm result of operation '" + r.op + "': not an operation of this pipebench (" + comm::bench::op_names() + ")");
+}
+bool osu(const CommResult& r) { return op_of(r).table != Table::nccl_tests; }
 bool several(const CommResult& r) { return r.groups > 1; }
 
 // nccl-tests prints times with fewer decimals as they grow.
@@ -53,8 +64,9 @@ nlohmann::ordered_json row_json(const CommResult& r, const CommBenchRow& row, bo
   j["busbw_GBps"] = row.busbw_GBps;
   if (row.wrong >= 0) j["wrong"] = row.wrong;
   else j["wrong"] = nullptr;
-  if (r.op == "latency") j["latency_us"] = row.latency_us;
-  if (r.op == "bw" || r.op == "bibw") j["bandwidth_MBps"] = row.bandwidth_MBps;
+  const Table table = op_of(r).table;
+  if (table == Table::osu_latency) j["latency_us"] = row.latency_us;
+  if (table == Table::osu_bandwidth) j["bandwidth_MBps"] = row.bandwidth_MBps;
   return j;
 }
 
@@ -78,9 +90,10 @@ std::string comm_device_lines(const std::vector<RankPlace>& ranks) {
 
 std::string comm_table_head(const CommResult& r) {
   const bool spread = several(r);
-  if (p2p(r)) {
-    std::string s = r.op == "latency" ? "# Size       Latency (us)" : "# Size     Bandwidth (MB/s)";
-    if (spread) s += r.op == "latency" ? "     Min (us)     Max (us)" : "  Min (MB/s)  Max (MB/s)";
+  if (osu(r)) {
+    const bool latency = op_of(r).table == Table::osu_latency;
+    std::string s = latency ? "# Size       Latency (us)" : "# Size     Bandwidth (MB/s)";
+    if (spread) s += latency ? "     Min (us)     Max (us)" : "  Min (MB/s)  Max (MB/s)";
     return s + "\n";
   }
   std::string a = "#                                                              out-of-place                       in-place";
@@ -93,39 +106,43 @@ std::string comm_table_head(const CommResult& r) {
   return a + "\n" + b + "\n" + c + "\n";
 }
 
-std::string comm_row_text(const CommResult& r, const CommBenchRow& o, const CommBenchRow* ip) {
-  char buf[512];
-  std::string s;
-  if (p2p(r)) {
-    if (r.op == "latency") {
-      std::snprintf(buf, sizeof buf, "%-10lld%18.2f", static_cast<long long>(o.bytes), o.latency_us);
-      s = buf;
-      if (several(r)) {
-        std::snprintf(buf, sizeof buf, "%13.2f%13.2f", o.time_us_min, o.time_us_max);
-        s += buf;
-      }
-    } else {
-      std::snprintf(buf, sizeof buf, "%-10lld%18.2f", static_cast<long long>(o.bytes), o.bandwidth_MBps);
-      s = buf;
-      if (several(r)) {
-        // A slower group moves fewer MB/s: min bandwidth comes from the slowest time.
-        const double k = r.op == "bibw" ? 2.0 : 1.0;
-        const double lo = o.time_us_max > 0 ? k * static_cast<double>(o.bytes) / o.time_us_max : 0;
-        const double hi = o.time_us_min > 0 ? k * static_cast<double>(o.bytes) / o.time_us_min : 0;
-        std::snprintf(buf, sizeof buf, "%12.2f%12.2f", lo, hi);
-        s += buf;
-      }
-    }
-    return s + "\n";
+namespace {
+
+std::string latency_row(const CommResult& r, const CommBenchRow& o) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%-10lld%18.2f", static_cast<long long>(o.bytes), o.latency_us);
+  std::string s = buf;
+  if (several(r)) {
+    std::snprintf(buf, sizeof buf, "%13.2f%13.2f", o.time_us_min, o.time_us_max);
+    s += buf;
   }
-  const bool reduces = r.op == "all_reduce" || r.op == "reduce_scatter" || r.op == "reduce";
-  const bool rooted = r.op == "broadcast" || r.op == "reduce";
-  const std::string redop = reduces ? get(r, "redop", "sum") : "none";
-  const std::string root = rooted ? get(r, "root", "0") : "-1";
+  return s + "\n";
+}
+
+std::string bandwidth_row(const CommResult& r, const CommBenchRow& o) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%-10lld%18.2f", static_cast<long long>(o.bytes), o.bandwidth_MBps);
+  std::string s = buf;
+  if (several(r)) {
+    // A slower group moves fewer MB/s: min bandwidth comes from the slowest time.
+    const double moved = op_of(r).directions * static_cast<double>(o.bytes);
+    const double lo = o.time_us_max > 0 ? moved / o.time_us_max : 0;
+    const double hi = o.time_us_min > 0 ? moved / o.time_us_min : 0;
+    std::snprintf(buf, sizeof buf, "%12.2f%12.2f", lo, hi);
+    s += buf;
+  }
+  return s + "\n";
+}
+
+std::string nccl_tests_row(const CommResult& r, const CommBenchRow& o, const CommBenchRow* ip) {
+  char buf[512];
+  const OpRow& op = op_of(r);
+  const std::string redop = op.reduces ? get(r, "redop", "sum") : "none";
+  const std::string root = op.root ? get(r, "root", "0") : "-1";
   std::snprintf(buf, sizeof buf, "%12lld  %12lld  %8s  %6s  %6s  %s  %6.2f  %6.2f  %s", static_cast<long long>(o.bytes),
                 static_cast<long long>(o.count), get(r, "dtype", "float").c_str(), redop.c_str(), root.c_str(),
                 time_text(o.time_us).c_str(), o.algbw_GBps, o.busbw_GBps, wrong_text(o.wrong).c_str());
-  s = buf;
+  std::string s = buf;
   if (ip) {
     std::snprintf(buf, sizeof buf, "  %s  %6.2f  %6.2f  %s", time_text(ip->time_us).c_str(), ip->algbw_GBps, ip->busbw_GBps,
                   wrong_text(ip->wrong).c_str());
@@ -138,6 +155,17 @@ std::string comm_row_text(const CommResult& r, const CommBenchRow& o, const Comm
     s += buf;
   }
   return s + "\n";
+}
+
+}  // namespace
+
+std::string comm_row_text(const CommResult& r, const CommBenchRow& o, const CommBenchRow* ip) {
+  switch (op_of(r).table) {
+    case Table::osu_latency: return latency_row(r, o);
+    case Table::osu_bandwidth: return bandwidth_row(r, o);
+    case Table::nccl_tests: return nccl_tests_row(r, o, ip);
+  }
+  throw Error("comm result of operation '" + r.op + "': its row names no table");
 }
 
 std::string comm_rows_text(const CommResult& r) {
@@ -187,7 +215,7 @@ std::string comm_footer(const CommResult& r) {
   // nccl-tests closes every one of its tests (sendrecv included, busbw = algbw) with the mean busbw over
   // the rows, out of place and in place; OSU's latency, bw and bibw print their figure per size only,
   // and a mean of their bytes/time over the sizes would be no figure of either tool.
-  if (!p2p(r)) {
+  if (!osu(r)) {
     std::snprintf(buf, sizeof buf, "# Avg bus bandwidth    : %g\n", n ? bus / n : 0.0);
     s += buf;
   }

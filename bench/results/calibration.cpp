@@ -5,7 +5,7 @@
 
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
-#include "comm/bench_model.hpp"
+#include "comm/bench_ops.hpp"
 #include "bench/results/comm_results.hpp"
 #include "bench/results/h5.hpp"
 #include "bench/results/layout.hpp"
@@ -15,12 +15,11 @@ namespace pipebench::bench {
 
 namespace {
 
-// Operations that measure one link: OSU's tests and sendrecv (comm/bench_model.hpp).
+// Operations that measure one link: OSU's tests and sendrecv (comm/bench_ops.hpp; read_comms refuses
+// a group whose operation has no row).
 bool point_to_point(const std::string& op) {
-  namespace cb = comm::bench;
-  for (const cb::BenchOp b : cb::kBenchOps)
-    if (op == cb::bench_op_name(b)) return b == cb::BenchOp::sendrecv || cb::is_p2p(b);
-  return false;
+  const comm::bench::OpRow* o = comm::bench::find_op(op);
+  return o && comm::bench::point_to_point(*o);
 }
 
 }  // namespace
@@ -75,10 +74,11 @@ Calibration read_calibration(const std::string& path) {
     const CommResult& r = best->result;
     c.alpha = r.fit.alpha_s;
     c.beta = r.fit.beta_Bps;
-    if (!point_to_point(r.op) && r.group_size > 1 && r.op == "all_reduce") {
-      // A collective's fit: a ring all-reduce moves 2(n-1)/n of the bytes through each link.
-      const double n = double(r.group_size);
-      c.beta = r.fit.beta_Bps * 2 * (n - 1) / n;
+    const comm::bench::OpRow* op = comm::bench::find_op(r.op);
+    if (op && op->op == comm::bench::BenchOp::all_reduce && r.group_size > 1) {
+      // A collective's fit is of its size column: each link carries the bus factor of it (a ring
+      // all-reduce 2(n-1)/n).
+      c.beta = r.fit.beta_Bps * comm::bench::bus_factor(op->op, static_cast<int>(r.group_size));
     }
     c.link_source = "comm fit /comm/" + run_name(best->id) + " (op " + r.op + ")";
     return c;

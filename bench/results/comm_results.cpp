@@ -6,9 +6,12 @@
 #include <cstddef>
 #include <cstring>
 
+#include "analysis/error.hpp"
+#include "analysis/text.hpp"
 #include "bench/results/h5.hpp"
 #include "bench/results/layout.hpp"
 #include "bench/results/store.hpp"
+#include "comm/bench_ops.hpp"
 
 namespace pipebench::bench {
 
@@ -83,6 +86,10 @@ void write_comm_group(hid_t g, const CommResult& r) {
 CommResult read_comm_group(hid_t g) {
   CommResult r;
   r.op = utf8_escaped(h5::read_string_attr(g, "op"));
+  // Every reader of a result asks its operation's row (comm/bench_ops.hpp): one without is refused here.
+  if (!comm::bench::find_op(r.op))
+    throw Error("HDF5: '" + h5::where(g) + "' holds results of operation " + quoted(r.op) +
+                ", which this pipebench does not know: expected one of " + comm::bench::op_names());
   r.group = utf8_escaped(h5::read_string_attr(g, "group"));
   r.groups = h5::read_int_attr(g, "groups");
   r.group_size = h5::read_int_attr(g, "group_size");

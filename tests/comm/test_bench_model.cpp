@@ -1,12 +1,15 @@
-// The arithmetic of `pipebench comm` (comm/bench_model.hpp): exact values, no MPI.
+// The arithmetic of `pipebench comm` (comm/bench_model.hpp) and its operations' table
+// (comm/bench_ops.hpp): exact values, no MPI.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "analysis/error.hpp"
 #include "comm/bench_model.hpp"
+#include "comm/bench_ops.hpp"
 
 using namespace pipebench::comm;
 using namespace pipebench::comm::bench;
@@ -22,17 +25,209 @@ std::string usage_error(void (*f)()) {
   return "no error";
 }
 
+// What docs/comm-bench.md and nccl-tests' doc/PERFORMANCE.md say of each operation, written out here
+// apart from the table (comm/bench_ops.cpp) that it checks.
+struct Expected {
+  const char* name;
+  double factor[3];  // busbw / algbw for n = 2, 4, 8
+  // shape_of for 100 B of floats on 4 members
+  std::uint64_t bytes, count, block, send, recv;
+  bool in_place, root, reduces;
+  Run run;
+  Table table;
+  int directions, window;
+};
+// all_reduce 2(n-1)/n; all_gather, reduce_scatter, alltoall (n-1)/n; the others 1.
+const Expected kExpected[] = {
+    {"all_reduce", {1.0, 1.5, 1.75}, 100, 25, 25, 25, 25, true, false, true, Run::collective, Table::nccl_tests, 1, 0},
+    {"all_gather", {0.5, 0.75, 0.875}, 96, 24, 6, 6, 24, true, false, false, Run::collective, Table::nccl_tests, 1, 0},
+    {"reduce_scatter", {0.5, 0.75, 0.875}, 96, 24, 6, 24, 6, true, false, true, Run::collective, Table::nccl_tests, 1, 0},
+    {"broadcast", {1, 1, 1}, 100, 25, 25, 25, 25, true, true, false, Run::collective, Table::nccl_tests, 1, 0},
+    {"reduce", {1, 1, 1}, 100, 25, 25, 25, 25, true, true, true, Run::collective, Table::nccl_tests, 1, 0},
+    {"alltoall", {0.5, 0.75, 0.875}, 96, 24, 6, 24, 24, false, false, false, Run::collective, Table::nccl_tests, 1, 0},
+    {"sendrecv", {1, 1, 1}, 100, 25, 25, 25, 25, false, false, false, Run::ring, Table::nccl_tests, 1, 0},
+    {"latency", {1, 1, 1}, 100, 25, 25, 25, 25, false, false, false, Run::ping_pong, Table::osu_latency, 1, 0},
+    {"bw", {1, 1, 1}, 100, 25, 25, 25, 25, false, false, false, Run::window, Table::osu_bandwidth, 1, 64},
+    {"bibw", {1, 1, 1}, 100, 25, 25, 25, 25, false, false, false, Run::window, Table::osu_bandwidth, 2, 64},
+};
+
+const Expected* expected_of(const std::string& name) {
+  for (const Expected& e : kExpected)
+    if (name == e.name) return &e;
+  return nullptr;
+}
+
+// Member `rank` of `size` on `backend`: records the collective posted on it, and completes nothing.
+class Recorder final : public Communicator {
+ public:
+  Recorder(int rank, int size, const char* backend) : Communicator("g", WaitPolicy{}), rank_(rank), size_(size), backend_(backend) {}
+  const char* backend() const override { return backend_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int world_rank() const override { return rank_; }
+  int world_rank_of(int peer) const override { return peer; }
+  Request isend(const void*, std::size_t, int, int) override { return {}; }
+  Request irecv(void*, std::size_t, int, int) override { return {}; }
+  Request iallreduce_sum(void*, std::size_t, DType) override { return {}; }
+  Request ireduce_scatter_sum(const void*, void*, std::size_t, DType) override { return {}; }
+  Request ibarrier() override { return {}; }
+  Buffer allocate(std::size_t) override { return {}; }
+  void copy_to_buffer(void*, const void*, std::size_t) override {}
+  void copy_from_buffer(void*, const void*, std::size_t) override {}
+
+  Request iallreduce(const void* s, void* r, std::size_t k, DType, ReduceOp) override { return note("all_reduce", s, r, k); }
+  Request iallgather(const void* s, void* r, std::size_t bytes) override { return note("all_gather", s, r, bytes); }
+  Request ireduce_scatter(const void* s, void* r, std::size_t k, DType, ReduceOp) override {
+    return note("reduce_scatter", s, r, k);
+  }
+  Request ibroadcast(const void* s, void* r, std::size_t k, DType, int at) override { return note("broadcast", s, r, k, at); }
+  Request ireduce(const void* s, void* r, std::size_t k, DType, ReduceOp, int at) override {
+    return note("reduce", s, r, k, at);
+  }
+  Request ialltoall(const void* s, void* r, std::size_t k, DType) override { return note("alltoall", s, r, k); }
+
+  std::string called;  // the last call
+  const void* send = nullptr;
+  const void* recv = nullptr;
+  std::size_t n = 0;
+  int root = -1;
+
+ private:
+  Request note(const char* what, const void* s, const void* r, std::size_t count, int at = -1) {
+    called = what, send = s, recv = r, n = count, root = at;
+    return {};
+  }
+  int rank_, size_;
+  const char* backend_;
+};
+
+std::vector<double> pattern_of(int rank, std::uint64_t from, std::uint64_t n) {
+  std::vector<double> v;
+  for (std::uint64_t i = 0; i < n; ++i) v.push_back(pattern(rank, from + i));
+  return v;
+}
+
 }  // namespace
 
-TEST(CommBenchModel, BusFactorsAreNcclTests) {
-  EXPECT_DOUBLE_EQ(bus_factor(BenchOp::all_reduce, 4), 1.5);
-  EXPECT_DOUBLE_EQ(bus_factor(BenchOp::all_reduce, 1), 0.0);
-  EXPECT_DOUBLE_EQ(bus_factor(BenchOp::all_gather, 4), 0.75);
-  EXPECT_DOUBLE_EQ(bus_factor(BenchOp::reduce_scatter, 8), 0.875);
-  EXPECT_DOUBLE_EQ(bus_factor(BenchOp::alltoall, 2), 0.5);
-  EXPECT_DOUBLE_EQ(bus_factor(BenchOp::broadcast, 8), 1.0);
-  EXPECT_DOUBLE_EQ(bus_factor(BenchOp::reduce, 8), 1.0);
-  EXPECT_DOUBLE_EQ(bus_factor(BenchOp::sendrecv, 8), 1.0);
+// Every enumerator has its row, in order, and nothing answers for a value without one: no default.
+TEST(CommBenchOps, TableCoversEveryOperation) {
+  std::size_t i = 0;
+  for (const OpRow& o : op_rows()) {
+    EXPECT_EQ(static_cast<std::size_t>(o.op), i++) << o.name;
+    EXPECT_EQ(&op_row(o.op), &o) << o.name;
+    EXPECT_EQ(find_op(o.name), &o) << o.name;
+    EXPECT_EQ(parse_bench_op(o.name), o.op);
+    EXPECT_STREQ(bench_op_name(o.op), o.name);
+  }
+  EXPECT_EQ(i, kBenchOpCount);
+  EXPECT_EQ(i, std::size(kExpected));
+  EXPECT_EQ(find_op("allreduce"), nullptr);
+  for (const BenchOp none : {BenchOp::count, static_cast<BenchOp>(99)}) {
+    EXPECT_THROW(op_row(none), pipebench::Error);
+    EXPECT_THROW(bus_factor(none, 4), pipebench::Error);
+    EXPECT_THROW(shape_of(none, 100, 4, 4), pipebench::Error);
+  }
+}
+
+TEST(CommBenchOps, EveryRowIsWhatTheDocsSay) {
+  for (const OpRow& o : op_rows()) {
+    const Expected* e = expected_of(o.name);
+    ASSERT_NE(e, nullptr) << o.name << ": a row without its expected facts here";
+    const int ns[3] = {2, 4, 8};
+    for (int k = 0; k < 3; ++k) EXPECT_DOUBLE_EQ(bus_factor(o.op, ns[k]), e->factor[k]) << o.name << " n=" << ns[k];
+    EXPECT_EQ(bus_factor(o.op, 0), 0.0) << o.name;
+    const Shape s = shape_of(o.op, 100, 4, 4);
+    EXPECT_EQ(s.bytes, e->bytes) << o.name;
+    EXPECT_EQ(s.count, e->count) << o.name;
+    EXPECT_EQ(s.block, e->block) << o.name;
+    EXPECT_EQ(s.send_elems, e->send) << o.name;
+    EXPECT_EQ(s.recv_elems, e->recv) << o.name;
+    EXPECT_EQ(o.in_place, e->in_place) << o.name;
+    EXPECT_EQ(o.root, e->root) << o.name;
+    EXPECT_EQ(o.reduces, e->reduces) << o.name;
+    EXPECT_EQ(o.run, e->run) << o.name;
+    EXPECT_EQ(o.table, e->table) << o.name;
+    EXPECT_EQ(o.directions, e->directions) << o.name;
+    EXPECT_EQ(o.window, e->window) << o.name;
+    EXPECT_EQ(o.backends, kMpi | kNccl) << o.name;  // both backends run every operation
+    EXPECT_EQ(o.post != nullptr, o.run == Run::collective) << o.name;
+    EXPECT_EQ(o.expect != nullptr, o.run == Run::collective) << o.name;
+  }
+  EXPECT_EQ(bus_factor(BenchOp::all_reduce, 1), 0.0);
+  EXPECT_EQ(op_names(point_to_point, " or "), "sendrecv, latency, bw or bibw");
+  EXPECT_EQ(op_names(pairs_members, " or "), "latency, bw or bibw");
+}
+
+// Each collective row's call: its own communicator function, the receive buffer as input in place
+// (all_gather's own block of it), and the count nccl-tests passes (elements, all_gather's bytes).
+TEST(CommBenchOps, CollectivesPostTheirOwnCall) {
+  float send[24], recv[24];
+  for (const OpRow& o : op_rows()) {
+    if (o.run != Run::collective) continue;
+    const Shape s = shape_of(o.op, 96, 4, 4);
+    for (bool ip : {false, true}) {
+      if (ip && !o.in_place) continue;
+      Recorder c(1, 4, "mpi");
+      o.post({c, send, recv, s, ip, DType::f32, ReduceOp::sum, 2});
+      EXPECT_EQ(c.called, o.name);
+      const void* in = !ip ? static_cast<const void*>(send) : o.op == BenchOp::all_gather ? recv + 6 : recv;
+      EXPECT_EQ(c.send, in) << o.name << (ip ? " in place" : "");
+      EXPECT_EQ(c.recv, recv) << o.name;
+      const std::size_t n = o.op == BenchOp::all_gather ? 24 : o.blocked ? 6 : 24;
+      EXPECT_EQ(c.n, n) << o.name;
+      EXPECT_EQ(c.root, o.root ? 2 : -1) << o.name;
+    }
+  }
+}
+
+// The data checks of the collectives on member 1 of 4 (root 2): the values 0..3 of pattern() sum to 6.
+TEST(CommBenchOps, CollectivesExpectWhatTheyReceive) {
+  float send[24], recv[24];
+  const auto expect = [&](BenchOp op, int rank, bool ip, const char* backend = "mpi") {
+    Recorder c(rank, 4, backend);
+    return op_row(op).expect({c, send, recv, shape_of(op, 96, 4, 4), ip, DType::f32, ReduceOp::sum, 2});
+  };
+  const std::vector<double> sums(24, 6.0);
+  Expectation e = expect(BenchOp::all_reduce, 1, false);
+  EXPECT_EQ(e.input, pattern_of(1, 0, 24));
+  EXPECT_EQ(e.expected, sums);
+  e = expect(BenchOp::all_gather, 1, false);
+  EXPECT_EQ(e.input, pattern_of(1, 0, 6));
+  std::vector<double> all;
+  for (int j = 0; j < 4; ++j) {
+    const auto b = pattern_of(j, 0, 6);
+    all.insert(all.end(), b.begin(), b.end());
+  }
+  EXPECT_EQ(e.expected, all);
+  e = expect(BenchOp::all_gather, 1, true);  // its block in place, the others -1
+  std::vector<double> whole(24, -1);
+  for (int i = 0; i < 6; ++i) whole[6 + i] = pattern(1, i);
+  EXPECT_EQ(e.input, whole);
+  e = expect(BenchOp::reduce_scatter, 1, false);
+  EXPECT_EQ(e.input, pattern_of(1, 0, 24));
+  EXPECT_EQ(e.expected, std::vector<double>(6, 6.0));
+  EXPECT_EQ(e.at, 0u);
+  EXPECT_EQ(expect(BenchOp::reduce_scatter, 1, true).at, 0u);          // MPI_IN_PLACE: in front
+  EXPECT_EQ(expect(BenchOp::reduce_scatter, 1, true, "nccl").at, 6u);  // NCCL: at its own block
+  EXPECT_EQ(expect(BenchOp::broadcast, 1, false).expected, pattern_of(2, 0, 24));
+  EXPECT_TRUE(expect(BenchOp::reduce, 1, false).expected.empty());  // off the root: nothing
+  EXPECT_EQ(expect(BenchOp::reduce, 2, true).expected, sums);
+  all.clear();
+  for (int j = 0; j < 4; ++j) {
+    const auto b = pattern_of(j, 6, 6);  // block 1 of every member's pattern
+    all.insert(all.end(), b.begin(), b.end());
+  }
+  EXPECT_EQ(expect(BenchOp::alltoall, 1, false).expected, all);
+}
+
+TEST(CommBenchModel, ShapesRoundToWholeBlocks) {
+  Shape s = shape_of(BenchOp::reduce_scatter, 8, 4, 4);  // below one block: one element per member
+  EXPECT_EQ(s.bytes, 16u);
+  EXPECT_EQ(s.block, 1u);
+  s = shape_of(BenchOp::all_reduce, 10, 8, 4);
+  EXPECT_EQ(s.bytes, 8u);
+  EXPECT_EQ(s.count, 1u);
+  EXPECT_EQ(s.block, 1u);
 }
 
 TEST(CommBenchModel, SizesAsNcclTestsMakesThem) {
@@ -49,23 +244,6 @@ TEST(CommBenchModel, BadSweepsAreOneLine) {
             "-f 1 is not allowed: the size factor must be 2 or more (or give -i BYTES)");
   EXPECT_EQ(usage_error([] { check_sweep(8, 1024, 1, 8); }), "no error");  // -i instead of -f
   EXPECT_NE(usage_error([] { check_sweep(1, 1ull << 40, 1, 1); }).find("more than 4096 sizes"), std::string::npos);
-}
-
-TEST(CommBenchModel, ShapesRoundToWholeBlocks) {
-  // all_gather on 4 ranks of floats: 100 B -> 96 B = 24 elements, 6 per member.
-  Shape s = shape_of(BenchOp::all_gather, 100, 4, 4);
-  EXPECT_EQ(s.bytes, 96u);
-  EXPECT_EQ(s.count, 24u);
-  EXPECT_EQ(s.block, 6u);
-  EXPECT_EQ(s.send_elems, 6u);
-  EXPECT_EQ(s.recv_elems, 24u);
-  s = shape_of(BenchOp::reduce_scatter, 8, 4, 4);  // below one block: one element per member
-  EXPECT_EQ(s.bytes, 16u);
-  EXPECT_EQ(s.block, 1u);
-  s = shape_of(BenchOp::all_reduce, 10, 8, 4);
-  EXPECT_EQ(s.bytes, 8u);
-  EXPECT_EQ(s.count, 1u);
-  EXPECT_EQ(s.block, 1u);
 }
 
 TEST(CommBenchModel, FitRecoversAlphaAndBeta) {
@@ -123,7 +301,6 @@ TEST(CommBenchModel, CheckValuesSurviveEveryType) {
 }
 
 TEST(CommBenchModel, NamesParseBack) {
-  for (BenchOp op : kBenchOps) EXPECT_EQ(parse_bench_op(bench_op_name(op)), op);
   EXPECT_EQ(usage_error([] { parse_bench_op("allreduce"); }),
             "operation 'allreduce' is not allowed: expected one of all_reduce, all_gather, reduce_scatter, broadcast, "
             "reduce, alltoall, sendrecv, latency, bw, bibw");

@@ -38,8 +38,9 @@ TEST(NcclCommBench, EveryOperationChecksOut) {
   auto group = nccl_world_or_skip(why);
   if (!group) GTEST_SKIP() << why;
   auto world = make_communicator("mpi", MPI_COMM_WORLD, "world");
-  for (BenchOp op : {BenchOp::all_reduce, BenchOp::all_gather, BenchOp::reduce_scatter, BenchOp::broadcast,
-                     BenchOp::reduce, BenchOp::alltoall, BenchOp::sendrecv}) {
+  for (const OpRow& row : op_rows()) {
+    if (pairs_members(row)) continue;  // PointToPointOnPairs
+    const BenchOp op = row.op;
     for (DType t : {DType::f32, DType::f16, DType::bf16, DType::i32}) {
       Spec spec;
       spec.op = op;
@@ -65,7 +66,9 @@ TEST(NcclCommBench, PointToPointOnPairs) {
   if (!group) GTEST_SKIP() << why;
   if (group->size() < 2) GTEST_SKIP() << "point-to-point needs 2 ranks";
   auto world = make_communicator("mpi", MPI_COMM_WORLD, "world");
-  for (BenchOp op : {BenchOp::latency, BenchOp::bw, BenchOp::bibw}) {
+  for (const OpRow& row : op_rows()) {
+    if (!pairs_members(row)) continue;
+    const BenchOp op = row.op;
     Spec spec;
     spec.op = op;
     spec.iters = 3;

@@ -88,6 +88,26 @@ TEST_F(CommResults, VersionTwoFileIsReadWithoutComm) {
             "versions 1-3: write to a new file");
 }
 
+// A group whose operation has no row in comm/bench_ops.cpp (a damaged file, a newer pipebench's) is
+// refused by name, as is such a result in the renderer: nothing guesses its columns.
+TEST_F(CommResults, OperationWithoutARowIsRefused) {
+  const std::string file = path("c.h5");
+  prepare_results_file(file, false);
+  append_comm(file, sample("allreduce"));
+  try {
+    read_comms(file);
+    ADD_FAILURE() << "read_comms accepted operation 'allreduce'";
+  } catch (const pipebench::UsageError& e) {
+    ADD_FAILURE() << "a usage error: " << e.what();
+  } catch (const pipebench::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "HDF5: '" + file + ":/comm/000001' holds results of operation 'allreduce', which this pipebench does "
+                                     "not know: expected one of all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
+                                     "alltoall, sendrecv, latency, bw, bibw");
+  }
+  EXPECT_THROW(comm_rows_text(sample("allreduce")), pipebench::Error);
+  EXPECT_THROW(comm_rows_json(sample("allreduce")), pipebench::Error);
+}
+
 TEST_F(CommResults, TextHasNcclTestsColumnsAndTheFit) {
   const CommResult r = sample();
   const std::string rows = comm_rows_text(r);
