@@ -27,7 +27,8 @@ namespace {
 struct ReportSettings {
   std::string file;
   int run = 0;  // 0: none chosen
-  bool json = false;
+  bool json = false, csv = false;
+  Format format = Format::text;
   std::string trace;
   std::string html;
   std::vector<int> timeline;  // runs whose timelines the HTML page shows (empty: one per schedule)
@@ -49,14 +50,10 @@ void warn_damaged(const ReportSettings& o, const RunListing& listing) {
                  quoted(o.file, 200).c_str(), d.reason.c_str());
 }
 
-std::string dump(const nlohmann::ordered_json& j) {
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-}
-
 // --html: the whole page is rendered before the file is written (write_output: temporary + rename).
 void report_html(const ReportSettings& o) {
-  if (o.run != 0 || o.json || !o.trace.empty())
-    throw UsageError("--html makes the whole page: give it without --run, --json and --trace");
+  if (o.run != 0 || o.json || o.csv || !o.trace.empty())
+    throw UsageError("--html makes the whole page: give it without --run, --json, --csv and --trace");
   check_output_path(o.html, "--html", o.force);
   const ReportInput in = report_input(o.file, o.timeline);
   warn_damaged(o, in.listing);
@@ -76,31 +73,30 @@ void report(const ReportSettings& o) {
     warn_damaged(o, listing);
     const int traced = o.trace.empty() ? 0 : run_for_trace(o, listing);
     const std::vector<StoredComm> comms = read_comms(o.file);  // `pipebench comm` results
-    if (o.json) {
-      nlohmann::ordered_json j = listing_json(o.file, listing);
-      j["comm"] = comm_results_json(comms);
-      std::cout << dump(j) << '\n';
-    } else if (listing.runs.empty() && listing.incomplete.empty() && listing.damaged.empty() && !comms.empty()) {
-      // A file of `pipebench comm` results only: no runs table.
-      std::cout << "# pipebench results " << o.file << ": " << comms.size() << " communication result(s)\n"
-                << render_comm_listing(comms);
-    } else {
-      std::cout << render_listing(o.file, listing) << render_comm_listing(comms);
-    }
+    const auto sink = make_sink(o.format, std::cout, std::cerr, listing_document(o.file, listing, &comms));
+    write_listing(*sink, o.file, listing, &comms);
+    sink->finish();
     if (traced) {
       const std::size_t n = write_chrome_trace(read_run(o.file, traced), o.trace, o.force);
-      if (!o.json) std::cout << "# trace of run " << traced << " written to " << o.trace << " (" << n << " events)\n";
+      if (o.format == Format::text) std::cout << "# trace of run " << traced << " written to " << o.trace << " (" << n << " events)\n";
     }
     return;
   }
   const RunResult run = read_run(o.file, o.run);
-  if (o.json)
-    std::cout << dump(run_json(o.run, run, true)) << '\n';
-  else
-    std::cout << render_run(o.file, o.run, run);
+  JsonDocument one;
+  one.one_object = true;
+  const auto sink = make_sink(o.format, std::cout, std::cerr, one);
+  sink->begin_table(runs_table(), false, "");  // the text is the run's own page
+  Record rec;
+  rec.text = render_run(o.file, o.run, run);
+  rec.cells = run_row(o.run, run);
+  rec.objects.push_back(run_json(o.run, run, true));
+  sink->record(rec);
+  sink->end_table();
+  sink->finish();
   if (!o.trace.empty()) {
     const std::size_t n = write_chrome_trace(run, o.trace, o.force);
-    if (!o.json) std::cout << "# trace of run " << o.run << " written to " << o.trace << " (" << n << " events)\n";
+    if (o.format == Format::text) std::cout << "# trace of run " << o.run << " written to " << o.trace << " (" << n << " events)\n";
   }
 }
 
@@ -113,12 +109,16 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("file", o->file, "HDF5 results file written by `pipebench run`")->required();
   add(*cmd, {"--run", "Show this run (an id >= 1): its summary, per-rank table and metadata"}, o->run);
   add(*cmd, flag::json, o->json)->description("Print JSON instead of tables (times in seconds): the run object of docs/json.md");
+  add(*cmd, flag::csv, o->csv);
   add(*cmd, flag::trace, o->trace)->description("Write the run's Chrome trace (Perfetto, chrome://tracing) to this file");
   add(*cmd, flag::html, o->html);
   add(*cmd, {"--timeline", "Runs whose measured and simulated timelines the --html page shows (comma list of ids; default: the first run of each schedule)", 1},
       o->timeline);
   add(*cmd, flag::force, o->force)->description("Replace the --trace or --html file if it exists");
-  cmd->callback([o] { report(*o); });
+  cmd->callback([o] {
+    o->format = output_format(o->json, o->csv);
+    report(*o);
+  });
 }
 
 }  // namespace pipebench::bench

@@ -2,10 +2,12 @@
 
 #include <type_traits>
 
+#include "bench/render/comm_text.hpp"
 #include "bench/render/record_json.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 
 namespace pipebench::bench {
 
@@ -143,7 +145,10 @@ std::vector<std::string> run_row(int id, const RunResult& run) {
           ranks ? mib(p.bytes) : "-"};
 }
 
-std::string render_listing(const std::string& path, const RunListing& listing) {
+namespace {
+
+// "# pipebench results FILE: N complete run(s), ..." and what the table's bubble columns mean.
+std::string listing_head(const std::string& path, const RunListing& listing) {
   std::string s = "# pipebench results " + path + ": " + std::to_string(listing.runs.size()) + " complete run(s)";
   if (!listing.incomplete.empty())
     s += ", incomplete run(s) " + id_ranges(listing.incomplete) + " ignored (cut short while being written)";
@@ -152,23 +157,24 @@ std::string render_listing(const std::string& path, const RunListing& listing) {
     for (const auto& d : listing.damaged) ids.push_back(d.id);
     s += ", damaged run(s) " + id_ranges(ids) + " skipped";
   }
-  s += "\n# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
-  std::vector<std::vector<std::string>> rows;
+  return s + "\n# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
+}
+
+// The notes under the runs table: noisy and unknown variability, and the Slurm jobs the runs came from
+// (one line per job; a merged job array has several).
+std::string listing_notes(const RunListing& listing) {
   std::vector<int> noisy, unknown;
   for (const auto& r : listing.runs) {
-    rows.push_back(run_row(r.id, r.run));
     const auto spread = step_time_spread(r.run.summary);
     if (!spread) unknown.push_back(r.id);
     else if (*spread > kSpreadFlag) noisy.push_back(r.id);
   }
-  Table t = runs_table();
-  s += t.render(rows);
+  std::string s;
   if (!noisy.empty())
     s += "# step time spread (max - min) / median over timed steps above " + percent(kSpreadFlag) + " %: run(s) " +
          id_ranges(noisy) + "\n";
   if (!unknown.empty())
     s += "# variability unknown (written before schema version 3): run(s) " + id_ranges(unknown) + "\n";
-  // Where the runs came from, for runs of Slurm jobs: one line per job (a merged job array has several).
   std::vector<std::pair<std::string, std::vector<int>>> jobs;
   for (const auto& r : listing.runs) {
     const std::string slurm = slurm_summary(r.run.metadata);
@@ -179,6 +185,46 @@ std::string render_listing(const std::string& path, const RunListing& listing) {
   }
   for (const auto& [slurm, ids] : jobs) s += "# slurm: run(s) " + id_ranges(ids) + ": " + slurm + "\n";
   return s;
+}
+
+}  // namespace
+
+JsonDocument listing_document(const std::string& path, const RunListing& listing, const std::vector<StoredComm>* comms) {
+  JsonDocument doc;
+  doc.head = {{"file", path}, {"schema_version", listing.schema_version}};
+  doc.list_key = "runs";
+  doc.tail = {{"incomplete_runs", listing.incomplete}, {"damaged_runs", nlohmann::ordered_json::array()}};
+  for (const auto& d : listing.damaged) doc.tail["damaged_runs"].push_back({{"id", d.id}, {"reason", d.reason}});
+  if (comms) doc.tail["comm"] = comm_results_json(*comms);
+  return doc;
+}
+
+void write_listing(Sink& sink, const std::string& path, const RunListing& listing, const std::vector<StoredComm>* comms) {
+  // A file of `pipebench comm` results only: no runs table.
+  const bool comm_only = comms && !comms->empty() && listing.runs.empty() && listing.incomplete.empty() &&
+                         listing.damaged.empty();
+  if (comm_only) {
+    sink.legend("# pipebench results " + path + ": " + std::to_string(comms->size()) + " communication result(s)\n");
+  } else {
+    sink.legend(listing_head(path, listing));
+    sink.begin_table(runs_table(), true);
+    for (const auto& r : listing.runs) {
+      Record rec;
+      rec.cells = run_row(r.id, r.run);
+      rec.objects.push_back(run_json(r.id, r.run, false));
+      sink.record(rec);
+    }
+    sink.end_table();
+    sink.legend(listing_notes(listing));
+  }
+  if (comms) sink.legend(render_comm_listing(*comms));
+}
+
+std::string render_listing(const std::string& path, const RunListing& listing) {
+  std::ostringstream out, err;
+  const auto sink = make_sink(Format::text, out, err);
+  write_listing(*sink, path, listing, nullptr);
+  return out.str();
 }
 
 std::string slurm_summary(const std::map<std::string, std::string>& m) {
@@ -240,14 +286,11 @@ nlohmann::ordered_json run_json(int id, const RunResult& run, bool with_ranks) {
 }
 
 nlohmann::ordered_json listing_json(const std::string& path, const RunListing& listing) {
-  nlohmann::ordered_json j = {{"file", path},
-                              {"schema_version", listing.schema_version},
-                              {"runs", nlohmann::ordered_json::array()},
-                              {"incomplete_runs", listing.incomplete},
-                              {"damaged_runs", nlohmann::ordered_json::array()}};
-  for (const auto& d : listing.damaged) j["damaged_runs"].push_back({{"id", d.id}, {"reason", d.reason}});
-  for (const auto& r : listing.runs) j["runs"].push_back(run_json(r.id, r.run, false));
-  return j;
+  std::ostringstream out, err;
+  const auto sink = make_sink(Format::json, out, err, listing_document(path, listing, nullptr));
+  write_listing(*sink, path, listing, nullptr);
+  sink->finish();
+  return nlohmann::ordered_json::parse(out.str());
 }
 
 }  // namespace pipebench::bench

@@ -6,8 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/results/comm_results.hpp"
 #include "bench/results/records.hpp"
 #include "bench/results/store.hpp"
+#include "bench/render/sink.hpp"
 #include "bench/render/table.hpp"
 
 namespace pipebench::bench {
@@ -18,7 +20,13 @@ namespace pipebench::bench {
 Table runs_table();
 std::vector<std::string> run_row(int id, const RunResult& run);  // id <= 0 prints "-"
 
-// The run listing of a file: '#' context lines and the table.
+// The run listing of a file (and, with `comms`, its `pipebench comm` results) in `sink`'s form: text,
+// the '#' context, the runs table and its notes, then the comm results; JSON, the document of
+// listing_document (the runs between its head and tail); CSV, one line per run.
+void write_listing(Sink& sink, const std::string& path, const RunListing& listing, const std::vector<StoredComm>* comms);
+// {file, schema_version, runs, incomplete_runs, damaged_runs[, comm]}: docs/json.md.
+JsonDocument listing_document(const std::string& path, const RunListing& listing, const std::vector<StoredComm>* comms);
+// The listing alone as text, and as the JSON document, for the tests.
 std::string render_listing(const std::string& path, const RunListing& listing);
 // A run's Slurm job in one line, from its slurm_* metadata: "job 12 (array 10_2), partition debug,
 // nodes vm, tasks 4, tasks per node 4, cpu bind cores, restarts 1"; "" for a run outside Slurm.

@@ -17,12 +17,12 @@ void check_written(std::ostream& out) {
 class TextSink final : public Sink {
  public:
   explicit TextSink(std::ostream& out) : out_(out) {}
-  void begin_table(const Table& columns, bool fit, const std::string& header) override {
+  void begin_table(const Table& columns, bool fit, std::optional<std::string> header) override {
     table_ = columns;
     fit_ = fit;
-    header_ = header;
+    header_ = std::move(header);
     held_.clear();
-    if (!fit_) out_ << (header_.empty() ? table_.header() : header_) << std::flush;
+    if (!fit_) out_ << header_.value_or(table_.header()) << std::flush;
   }
   void record(const Record& r) override {
     if (fit_) {
@@ -36,7 +36,7 @@ class TextSink final : public Sink {
     std::vector<std::vector<std::string>> cells;
     for (const auto& r : held_) cells.push_back(r.cells);
     table_.fit(cells);
-    out_ << (header_.empty() ? table_.header() : header_);
+    out_ << header_.value_or(table_.header());
     for (const auto& r : held_) out_ << row(r);
     held_.clear();
   }
@@ -49,7 +49,7 @@ class TextSink final : public Sink {
   std::ostream& out_;
   Table table_{{}};
   bool fit_ = false;
-  std::string header_;
+  std::optional<std::string> header_;
   std::vector<Record> held_;
 };
 
@@ -70,8 +70,13 @@ class JsonSink final : public Sink {
  public:
   JsonSink(std::ostream& out, std::ostream& err, JsonDocument doc)
       : out_(out), err_(err), doc_(std::move(doc)), indent_(doc_.list_key.empty() ? 2 : 4) {}
-  void begin_table(const Table&, bool, const std::string&) override {}
+  void begin_table(const Table&, bool, std::optional<std::string>) override {}
   void record(const Record& r) override {
+    if (doc_.one_object) {
+      for (const auto& o : r.objects) out_ << dumped(o, 0);
+      count_ += r.objects.size();
+      return;
+    }
     for (std::size_t i = 0; i < r.objects.size(); ++i) {
       open_list();
       const std::string pad(static_cast<std::size_t>(indent_), ' ');
@@ -92,6 +97,11 @@ class JsonSink final : public Sink {
   void note(const std::string& lines) override { err_ << lines; }
   void legend(const std::string&) override {}
   void finish() override {
+    if (doc_.one_object) {
+      out_ << '\n';
+      check_written(out_);
+      return;
+    }
     open_list();
     const bool in_object = !doc_.list_key.empty();
     out_ << (count_ ? "\n" + std::string(in_object ? 2 : 0, ' ') + "]" : "]");
@@ -142,7 +152,7 @@ std::string csv_line(const std::vector<std::string>& cells) {
 class CsvSink final : public Sink {
  public:
   CsvSink(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
-  void begin_table(const Table& columns, bool, const std::string&) override {
+  void begin_table(const Table& columns, bool, std::optional<std::string>) override {
     std::vector<std::string> names;
     for (const auto& c : columns.columns()) names.push_back(c.unit.empty() ? c.name : c.name + " (" + c.unit + ")");
     out_ << csv_line(names);

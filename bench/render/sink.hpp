@@ -14,6 +14,7 @@
 // have the keys and docs/json.md instead.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -43,8 +44,9 @@ class Sink {
   virtual ~Sink() = default;
   // The records' columns. `fit`: the rows are held and the table printed, every column as wide as its
   // widest cell, at end_table(); else each row is printed as it comes, in the columns' set widths.
-  // `header` replaces the table's own header in the text form (a command with its own layout).
-  virtual void begin_table(const Table& columns, bool fit, const std::string& header = "") = 0;
+  // `header` replaces the table's own header in the text form (a command with its own layout; "" for
+  // none, where each record's text is a whole document).
+  virtual void begin_table(const Table& columns, bool fit, std::optional<std::string> header = std::nullopt) = 0;
   virtual void record(const Record& r) = 0;
   virtual void end_table() = 0;
   // Lines for every reader (each ends with '\n'): the text's stdout, stderr for the others.
@@ -62,6 +64,7 @@ struct JsonDocument {
   nlohmann::ordered_json head = nlohmann::ordered_json::object();
   std::string list_key;
   nlohmann::ordered_json tail = nlohmann::ordered_json::object();
+  bool one_object = false;  // no list: the output is the one record's object (`report --run ID`)
 };
 
 // The sink of `format` on `out` (stdout or an --out file), with the notes of the JSON and CSV forms on
