@@ -48,8 +48,10 @@ std::uint64_t embedding_params(const Shape& m, const Split& split) {
 
 std::uint64_t position_params(const Shape& m) { return m.learned_positions ? mul(u64(m.seq), u64(m.hidden)) : 0; }
 
+std::uint64_t final_norm_params(const Shape& m) { return mul(2, u64(m.hidden)); }
+
 std::uint64_t head_params(const Shape& m, const Split& split, bool with_embedding) {
-  const std::uint64_t norm = mul(2, u64(m.hidden));
+  const std::uint64_t norm = final_norm_params(m);
   return m.tie_embeddings && with_embedding ? norm : add(norm, embedding_params(m, split));
 }
 

@@ -16,8 +16,10 @@ std::uint64_t layer_params(const Shape& m, const Split& split = {}, bool moe = f
 std::uint64_t embedding_params(const Shape& m, const Split& split = {});
 // The position embedding: s x h when learned, else 0. Replicated over tensor-parallel ranks.
 std::uint64_t position_params(const Shape& m);
-// The final LayerNorm (2h) and the output layer: h x V (h x V/t vocabulary-parallel), or nothing when
-// tied to an embedding on the same stage (`with_embedding`); tied on another stage, a copy of it.
+// The final LayerNorm's gain and shift: 2h, replicated.
+std::uint64_t final_norm_params(const Shape& m);
+// The final LayerNorm and the output layer: h x V (h x V/t vocabulary-parallel), or nothing when tied
+// to an embedding on the same stage (`with_embedding`); tied on another stage, a copy of it.
 std::uint64_t head_params(const Shape& m, const Split& split = {}, bool with_embedding = false);
 // A stage's parameters on one rank: its layers, plus the embeddings and the head it holds.
 std::uint64_t stage_params(const Shape& m, const Split& split, const StageParts& part);

@@ -99,6 +99,7 @@ TEST(TransformerParams, PerTensorParallelRank) {
   EXPECT_EQ(embedding_params(m, {8, false, true}), 51200 / 8 * h);
   EXPECT_EQ(embedding_params(m, {8}), 51200 * h);  // replicated without the vocabulary split
   EXPECT_EQ(position_params(m), 2048 * h);
+  EXPECT_EQ(final_norm_params(m), 2 * h);
   EXPECT_EQ(head_params(m, {}, true), 2 * h);                       // tied, the embedding on the stage
   EXPECT_EQ(head_params(m, {8, false, true}, false), 2 * h + 6400 * h);  // tied copy on the last stage
 }
