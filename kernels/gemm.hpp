@@ -11,6 +11,7 @@
 
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #if defined(KOKKOS_ENABLE_OPENMP) && defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
 #include <KokkosBlas_Host_tpl.hpp>
@@ -85,12 +86,39 @@ bool split_host_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t
 }
 #endif
 
-// C = alpha * op(A) op(B) + beta * C, op = 'N' or 'T'.
+// What the products through gemm() perform, for a test to hold against the cost model
+// (tests/kernels/test_model_figures.cpp): while a GemmTally is installed on this thread (CountGemms),
+// gemm() records each product's m x n x k and column_sum_accumulate() (bias and LayerNorm gradients,
+// element-wise work the model does not count) its FLOPs apart. Otherwise one pointer test per product.
+struct GemmTally {
+  struct Product {
+    std::size_t m, n, k;  // C [m, n] += op(A) [m, k] op(B) [k, n]
+    double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+  };
+  std::vector<Product> products;
+  double reductions = 0;
+};
+inline GemmTally*& gemm_tally() {
+  static thread_local GemmTally* tally = nullptr;
+  return tally;
+}
+class CountGemms {
+ public:
+  explicit CountGemms(GemmTally& t) : previous_(gemm_tally()) { gemm_tally() = &t; }
+  ~CountGemms() { gemm_tally() = previous_; }
+  CountGemms(const CountGemms&) = delete;
+  CountGemms& operator=(const CountGemms&) = delete;
+
+ private:
+  GemmTally* previous_;
+};
+
+namespace detail {
+
 template <class S, class D>
-void gemm(char trans_a, char trans_b, nodeduce<S> alpha,
-          const nodeduce<Kokkos::View<const S**, Kokkos::LayoutRight, D>>& a,
-          const nodeduce<Kokkos::View<const S**, Kokkos::LayoutRight, D>>& b, nodeduce<S> beta,
-          const Kokkos::View<S**, Kokkos::LayoutRight, D>& c) {
+void gemm_uncounted(char trans_a, char trans_b, S alpha, const Kokkos::View<const S**, Kokkos::LayoutRight, D>& a,
+                    const Kokkos::View<const S**, Kokkos::LayoutRight, D>& b, S beta,
+                    const Kokkos::View<S**, Kokkos::LayoutRight, D>& c) {
   const bool ta = trans_a == 'T', tb = trans_b == 'T';
   const std::size_t m = ta ? a.extent(1) : a.extent(0), ka = ta ? a.extent(0) : a.extent(1);
   const std::size_t kb = tb ? b.extent(1) : b.extent(0), n = tb ? b.extent(0) : b.extent(1);
@@ -111,6 +139,19 @@ void gemm(char trans_a, char trans_b, nodeduce<S> alpha,
   KokkosBlas::gemm(ops[ta], ops[tb], alpha, a, b, beta, c);
 }
 
+}  // namespace detail
+
+// C = alpha * op(A) op(B) + beta * C, op = 'N' or 'T'.
+template <class S, class D>
+void gemm(char trans_a, char trans_b, nodeduce<S> alpha,
+          const nodeduce<Kokkos::View<const S**, Kokkos::LayoutRight, D>>& a,
+          const nodeduce<Kokkos::View<const S**, Kokkos::LayoutRight, D>>& b, nodeduce<S> beta,
+          const Kokkos::View<S**, Kokkos::LayoutRight, D>& c) {
+  if (GemmTally* tally = gemm_tally())
+    tally->products.push_back({c.extent(0), c.extent(1), trans_a == 'T' ? a.extent(0) : a.extent(1)});
+  detail::gemm_uncounted<S, D>(trans_a, trans_b, alpha, a, b, beta, c);
+}
+
 // db[j] += sum_i dy(i, j): bias and LayerNorm gradients. A product with a row of ones keeps the column
 // reduction in the BLAS (fast and deterministic on every backend) instead of a strided loop.
 template <class S, class D>
@@ -119,7 +160,8 @@ void column_sum_accumulate(const nodeduce<Kokkos::View<const S**, Kokkos::Layout
   using Mat = Kokkos::View<S**, Kokkos::LayoutRight, D>;
   const Mat ones = alloc<Mat>("pipebench::ones", 1, dy.extent(0));
   Kokkos::deep_copy(typename D::execution_space(), ones, S(1));
-  gemm('N', 'N', S(1), ones, dy, S(1), Mat(db.data(), 1, db.extent(0)));
+  if (GemmTally* tally = gemm_tally()) tally->reductions += 2.0 * static_cast<double>(dy.extent(0) * dy.extent(1));
+  detail::gemm_uncounted<S, D>('N', 'N', S(1), ones, dy, S(1), Mat(db.data(), 1, db.extent(0)));
 }
 
 }  // namespace pipebench::kernels

@@ -1,6 +1,9 @@
 #include "kernels/transformer_config.hpp"
 
 #include "analysis/error.hpp"
+#include "analysis/transformer/activations.hpp"
+#include "analysis/transformer/count.hpp"
+#include "analysis/transformer/params.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -22,11 +25,13 @@ TransformerConfig TransformerConfig::whole_model(int hidden, int heads, int seq,
   return c;
 }
 
-namespace {
+namespace tf = analysis::transformer;
 
-void require_positive(int v, const char* what) {
-  if (v < 1) throw UsageError(std::string(what) + " must be at least 1, got " + std::to_string(v));
-}
+tf::Split TransformerConfig::split() const { return {tp_size, sequence_parallel, vocab_parallel, context_parallel}; }
+
+tf::StageParts TransformerConfig::parts() const { return {first_layer, num_layers, embedding, head}; }
+
+namespace {
 
 // The kernels index rows and columns with int and hand them to BLAS as int.
 void require_int_range(long long v, const std::string& what) {
@@ -35,47 +40,14 @@ void require_int_range(long long v, const std::string& what) {
                      ", the largest dimension the kernels index");
 }
 
-// Checked arithmetic for byte counts: a model whose bytes overflow 64 bits is refused, not wrapped.
-std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
-  if (a != 0 && b > UINT64_MAX / a) throw UsageError("model too large: its size in bytes overflows 64 bits");
-  return a * b;
-}
-std::uint64_t add(std::uint64_t a, std::uint64_t b) {
-  if (b > UINT64_MAX - a) throw UsageError("model too large: its size in bytes overflows 64 bits");
-  return a + b;
+void refuse(const std::string& what, const std::string& why) {
+  throw UsageError(what + " is not allowed: " + why);
 }
 
-}  // namespace
-
-void validate(const TransformerConfig& c) {
-  require_positive(c.hidden, "hidden size");
-  require_positive(c.heads, "number of attention heads");
-  require_positive(c.seq, "sequence length");
-  require_positive(c.micro_batch, "micro-batch size");
-  require_positive(c.vocab, "vocabulary size");
-  require_positive(c.layers, "number of layers");
-  require_positive(c.tp_size, "tensor-parallel size");
-  if (c.hidden % c.heads != 0)
-    throw UsageError("hidden size " + std::to_string(c.hidden) + " is not divisible by the number of heads " +
-                     std::to_string(c.heads));
-  if (c.heads % c.tp_size != 0)
-    throw UsageError("number of heads " + std::to_string(c.heads) + " is not divisible by the tensor-parallel size " +
-                     std::to_string(c.tp_size) + " (heads are split whole over tensor-parallel ranks)");
+void check_stage(const TransformerConfig& c) {
   if (c.tp_rank < 0 || c.tp_rank >= c.tp_size)
     throw UsageError("tensor-parallel rank " + std::to_string(c.tp_rank) + " is outside [0, " +
                      std::to_string(c.tp_size) + ")");
-  if (c.vocab_split() && c.vocab % c.tp_size != 0)
-    throw UsageError("vocabulary size " + std::to_string(c.vocab) + " is not divisible by the tensor-parallel size " +
-                     std::to_string(c.tp_size) + " (the vocabulary-parallel embedding and output layer hold V/t rows " +
-                     "each): use a multiple of " + std::to_string(c.tp_size) + ", e.g. " +
-                     std::to_string((c.vocab / c.tp_size + 1) * c.tp_size) + ", or --vocab-parallel off");
-  if (c.sequence_parallel && c.tp_size < 2)
-    throw UsageError("--sequence-parallel needs a tensor-parallel size t > 1 (t is " + std::to_string(c.tp_size) +
-                     "): it splits the sequence over the tensor-parallel ranks");
-  if (c.seq_split() && c.seq % c.tp_size != 0)
-    throw UsageError("--sequence-parallel: sequence length " + std::to_string(c.seq) +
-                     " is not divisible by the tensor-parallel size " + std::to_string(c.tp_size) +
-                     " (each rank holds s/t positions)");
   if (c.num_layers < 0 || c.first_layer < 0 || c.first_layer + static_cast<long long>(c.num_layers) > c.layers)
     throw UsageError("stage layers [" + std::to_string(c.first_layer) + ", " +
                      std::to_string(static_cast<long long>(c.first_layer) + c.num_layers) +
@@ -88,6 +60,28 @@ void validate(const TransformerConfig& c) {
   if (c.head && c.first_layer + c.num_layers != c.layers)
     throw UsageError("the head belongs to the stage that ends at layer " + std::to_string(c.layers) +
                      ", not at layer " + std::to_string(c.first_layer + c.num_layers));
+}
+
+}  // namespace
+
+void check_runnable_by_kernels(const tf::Shape& m, const tf::Split& split) {
+  const std::string kernels = "the transformer kernels run ";
+  if (m.kv() != m.heads)
+    refuse("--kv-heads " + std::to_string(m.kv_heads), kernels + "multi-head attention only (--kv-heads = --heads " +
+                                                          std::to_string(m.heads) + ")");
+  if (m.gated_mlp) refuse("a gated MLP (SwiGLU)", kernels + "a GELU MLP");
+  if (m.ffn_size() != 4LL * m.hidden)
+    refuse("--ffn " + std::to_string(m.ffn), kernels + "an MLP of 4 x --hidden = " + std::to_string(4LL * m.hidden));
+  if (m.experts > 0) refuse("--num-experts " + std::to_string(m.experts), kernels + "dense layers only");
+  if (!m.learned_positions) refuse("a model without learned positions", kernels + "a learned [s, h] position table");
+  if (split.cp > 1)
+    refuse("--context-parallel " + std::to_string(split.cp), kernels + "whole sequences on each rank (cp = 1)");
+}
+
+void validate(const TransformerConfig& c) {
+  tf::check(c, c.split());
+  check_runnable_by_kernels(c, c.split());
+  check_stage(c);
   require_int_range(static_cast<long long>(c.micro_batch) * c.seq, "micro-batch size x sequence length");
   require_int_range(4LL * c.hidden, "4 x hidden size");
 }
@@ -96,6 +90,8 @@ std::uint64_t StageMemory::total(int in_flight) const {
   // Each micro-batch in flight holds its forward or its weight stash; the one inside its I holds the
   // weight stash of the layers done and the forward stash of the others, at most both in full.
   const std::uint64_t k = static_cast<std::uint64_t>(std::max(in_flight, 0));
+  using tf::add;
+  using tf::mul;
   const std::uint64_t stashes = add(mul(k, std::max(forward_stash, weight_stash)),
                                     in_flight > 0 ? std::min(forward_stash, weight_stash) : 0);
   return add(add(add(weights, grads), stashes), workspace);
@@ -103,73 +99,40 @@ std::uint64_t StageMemory::total(int in_flight) const {
 
 StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   validate(c);
+  using tf::add;
+  using tf::mul;
   using u64 = std::uint64_t;
-  const u64 h = static_cast<u64>(c.hidden), s = static_cast<u64>(c.seq), V = static_cast<u64>(c.local_vocab());
-  const u64 t = static_cast<u64>(c.tp_size), ht = h / t, L = static_cast<u64>(c.num_layers);
-  const u64 b = static_cast<u64>(c.micro_batch), n = b * s, z = b * (static_cast<u64>(c.heads) / t);
-  const u64 nh = mul(n, h), nht = mul(n, ht), ss = mul(s, s), nV = mul(n, V);
-  // Sequence-parallel: the LayerNorms' xhat, rstd and output gradients hold this rank's nl = n/t rows;
-  // the gathered linear inputs and output gradients that W reads keep all n (docs/formulas.md).
-  const u64 nl = c.seq_split() ? n / t : n, nhl = mul(nl, h);
-
+  const tf::Split split = c.split();
   StageMemory m;
-  const u64 layer_params = add(add(mul(12, mul(h, ht)), mul(7, ht)), mul(6, h));
-  m.parameters = mul(L, layer_params);
-  if (c.embedding) m.parameters = add(m.parameters, mul(add(V, s), h));
-  if (c.head) m.parameters = add(m.parameters, c.tie_embeddings && c.embedding ? mul(2, h) : add(mul(2, h), mul(h, V)));
+  m.parameters = tf::stage_params(c, split, c.parts());
   m.weights = m.grads = mul(m.parameters, e);
 
-  // Per layer (docs/transformer.md): xhat1, y1, xhat2, y2 [n,h]; q, k, v, ctx, u, g = 12 [n, h/t];
-  // rstd1, rstd2 [n]; probabilities [b*a/t, s, s] unless recomputed.
-  const u64 layer_core = add(add(add(mul(2, nhl), mul(2, nh)), mul(12, nht)), mul(2, nl));
-  u64 layer_f = 0;
-  switch (c.recompute) {
-    case Recompute::none: layer_f = add(layer_core, mul(z, ss)); break;
-    case Recompute::selective: layer_f = layer_core; break;
-    case Recompute::full: layer_f = nhl; break;
-  }
-  // After I: y1, y2, dx2, dout [n,h]; xhat1, xhat2, dy1, dy2 [nl,h]; ctx, g, dqkv, du = 12 [n, h/t].
-  const u64 layer_w = add(add(mul(4, nh), mul(4, nhl)), mul(12, nht));
-  m.layer_forward_stash = mul(layer_f, e);
-  m.layer_weight_stash = mul(layer_w, e);
-  m.forward_stash = mul(L, m.layer_forward_stash);
-  m.weight_stash = mul(L, m.layer_weight_stash);
-  if (c.embedding) m.weight_stash = add(m.weight_stash, mul(nh, e));  // the embedding's output gradient
-  if (c.head) {
-    // xhat [nl,h], y [n,h], rstd [nl], dlogits [n,V]; after I: dy [nl,h] replaces rstd.
-    m.forward_stash = add(m.forward_stash, mul(add(add(add(nhl, nh), nl), nV), e));
-    m.weight_stash = add(m.weight_stash, mul(add(add(mul(2, nhl), nh), nV), e));
+  const tf::Stash layer = tf::stash(c, split, c.recompute, tf::Part::layer, e);
+  m.layer_forward_stash = layer.forward;
+  m.layer_weight_stash = layer.weight;
+  m.forward_stash = mul(static_cast<u64>(c.num_layers), layer.forward);
+  m.weight_stash = mul(static_cast<u64>(c.num_layers), layer.weight);
+  for (const auto& [held, part] : {std::pair{c.embedding, tf::Part::embedding}, std::pair{c.head, tf::Part::head}}) {
+    if (!held) continue;
+    const tf::Stash s = tf::stash(c, split, c.recompute, part, e);
+    m.forward_stash = add(m.forward_stash, s.forward);
+    m.weight_stash = add(m.weight_stash, s.weight);
   }
 
   // Transient buffers of one call (bounded, not exact): residual stream and layer output [n,h] x 3,
   // split/merged heads and gradients 8 [n, h/t], two [s,s] score buffers, per-row scratch; full
   // recomputation also rebuilds one layer's complete stash inside I.
+  const u64 h = static_cast<u64>(c.hidden), s = static_cast<u64>(c.seq), t = static_cast<u64>(c.tp_size);
+  const u64 n = static_cast<u64>(c.micro_batch) * s, nh = mul(n, h), nht = mul(n, h / t), ss = mul(s, s);
   m.workspace = add(mul(add(add(mul(3, nh), mul(8, nht)), mul(2, ss)), e), mul(8, n));
-  if (c.recompute == Recompute::full && L > 0) m.workspace = add(m.workspace, mul(add(layer_core, mul(z, ss)), e));
+  if (c.recompute == Recompute::full && c.num_layers > 0)
+    m.workspace = add(m.workspace, tf::stash(c, split, Recompute::none, tf::Part::layer, e).forward);
   return m;
 }
 
 StageFlops stage_flops(const TransformerConfig& c) {
   validate(c);
-  const double h = c.hidden, s = c.seq, V = c.local_vocab(), ht = h / c.tp_size, L = c.num_layers;
-  const double n = static_cast<double>(c.micro_batch) * s;
-  const double linears = 24 * n * h * ht;  // QKV 6, output 2, MLP 8 + 8 (x n h h/t)
-  const double attn_f = 4 * n * s * ht;    // scores and weighted sum, 2 n s h/t each
-  double recompute = 0;
-  if (c.recompute == Recompute::selective) recompute = 2 * n * s * ht;
-  if (c.recompute == Recompute::full) recompute = linears + attn_f;
-  StageFlops f;
-  f.forward = L * (linears + attn_f);
-  f.recompute = L * recompute;
-  f.backward_input = L * (linears + 2 * attn_f) + f.recompute;  // dP, dV, dQ, dK: 8 n s h/t
-  f.backward_weight = L * linears;
-  if (c.head) {
-    f.forward += 2 * n * h * V;
-    f.backward_input += 2 * n * h * V;
-    f.backward_weight += 2 * n * h * V;
-    if (!c.vocab_split()) f.replicated = 2 * n * h * V;
-  }
-  return f;
+  return tf::stage_flops(c, c.split(), c.parts(), c.recompute, tf::Convention::pipebench);
 }
 
 }  // namespace pipebench::kernels

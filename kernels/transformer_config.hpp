@@ -1,25 +1,23 @@
 #pragma once
 // Shape of a transformer stage, its validation, and what it costs (bytes, FLOPs), computed from the shapes
-// alone so that a caller can refuse a configuration before anything is allocated. docs/transformer.md
-// derives every formula used here.
+// alone so that a caller can refuse a configuration before anything is allocated. The formulas are the
+// cost model's (analysis/transformer/, convention pipebench): this header adapts them to one stage of
+// the kernels. docs/transformer.md derives them.
 #include <cstdint>
 #include <string>
 
 #include "analysis/recompute.hpp"
+#include "analysis/transformer/flops.hpp"
+#include "analysis/transformer/shape.hpp"
 
 namespace pipebench::kernels {
 
 // Activation recomputation: none, selective or full (analysis/recompute.hpp).
 using analysis::Recompute;
 
-struct TransformerConfig {
-  // The whole model.
-  int hidden = 0;       // h
-  int heads = 0;        // a
-  int seq = 0;          // s
-  int micro_batch = 1;  // b
-  int vocab = 0;        // V
-  int layers = 0;       // L
+// The whole model is the cost model's Shape (hidden, heads, seq, micro_batch, vocab, layers,
+// tie_embeddings, ...); the kernels run only part of what it describes (check_runnable_by_kernels).
+struct TransformerConfig : analysis::transformer::Shape {
   // This stage: layers [first_layer, first_layer + num_layers), plus the token embedding (first stage)
   // and/or the final LayerNorm, output projection and loss (last stage).
   int first_layer = 0;
@@ -31,11 +29,10 @@ struct TransformerConfig {
   int tp_rank = 0;
   Recompute recompute = Recompute::none;
   std::uint64_t seed = 1;
-  // Tied input and output embeddings: the head projects with the token embedding's [V, h] matrix
-  // (transposed). On a stage that holds both, one parameter; on a last stage without the embedding, a
-  // copy of it, named `embedding.tokens` too, that starts equal and that the caller keeps equal by
-  // summing both copies' gradients every step (the embedding group).
-  bool tie_embeddings = false;
+  // Tied input and output embeddings (Shape::tie_embeddings): the head projects with the token
+  // embedding's [V, h] matrix (transposed). On a stage that holds both, one parameter; on a last stage
+  // without the embedding, a copy of it, named `embedding.tokens` too, that starts equal and that the
+  // caller keeps equal by summing both copies' gradients every step (the embedding group).
   // Vocabulary-parallel embedding and output layer (Megatron, on when t > 1): this rank holds the
   // vocabulary rows [tp_rank*V/t, (tp_rank+1)*V/t) of the embedding and the matching columns of the
   // output layer, and the loss is the parallel cross-entropy (no rank holds the full logits). Needs
@@ -49,13 +46,25 @@ struct TransformerConfig {
   bool sequence_parallel = false;
   bool seq_split() const { return sequence_parallel && tp_size > 1; }
   int local_seq() const { return seq_split() ? seq / tp_size : seq; }
+  // Context parallelism (s/cp positions per rank): the kernels hold whole sequences and refuse cp > 1.
+  int context_parallel = 1;
+
+  // This rank's split and this stage's parts, as the cost model names them.
+  analysis::transformer::Split split() const;
+  analysis::transformer::StageParts parts() const;
 
   // The whole model on one rank.
   static TransformerConfig whole_model(int hidden, int heads, int seq, int micro_batch, int vocab, int layers);
 };
 
-// Throws UsageError naming the bad value (h % a, a % t, zero sizes, a layer range outside the model, an
-// embedding not on layer 0, a head not after the last layer, sizes past what the kernels index).
+// UsageError, one line, for what the model describes but the kernels cannot run: grouped-query
+// attention, a gated MLP or another MLP size than 4h, experts, positions that are not learned, cp > 1.
+void check_runnable_by_kernels(const analysis::transformer::Shape& m, const analysis::transformer::Split& split);
+
+// Throws UsageError naming the bad value: the cost model's checks (analysis::transformer::check: zero
+// sizes, h % a, a % t, V % t and s % t where split), check_runnable_by_kernels, a tensor-parallel rank
+// outside [0, t), a layer range outside the model, an embedding not on layer 0, a head not after the
+// last layer, sizes past what the kernels index.
 void validate(const TransformerConfig& c);
 
 // Bytes a stage holds, for scalar_bytes-sized values (4 for fp32). Exact for everything but `workspace`.
@@ -74,16 +83,11 @@ struct StageMemory {
 };
 StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t scalar_bytes = 4);
 
-// Floating-point operations of one micro-batch's F, I and W on this stage: matrix products only, 2 per
-// multiply-add, attention's s x s products counted in full (causal masking does not halve them here).
-// backward_input includes `recompute`, the forward work that selective/full recomputation redoes.
-struct StageFlops {
-  double forward = 0, backward_input = 0, backward_weight = 0, recompute = 0;
-  // Part of each of forward, backward_input and backward_weight that every tensor-parallel rank repeats
-  // in full (the replicated output layer): model FLOPs count it once, not once per rank.
-  double replicated = 0;
-  double total() const { return forward + backward_input + backward_weight; }
-};
+// Floating-point operations of one micro-batch's F, I and W on this stage (analysis/transformer/flops.hpp
+// gives the convention: matrix products only, 2 per multiply-add, attention's s x s products in full).
+// backward_input includes `recompute`, the forward work that selective/full recomputation redoes;
+// `replicated` is what every tensor-parallel rank repeats (the output layer without the vocabulary split).
+using StageFlops = analysis::transformer::Flops;
 StageFlops stage_flops(const TransformerConfig& c);
 
 }  // namespace pipebench::kernels

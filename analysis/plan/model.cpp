@@ -15,6 +15,9 @@
 #include "analysis/memory.hpp"
 #include "analysis/simulate.hpp"
 #include "analysis/text.hpp"
+#include "analysis/transformer/activations.hpp"
+#include "analysis/transformer/flops.hpp"
+#include "analysis/transformer/params.hpp"
 
 namespace pipebench::analysis::plan {
 
@@ -94,6 +97,111 @@ Refusal check_layout(const Problem& pr, const Layout& l, int* m_out, int* v_out)
   return {};
 }
 
+namespace {
+
+// One layer's and the end stages' costs for one micro-batch on one GPU: the cost model's FLOPs and
+// Korthikanti's activation bytes (analysis/transformer/, convention megatron) at the machine's rates.
+struct LayerCosts {
+  double fc = 0, bc = 0, wc = 0;  // compute of F, B = I + W, and W
+  double tpf = 0, tpb = 0;        // tensor-parallel collectives in F and in B
+  double ar = 0;                  // one all-reduce of the n h activations
+  double head = 0;                // the output layer's F, and as much again in each of I and W
+  double stash = 0, wstash = 0;   // Korthikanti's bytes of a layer: F to the end of I/B, I to W
+  double act_scale = 1;           // what they are multiplied by: value bytes / 2
+  double embedding_stash = 0, head_stash = 0, head_wstash = 0;
+};
+
+LayerCosts layer_costs(const Problem& pr, const Layout& l) {
+  namespace tf = transformer;
+  const MachineSpec& mc = pr.machine;
+  const int t = l.t, gpn = pr.gpus_per_node > 0 ? pr.gpus_per_node : mc.gpus_per_node;
+  ModelSpec md = pr.model;
+  md.micro_batch = l.micro_batch_size;
+  const tf::Split split{t, l.sequence_parallel, true, 1};  // the vocabulary split over t, as Megatron-LM
+  const double n = tf::tokens(md, split), h = md.hidden;
+  const double rate = achieved_rate(mc, h / t);
+
+  // Compute of one layer for one micro-batch on one GPU (the layer's FLOPs split over t).
+  const tf::Flops flops = tf::layer_flops(md, split, l.recompute, tf::Convention::megatron);
+  // Korthikanti et al. 2022 count a GPT layer: the planner sizes every layer's activations as the GPT
+  // layer of the same h, a and s (grouped-query attention and another MLP would change them).
+  tf::Shape gpt = md;
+  gpt.kv_heads = 0, gpt.ffn = 0, gpt.gated_mlp = false;
+  tf::MegatronOptions korthikanti;  // 16-bit values, 1-byte masks
+  korthikanti.flash_attention = md.flash_attention;
+  const tf::MegatronStash none = tf::megatron_stash(gpt, split, Recompute::none, tf::Part::layer, korthikanti);
+  const tf::MegatronStash act = tf::megatron_stash(gpt, split, l.recompute, tf::Part::layer, korthikanti);
+  const double act_scale = pr.value_bytes / 2;  // Korthikanti's counts are for 16-bit values
+  // The memory-bound element-wise work (LayerNorm, dropout, softmax, GeLU, residuals): each byte of
+  // activations Korthikanti et al. 2022 count is written once and read about as often, so a layer's
+  // forward moves `elementwise_passes` times those bytes through device memory; its backward twice
+  // that. The s x s softmax terms are gone under flash attention (fused into the products).
+  const double elem = mc.elementwise_passes * act_scale * none.forward / mc.hbm_bandwidth;
+  double elem_recompute = 0;
+  if (l.recompute == Recompute::full) elem_recompute = elem;
+  if (l.recompute == Recompute::selective) elem_recompute = mc.elementwise_passes * none.scores / mc.hbm_bandwidth;
+  LayerCosts c;
+  c.fc = flops.forward / rate + elem;
+  c.wc = flops.backward_weight / rate;  // W: weight gradients
+  c.bc = (2 * flops.forward + flops.recompute) / rate + 2 * elem + elem_recompute;  // B = I + W
+
+  // Tensor parallelism (Shoeybi et al. 2019): two all-reduces of n*h values in the forward, two in the
+  // backward; with sequence parallelism an all-gather and a reduce-scatter for each, the same volume
+  // (Korthikanti et al. 2022). Full recomputation repeats the forward's in the backward.
+  const bool tp_inter = t > gpn;
+  const double tp_bw = tp_inter ? mc.inter_bandwidth : mc.intra_bandwidth;
+  const double tp_lat = tp_inter ? mc.inter_latency : mc.intra_latency;
+  c.ar = ring(pr.value_bytes * n * h, t, tp_bw, tp_lat, 2);
+  c.tpf = 2 * c.ar;
+  c.tpb = 2 * c.ar + (l.recompute == Recompute::full ? 2 * c.ar : 0);
+
+  // The head (tied embedding, vocabulary-parallel): its product on the last stage; the embedding's
+  // all-reduce on the first.
+  c.head = tf::head_flops(md, split).forward / rate;
+  c.stash = act.forward, c.wstash = act.weight, c.act_scale = act_scale;
+  tf::MegatronOptions values;
+  values.value_bytes = pr.value_bytes;
+  c.embedding_stash = tf::megatron_stash(md, split, l.recompute, tf::Part::embedding, values).forward;
+  const tf::MegatronStash head = tf::megatron_stash(md, split, l.recompute, tf::Part::head, values);
+  c.head_stash = head.forward, c.head_wstash = head.weight;
+  return c;
+}
+
+// Each stage depth's times and stashes from its share of the layers, the embedding on the first and the
+// head on the last.
+void stage_times(const LayerCosts& c, int layers, StagePlan& sp) {
+  const int S = sp.stages_per_pipe;
+  sp.f.assign(S, 0), sp.b.assign(S, 0), sp.w.assign(S, 0), sp.fc.assign(S, 0), sp.bc.assign(S, 0);
+  sp.stash.assign(S, 0), sp.wstash.assign(S, 0);
+  for (int k = 0; k < S; ++k) {
+    const int nl = layers_of(layers, S, k);
+    sp.fc[k] = nl * c.fc;
+    sp.bc[k] = nl * c.bc;
+    sp.f[k] = nl * (c.fc + c.tpf);
+    sp.b[k] = nl * (c.bc + c.tpb);
+    sp.w[k] = nl * c.wc;
+    sp.stash[k] = nl * c.stash * c.act_scale;
+    sp.wstash[k] = nl * c.wstash * c.act_scale;
+    if (k == 0) {
+      sp.f[k] += c.ar;
+      sp.stash[k] += c.embedding_stash;
+    }
+    if (k == S - 1) {
+      sp.fc[k] += c.head;
+      sp.bc[k] += 2 * c.head;
+      sp.f[k] += c.head;
+      sp.b[k] += 2 * c.head;
+      sp.w[k] += c.head;
+      sp.stash[k] += c.head_stash;
+      sp.wstash[k] += c.head_wstash;
+    }
+    // The simulator needs 0 <= W < B.
+    sp.w[k] = std::min(sp.w[k], 0.5 * sp.b[k]);
+  }
+}
+
+}  // namespace
+
 StagePlan stage_plan(const Problem& pr, const Layout& l) {
   StagePlan sp;
   const Refusal refusal = check_layout(pr, l, &sp.m, &sp.v);
@@ -107,89 +215,12 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   const int S = p * sp.v;
   sp.stages_per_pipe = S;
 
-  const double h = md.hidden, s = md.seq, b = l.micro_batch_size, a = md.heads, V = md.vocab;
+  const double h = md.hidden, s = md.seq, b = l.micro_batch_size;
   const double n = b * s;  // tokens per micro-batch
   const double kHalf = pr.value_bytes;  // bytes per activation value (2: BF16)
-  const double act_scale = pr.value_bytes / 2;  // Korthikanti's counts are for 16-bit values
-  const double rate = achieved_rate(mc, h / t);
+  const LayerCosts lc = layer_costs(pr, l);
 
-  // Compute of one layer for one micro-batch on one GPU (the layer's FLOPs split over t).
-  const double f_layer_flops = n * layer_forward_flops_per_token(md) / t;
-  const double score_flops = n * 4.0 * s * h / t;  // Q K^T and scores x V
-  const double weight_flops = f_layer_flops - score_flops;
-  double recompute_flops = 0;
-  if (l.recompute == Recompute::full) recompute_flops = f_layer_flops;
-  if (l.recompute == Recompute::selective) recompute_flops = score_flops;  // Korthikanti et al. 2022
-  // The memory-bound element-wise work (LayerNorm, dropout, softmax, GeLU, residuals): each byte of
-  // activations Korthikanti et al. 2022 count is written once and read about as often, so a layer's
-  // forward moves `elementwise_passes` times those bytes through device memory; its backward twice
-  // that. The s x s softmax terms are gone under flash attention (fused into the products).
-  const bool seqp = l.sequence_parallel && t > 1;
-  const double att = md.flash_attention ? 0.0 : 5 * a * s / h;
-  const double elem_bytes = seqp ? n * h / t * (34 + att) : n * h * (10 + 24.0 / t + att / t);
-  const double elem = mc.elementwise_passes * act_scale * elem_bytes / mc.hbm_bandwidth;
-  double elem_recompute = 0;
-  if (l.recompute == Recompute::full) elem_recompute = elem;
-  if (l.recompute == Recompute::selective) elem_recompute = mc.elementwise_passes * n * h * att / t / mc.hbm_bandwidth;
-  const double fc_layer = f_layer_flops / rate + elem;
-  const double wc_layer = weight_flops / rate;                                           // W: weight gradients
-  const double bc_layer = (2 * f_layer_flops + recompute_flops) / rate + 2 * elem + elem_recompute;  // B = I + W
-
-  // Tensor parallelism (Shoeybi et al. 2019): two all-reduces of n*h values in the forward, two in the
-  // backward; with sequence parallelism an all-gather and a reduce-scatter for each, the same volume
-  // (Korthikanti et al. 2022). Full recomputation repeats the forward's in the backward.
-  const bool tp_inter = t > gpn;
-  const double tp_bw = tp_inter ? mc.inter_bandwidth : mc.intra_bandwidth;
-  const double tp_lat = tp_inter ? mc.inter_latency : mc.intra_latency;
-  const double ar = ring(kHalf * n * h, t, tp_bw, tp_lat, 2);
-  const double tpf_layer = 2 * ar;
-  const double tpb_layer = 2 * ar + (l.recompute == Recompute::full ? 2 * ar : 0);
-
-  // The head (tied embedding, vocabulary-parallel): its product on the last stage; the embedding's
-  // all-reduce on the first.
-  const double head_f = n * head_forward_flops_per_token(md) / t / rate;
-  const double head_w = head_f;
-
-  // Activations per layer per micro-batch, Korthikanti et al. 2022 (16-bit values, 1-byte masks), with
-  // the s x s terms dropped under flash attention.
-  double act_layer = 0;
-  switch (l.recompute) {
-    case Recompute::none: act_layer = seqp ? n * h / t * (34 + att) : n * h * (10 + 24.0 / t + att / t); break;
-    case Recompute::selective: act_layer = seqp ? 34 * n * h / t : n * h * (10 + 24.0 / t); break;
-    case Recompute::full: act_layer = seqp ? 2 * n * h / t : 2 * n * h; break;
-  }
-  // What the weight-gradient pass W keeps after I (split backward): the inputs of the four products,
-  // 2sbh (QKV) + 2sbh/t (projection) + 2sbh (fc1) + 8sbh/t (fc2), all /t with sequence parallelism.
-  const double w_layer = seqp ? 14 * n * h / t : n * h * (4 + 10.0 / t);
-  const double logits = 4 * n * V / t;  // fp32 logits of the loss on the last stage
-
-  sp.f.assign(S, 0), sp.b.assign(S, 0), sp.w.assign(S, 0), sp.fc.assign(S, 0), sp.bc.assign(S, 0);
-  sp.stash.assign(S, 0), sp.wstash.assign(S, 0);
-  for (int k = 0; k < S; ++k) {
-    const int nl = layers_of(md.layers, S, k);
-    sp.fc[k] = nl * fc_layer;
-    sp.bc[k] = nl * bc_layer;
-    sp.f[k] = nl * (fc_layer + tpf_layer);
-    sp.b[k] = nl * (bc_layer + tpb_layer);
-    sp.w[k] = nl * wc_layer;
-    sp.stash[k] = nl * act_layer * act_scale;
-    sp.wstash[k] = nl * w_layer * act_scale;
-    if (k == 0) {
-      sp.f[k] += ar;
-      sp.stash[k] += kHalf * n * h;
-    }
-    if (k == S - 1) {
-      sp.fc[k] += head_f;
-      sp.bc[k] += 2 * head_f;
-      sp.f[k] += head_f;
-      sp.b[k] += 2 * head_f;
-      sp.w[k] += head_w;
-      sp.stash[k] += logits;
-      sp.wstash[k] += kHalf * n * h;
-    }
-    // The simulator needs 0 <= W < B.
-    sp.w[k] = std::min(sp.w[k], 0.5 * sp.b[k]);
-  }
+  stage_times(lc, md.layers, sp);
 
   // Pipeline transfers: n*h 16-bit values per boundary; with t > 1 Megatron's scatter/gather sends 1/t
   // of them per GPU across nodes and all-gathers over NVLink (Narayanan et al. 2021, Section 4.1).
@@ -202,15 +233,17 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   }
 
   // Parameters per rank: its layers (1/t of each) plus the embedding on the rank of the first stage
-  // and the tied head's copy on the rank of the last stage (of each model copy).
+  // and the tied head's copy on the rank of the last stage (of each model copy). The planner splits
+  // every part over t, the LayerNorms, biases and positions Megatron replicates too.
   std::vector<double> rank_params(p, 0.0);
-  const double lp = layer_params(md) / t, ep = V * h / t + s * h / t;
+  const double lp = double(transformer::layer_params(md)) / t;
+  const double vh = double(transformer::embedding_params(md)), ep = (vh + double(transformer::position_params(md))) / t;
   for (int c = 0; c < sp.pipes; ++c)
     for (int k = 0; k < S; ++k) {
       const int r = row.rank_of_stage(p, c * S + k);
       rank_params[r] += layers_of(md.layers, S, k) * lp;
       if (k == 0) rank_params[r] += ep;
-      if (k == S - 1 && !(p == 1 && sp.v == 1 && sp.pipes == 1)) rank_params[r] += V * h / t;
+      if (k == S - 1 && !(p == 1 && sp.v == 1 && sp.pipes == 1)) rank_params[r] += vh / t;
     }
   const double params = *std::max_element(rank_params.begin(), rank_params.end());
   sp.weights = kWeightBytes * params;
@@ -228,12 +261,9 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
                       : ring(kGradBytes * params, d, dp_bw, dp_lat, 2);
   sp.optimizer = kOptimizerTraffic * params / (l.zero ? d : 1) / mc.hbm_bandwidth;
 
-  sp.model_flops = model_flops_per_step(md, pr.global_batch);
-  const double tokens = double(pr.global_batch) * s;
-  double extra = 0;
-  if (l.recompute == Recompute::full) extra = tokens * md.layers * layer_forward_flops_per_token(md);
-  if (l.recompute == Recompute::selective) extra = tokens * md.layers * 4.0 * s * h;
-  sp.hardware_flops = sp.model_flops + extra;
+  sp.model_flops = transformer::model_flops_per_step(md, pr.global_batch);
+  sp.hardware_flops = sp.model_flops + transformer::recompute_flops_per_step(md, pr.global_batch, l.recompute,
+                                                                             transformer::Convention::megatron);
   return sp;
 }
 

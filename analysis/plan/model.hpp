@@ -9,42 +9,25 @@
 #include <vector>
 
 #include "analysis/recompute.hpp"
-
 #include "analysis/schedule.hpp"
+#include "analysis/transformer/shape.hpp"
 
 namespace pipebench::analysis::plan {
 
-// A transformer: a decoder stack of `layers` identical layers plus the token embedding and the output
-// head. FLOPs and parameters follow Narayanan et al. 2021 and Korthikanti et al. 2022 (docs/model.md).
-struct ModelSpec {
+// A transformer (analysis/transformer/shape.hpp: layers, hidden, heads, kv_heads, ffn, gated_mlp, seq,
+// vocab), with the token embedding tied to the output layer as in Megatron-LM GPT. Its parameters and
+// FLOPs are the cost model's (analysis/transformer/params.hpp, flops.hpp), its activations Korthikanti
+// et al. 2022's (activations.hpp, convention megatron); docs/model.md.
+struct ModelSpec : transformer::Shape {
   std::string name;    // preset name, or "custom"
   std::string source;  // where the shape comes from
-  int layers = 0, hidden = 0, heads = 0, kv_heads = 0;  // kv_heads 0: = heads (no grouped-query attention)
-  int seq = 0, vocab = 0;
-  std::int64_t ffn = 0;          // 0: 4 * hidden
-  bool gated_mlp = false;        // SwiGLU: three ffn matrices instead of two
   bool flash_attention = false;  // the s x s scores are never stored (Dao et al. 2022)
-  std::int64_t ffn_size() const { return ffn > 0 ? ffn : std::int64_t{4} * hidden; }
-  int kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  ModelSpec() { tie_embeddings = true; }
 };
 
 const std::vector<ModelSpec>& model_presets();
 // UsageError "--model 'x' is not allowed: expected one of ..." for an unknown name.
 const ModelSpec& model_preset(const std::string& name);
-// UsageError naming the first bad field: sizes >= 1, heads divide hidden, kv_heads divide heads.
-void check_model(const ModelSpec& m);
-
-// Parameters of the model: per layer, the embedding (V*h, tied with the head as in Megatron-LM GPT) and
-// the whole model.
-double layer_params(const ModelSpec& m);
-double total_params(const ModelSpec& m);
-// Forward FLOPs of one token through one layer (all tensor-parallel ranks together) and through the
-// head; the attention scores count in full (s x s), as in Narayanan et al. 2021.
-double layer_forward_flops_per_token(const ModelSpec& m);
-double head_forward_flops_per_token(const ModelSpec& m);
-// Model FLOPs of one step over the global batch: forward + backward = 3 x forward, no recomputation
-// (Korthikanti et al. 2022's "model FLOPs"; 72 B L s h^2 (1 + s/6h + V/12hL) for a GPT model).
-double model_flops_per_step(const ModelSpec& m, std::int64_t global_batch);
 
 // A machine: nodes of `gpus_per_node` GPUs joined by NVLink inside a node and a per-GPU network link
 // between nodes. Bandwidths are per GPU, one direction, bytes/s; latencies in seconds.

@@ -1,5 +1,5 @@
-// The model and machine descriptions of `pipebench plan`: parameter and FLOP counts, machine checks and
-// the achieved matrix-product rate (docs/model.md).
+// The machine descriptions of `pipebench plan`: their checks and the achieved matrix-product rate
+// (docs/model.md). The model's counts are the cost model's (analysis/transformer/).
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -9,53 +9,6 @@
 #include "analysis/text.hpp"
 
 namespace pipebench::analysis::plan {
-
-// ---- model ------------------------------------------------------------------------------------------
-
-void check_model(const ModelSpec& m) {
-  auto positive = [](long long x, const char* what) {
-    if (x < 1) throw UsageError(std::string("--") + what + " " + std::to_string(x) + " is not allowed: must be >= 1");
-  };
-  positive(m.layers, "layers");
-  positive(m.hidden, "hidden");
-  positive(m.heads, "heads");
-  positive(m.seq, "seq");
-  positive(m.vocab, "vocab");
-  if (m.hidden % m.heads != 0)
-    throw UsageError("--heads " + std::to_string(m.heads) + " is not allowed: must divide --hidden " + std::to_string(m.hidden));
-  if (m.kv_heads < 0 || (m.kv_heads > 0 && m.heads % m.kv_heads != 0))
-    throw UsageError("--kv-heads " + std::to_string(m.kv_heads) + " is not allowed: must divide --heads " +
-                     std::to_string(m.heads));
-  if (m.ffn < 0) throw UsageError("--ffn " + std::to_string(m.ffn) + " is not allowed: must be >= 1");
-}
-
-double layer_params(const ModelSpec& m) {
-  const double h = m.hidden, f = static_cast<double>(m.ffn_size());
-  const double kv = h * m.kv() / m.heads;  // key/value width
-  const double mats = m.gated_mlp ? 3 : 2;
-  // QKV, projection, MLP matrices; their biases and two LayerNorms (12h^2 + 13h for GPT).
-  return h * (h + 2 * kv) + h * h + mats * h * f + (h + 2 * kv) + h + (mats - 1) * f + h + 4 * h;
-}
-
-double total_params(const ModelSpec& m) {
-  // Tied input embedding and output head (Megatron-LM GPT), position embeddings of s*h, final LayerNorm.
-  return m.layers * layer_params(m) + double(m.vocab) * m.hidden + double(m.seq) * m.hidden + 2.0 * m.hidden;
-}
-
-double layer_forward_flops_per_token(const ModelSpec& m) {
-  const double h = m.hidden, f = static_cast<double>(m.ffn_size());
-  const double kv = h * m.kv() / m.heads;
-  const double mats = m.gated_mlp ? 3 : 2;
-  // 2 FLOPs per multiply-add: the weight products, then Q K^T and scores x V over the whole sequence.
-  return 2 * (h * (h + 2 * kv) + h * h + mats * h * f) + 4.0 * m.seq * h;
-}
-
-double head_forward_flops_per_token(const ModelSpec& m) { return 2.0 * m.hidden * m.vocab; }
-
-double model_flops_per_step(const ModelSpec& m, std::int64_t global_batch) {
-  const double tokens = double(global_batch) * m.seq;
-  return 3 * tokens * (m.layers * layer_forward_flops_per_token(m) + head_forward_flops_per_token(m));
-}
 
 // ---- machine ----------------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@
 #include "analysis/plan/model.hpp"
 #include "analysis/plan/search.hpp"
 #include "analysis/text.hpp"
+#include "analysis/transformer/params.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
 #include "bench/cmd/plan_inputs.hpp"
@@ -74,7 +75,7 @@ plan::ModelSpec model_of(const PlanSettings& f) {
   if (f.ffn) m.ffn = f.ffn;
   if (f.kv_heads) m.kv_heads = f.kv_heads;
   if (custom && !f.model.empty()) m.name = f.model + " (modified)";
-  plan::check_model(m);
+  analysis::transformer::check(m);
   return m;
 }
 
@@ -287,7 +288,8 @@ void run(const PlanSettings& f) {
       return;
     }
     os << "# pipebench plan: " << model.name << " (L=" << model.layers << " h=" << model.hidden << " a=" << model.heads
-       << " s=" << model.seq << " V=" << model.vocab << ", " << num(plan::total_params(model) / 1e9, 3) << "B parameters) on "
+       << " s=" << model.seq << " V=" << model.vocab << ", "
+       << num(double(analysis::transformer::total_params(model)) / 1e9, 3) << "B parameters) on "
        << gpus_text << " x " << pr.machine.name << ", global batch " << pr.global_batch << " sequences\n";
     os << "# machine: " << num(pr.machine.peak_flops / 1e12, 3) << " TFLOP/s peak, "
        << num(pr.machine.memory_bytes / (1024.0 * 1024.0 * 1024.0), 3) << " GiB; rates from " << pr.machine.rates_from << '\n';

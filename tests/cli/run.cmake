@@ -19,7 +19,7 @@ pipebench_mpirun_test(run_rank_hangs NP 4 RC nonzero ONCE "did not reach"
 # MFU, per-stage times and activation memory measured against the formula.
 set(_model --workload transformer --schedule 1f1b --hidden 16 --heads 2 --seq 8 --vocab 32 --warmup 0 --steps 1)
 pipebench_mpirun_test(run_heads_do_not_divide NP 2 RC 2 ONCE "pipebench: error:"
-  MATCH "hidden size 18 is not divisible by the number of heads 4" ARGS ${_model} --hidden 18 --heads 4 -o never.h5)
+  MATCH "--heads 4 is not allowed: must divide --hidden 18" ARGS ${_model} --hidden 18 --heads 4 -o never.h5)
 pipebench_mpirun_test(run_fewer_layers_than_stages NP 4 RC 2 ONCE "pipebench: error:"
   MATCH "--layers 3 is fewer than the 4 stages of the pipeline" ARGS ${_model} --layers 3 -o never.h5)
 pipebench_mpirun_test(run_stage_list_sum NP 2 RC 2 ONCE "pipebench: error:"

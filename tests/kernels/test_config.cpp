@@ -26,20 +26,23 @@ TEST(TransformerConfig, BadValuesAreNamed) {
   EXPECT_NO_THROW(validate(ok()));
   TransformerConfig c = ok();
   c.heads = 6;
-  expect_usage_error(c, "hidden size 64 is not divisible by the number of heads 6");
+  expect_usage_error(c, "--heads 6 is not allowed: must divide --hidden 64");
   c = ok();
   c.tp_size = 3;
-  expect_usage_error(c, "number of heads 8 is not divisible by the tensor-parallel size 3");
+  expect_usage_error(c, "tensor-parallel size t = 3 is not allowed: must divide --heads 8");
   c = ok();
   c.tp_size = 2;
   c.tp_rank = 2;
   expect_usage_error(c, "tensor-parallel rank 2 is outside [0, 2)");
-  for (int TransformerConfig::*field : {&TransformerConfig::hidden, &TransformerConfig::heads, &TransformerConfig::seq,
-                                        &TransformerConfig::micro_batch, &TransformerConfig::vocab,
-                                        &TransformerConfig::layers, &TransformerConfig::tp_size}) {
+  const std::pair<int TransformerConfig::*, const char*> sizes[] = {
+      {&TransformerConfig::hidden, "--hidden 0"}, {&TransformerConfig::heads, "--heads 0"},
+      {&TransformerConfig::seq, "--seq 0"},       {&TransformerConfig::micro_batch, "--micro-batch-size 0"},
+      {&TransformerConfig::vocab, "--vocab 0"},   {&TransformerConfig::layers, "--layers 0"},
+      {&TransformerConfig::tp_size, "tensor-parallel size t = 0"}};
+  for (const auto& [field, name] : sizes) {
     c = ok();
     c.*field = 0;
-    expect_usage_error(c, "must be at least 1, got 0");
+    expect_usage_error(c, std::string(name) + " is not allowed: must be >= 1");
   }
   c = ok();
   c.first_layer = 2;
@@ -60,6 +63,36 @@ TEST(TransformerConfig, BadValuesAreNamed) {
   c.micro_batch = 1 << 16;
   c.seq = 1 << 16;
   expect_usage_error(c, "micro-batch size x sequence length = 4294967296 exceeds");
+}
+
+// What the cost model describes but the kernels do not run is refused by name, never run as something
+// else: a field the kernels ignored would make their counted FLOPs and bytes disagree with the model's.
+TEST(TransformerConfig, RefusesWhatTheKernelsCannotRun) {
+  TransformerConfig c = ok();
+  c.kv_heads = 8;  // = heads: plain multi-head attention
+  c.ffn = 256;     // = 4h
+  EXPECT_NO_THROW(validate(c));
+  c = ok();
+  c.kv_heads = 2;
+  expect_usage_error(c, "--kv-heads 2 is not allowed: the transformer kernels run multi-head attention only");
+  c = ok();
+  c.gated_mlp = true;
+  expect_usage_error(c, "a gated MLP (SwiGLU) is not allowed: the transformer kernels run a GELU MLP");
+  c = ok();
+  c.ffn = 128;
+  expect_usage_error(c, "--ffn 128 is not allowed: the transformer kernels run an MLP of 4 x --hidden = 256");
+  c = ok();
+  c.experts = 4;
+  c.top_k = 2;
+  expect_usage_error(c, "--num-experts 4 is not allowed: the transformer kernels run dense layers only");
+  c = ok();
+  c.learned_positions = false;
+  expect_usage_error(c, "a model without learned positions is not allowed");
+  c = ok();
+  c.context_parallel = 2;
+  expect_usage_error(c, "--context-parallel 2 is not allowed: the transformer kernels run whole sequences");
+  EXPECT_THROW(estimate_memory(c), UsageError);
+  EXPECT_THROW(stage_flops(c), UsageError);
 }
 
 TEST(TransformerConfig, ParameterCountIsTheLiteratureFormulaPlusTheUntiedHead) {

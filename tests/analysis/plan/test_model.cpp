@@ -1,4 +1,4 @@
-// The performance model and planner of `pipebench plan` (analysis/plan_*.hpp, docs/model.md).
+// The performance model and planner of `pipebench plan` (analysis/plan/, docs/model.md).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +8,8 @@
 #include "analysis/plan/model.hpp"
 #include "analysis/plan/search.hpp"
 #include "analysis/plan/validation.hpp"
+#include "analysis/transformer/flops.hpp"
+#include "analysis/transformer/params.hpp"
 
 namespace pipebench::analysis::plan {
 namespace {
@@ -28,15 +30,15 @@ Layout layout(int t, int p, int d, const std::string& schedule, int b, Recompute
   return l;
 }
 
-TEST(PlanModel, GptCountsAreThoseOfNarayanan2021) {
+// The counts themselves are the cost model's (tests/analysis/transformer/); here, that the planner's
+// presets and stage plan read them.
+TEST(PlanModel, GptPresetThroughTheCostModel) {
   const ModelSpec m = model_preset("gpt3-175b");
-  const double h = m.hidden, L = m.layers, s = m.seq, V = m.vocab;
-  EXPECT_DOUBLE_EQ(layer_params(m), 12 * h * h + 13 * h);
-  // Model FLOPs of one step: 72 B L s h^2 (1 + s/(6h) + V/(12 h L)) (Korthikanti et al. 2022).
-  const double B = 1536;
-  const double expected = 72 * B * L * s * h * h * (1 + s / (6 * h) + V / (12 * h * L));
-  EXPECT_NEAR(model_flops_per_step(m, 1536) / expected, 1.0, 1e-12);
-  EXPECT_NEAR(total_params(m) / 1e9, 174.6, 0.1);
+  EXPECT_TRUE(m.tie_embeddings);  // Megatron-LM GPT
+  EXPECT_NEAR(double(transformer::total_params(m)) / 1e9, 174.6, 0.1);
+  const Problem pr = problem("gpt3-175b", "a100-80gb", 64);
+  EXPECT_DOUBLE_EQ(stage_plan(pr, layout(8, 8, 1, "1f1b", 1, Recompute::none)).model_flops,
+                   transformer::model_flops_per_step(m, 64));
 }
 
 TEST(PlanModel, HardwareFlopsAddTheRecomputedForward) {
