@@ -63,6 +63,15 @@ void check_sizes(const Sizes& s, int v) {
   if (v < 1) throw UsageError("v (chunks per pipeline rank) = " + std::to_string(v) + ": must be at least 1");
 }
 
+// "1, 2, 3, 6": the divisors of n, or "a divisor of cp*d" where they are too many for one line.
+std::string divisors_text(int n) {
+  std::string s;
+  int count = 0;
+  for (int k = 1; k <= n && count <= 16; ++k)
+    if (n % k == 0) s += (count++ ? ", " : "") + std::to_string(k);
+  return count > 16 ? "a divisor of cp*d" : s;
+}
+
 // Appends d to the digits, merged with the last one when it continues it (then the two axes are one
 // run of consecutive ranks), so that equal groups have equal digits.
 void push_dim(std::array<Grid::Dim, kNumAxes>& dims, int& n, Grid::Dim d) {
@@ -120,11 +129,12 @@ Grid::Grid(const Sizes& sizes, int v, std::string_view order) : sizes_(sizes), v
     throw UsageError(product_name() + " = " + (world < 0 ? "more than 2^63" : std::to_string(world)) +
                      " ranks: at most " + std::to_string(kMaxWorldSize) + " are supported");
   world_ = static_cast<int>(world);
-  if ((static_cast<long long>(sizes_.cp) * sizes_.d) % sizes_.ep != 0)
+  const int cpd = sizes_.cp * sizes_.d;  // at most the world size
+  if (cpd % sizes_.ep != 0)
     throw UsageError("ep (expert-parallel size) = " + std::to_string(sizes_.ep) + " does not divide cp*d = " +
-                     std::to_string(static_cast<long long>(sizes_.cp) * sizes_.d) +
-                     ": allowed are the divisors of cp*d (the expert layers split the cp*d ranks of each tensor "
-                     "and pipeline position into ep x expert-data)");
+                     std::to_string(cpd) + ": allowed " + divisors_text(cpd) +
+                     " (the expert layers split the cp*d ranks of each tensor and pipeline position into ep x "
+                     "expert-data)");
   const std::string given(order);
   order_ = given.empty() ? default_order(sizes_.cp, sizes_.ep) : given;
   std::transform(order_.begin(), order_.end(), order_.begin(), [](unsigned char c) { return std::tolower(c); });

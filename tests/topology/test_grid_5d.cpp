@@ -273,8 +273,13 @@ TEST(Grid5D, BadLayoutsAreOneLineNamingTheValue) {
   EXPECT_EQ(refusal({2, 1, 2, 2, -3}, ""), "ep (expert-parallel size) = -3: must be at least 1");
   EXPECT_EQ(refusal({256, 256, 256, 2, 1}, ""), "t*cp*p*d = 33554432 ranks: at most 16777216 are supported");
   EXPECT_EQ(refusal({1 << 24, 1, 1 << 24, 1 << 24, 1}, ""), "t*p*d = more than 2^63 ranks: at most 16777216 are supported");
-  EXPECT_EQ(refusal({1, 2, 2, 3, 4}, "").rfind("ep (expert-parallel size) = 4 does not divide cp*d = 6: allowed are the "
-                                               "divisors of cp*d", 0),
+  EXPECT_EQ(refusal({1, 2, 2, 3, 4}, "").rfind("ep (expert-parallel size) = 4 does not divide cp*d = 6: allowed 1, 2, 3, "
+                                               "6 (the expert layers split",
+                                               0),
+            0u);
+  EXPECT_EQ(refusal({1, 1, 1, 5040, 11}, "").rfind("ep (expert-parallel size) = 11 does not divide cp*d = 5040: allowed "
+                                                   "a divisor of cp*d (",
+                                                   0),
             0u);
   EXPECT_EQ(refusal({1, 2, 2, 2, 1}, "tp-dp-pp").rfind("order 'tp-dp-pp': axis 'cp' is missing, and cp = 2 needs a place "
                                                        "in it; allowed: tp, pp, dp",
