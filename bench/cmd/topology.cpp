@@ -55,6 +55,13 @@ std::vector<GroupKind> row_kinds(const Grid& g) {
               kinds.end());
   return kinds;
 }
+// The JSON's kinds: those of t x p x d first, as they were, then the others (JSON only adds keys).
+std::vector<GroupKind> json_kinds() {
+  std::vector<GroupKind> kinds(topology::kGroupKinds.begin(), topology::kGroupKinds.end());
+  for (GroupKind k : topology::kAllGroupKinds)
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  return kinds;
+}
 // "dp-cp" -> "dp_cp": the JSON spelling of a kind.
 std::string json_name(GroupKind k) {
   std::string s = topology::group_kind_name(k);
@@ -169,8 +176,8 @@ std::string json_string(const std::string& text) {
   return nlohmann::ordered_json(text).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-// The object's scalar keys, as j.dump(1) prints them; keys of the five axes come after those of t x p x d
-// (JSON only adds keys, docs/json.md).
+// The object's scalar keys of the t x p x d grid (the five axes add theirs inside and after it: JSON
+// only adds keys, docs/json.md).
 nlohmann::ordered_json json_head(const TopologySettings& o, const Grid& g, const Placement& pl,
                                  const topology::PlacementSummary& s) {
   using topology::Axis;
@@ -188,7 +195,7 @@ nlohmann::ordered_json json_head(const TopologySettings& o, const Grid& g, const
   j["hostfile"] = o.hostfile.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.hostfile);
   j["min_ranks_per_node"] = s.min_ranks_per_node;
   j["max_ranks_per_node"] = s.max_ranks_per_node;
-  for (GroupKind k : topology::kAllGroupKinds) {
+  for (GroupKind k : json_kinds()) {
     const auto& gp = s[k];
     j["placement"][json_name(k)] = {
         {"groups", gp.groups}, {"size", gp.size}, {"spanning_nodes", gp.spanning}, {"max_nodes", gp.max_nodes}};
@@ -198,6 +205,13 @@ nlohmann::ordered_json json_head(const TopologySettings& o, const Grid& g, const
   j["pp_wrap_links"] = s.pp_wrap_links;
   j["pp_wrap_links_cross_node"] = s.pp_wrap_cross;
   j["warnings"] = s.warnings;
+  return j;
+}
+
+// The scalar keys of the five axes, after the lists.
+nlohmann::ordered_json json_tail(const Grid& g) {
+  using topology::Axis;
+  nlohmann::ordered_json j;
   j["cp"] = g.cp();
   j["ep"] = g.ep();
   j["edp"] = g.edp();
@@ -222,16 +236,18 @@ void print_json(const TopologySettings& o, const Grid& g, const Placement& pl, c
     os << (i ? "," : "") << "\n  {\n   \"rank\": " << r << ",\n   \"node\": " << node
        << ",\n   \"host\": " << json_string(pl.node_name(node)) << ",\n   \"tp\": " << c.tp
        << ",\n   \"pp\": " << c.pp << ",\n   \"dp\": " << c.dp;
-    for (GroupKind k : topology::kGroupKinds) os << ",\n   \"" << json_name(k) << "_group\": " << g.group_index(k, r);
-    os << ",\n   \"cp\": " << c.cp << ",\n   \"ep\": " << c.ep << ",\n   \"etp\": " << c.etp << ",\n   \"edp\": " << c.edp;
-    for (GroupKind k : topology::kAllGroupKinds)
-      if (std::find(topology::kGroupKinds.begin(), topology::kGroupKinds.end(), k) == topology::kGroupKinds.end())
-        os << ",\n   \"" << json_name(k) << "_group\": " << g.group_index(k, r);
+    const std::vector<GroupKind> kinds = json_kinds();
+    for (std::size_t n = 0; n < kinds.size(); ++n) {
+      if (n == topology::kGroupKinds.size())  // the coordinates of the five axes before their groups
+        os << ",\n   \"cp\": " << c.cp << ",\n   \"ep\": " << c.ep << ",\n   \"etp\": " << c.etp
+           << ",\n   \"edp\": " << c.edp;
+      os << ",\n   \"" << json_name(kinds[n]) << "_group\": " << g.group_index(kinds[n], r);
+    }
     os << "\n  }";
   }
   os << (rows.empty() ? "]" : "\n ]") << ",\n \"groups\": {";
   bool first_kind = true;
-  for (GroupKind k : topology::kAllGroupKinds) {
+  for (GroupKind k : json_kinds()) {
     os << (first_kind ? "" : ",") << "\n  \"" << json_name(k) << "\": [";
     first_kind = false;
     for (int gi = 0; gi < g.num_groups(k); ++gi) {
@@ -242,7 +258,8 @@ void print_json(const TopologySettings& o, const Grid& g, const Placement& pl, c
     }
     os << "\n  ]";
   }
-  os << "\n }\n}\n";
+  const std::string tail = json_tail(g).dump(1);
+  os << "\n },\n" << tail.substr(2, tail.size() - 4) << "\n}\n";  // its keys, without its braces
 }
 
 void run(const TopologySettings& o) {
