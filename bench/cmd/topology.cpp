@@ -176,8 +176,8 @@ std::string json_string(const std::string& text) {
   return nlohmann::ordered_json(text).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-// The object's scalar keys of the t x p x d grid (the five axes add theirs inside and after it: JSON
-// only adds keys, docs/json.md).
+// The object's scalar keys, as j.dump(1) prints them: those of the t x p x d grid, then the five axes'
+// (JSON only adds keys, docs/json.md), all before the long lists.
 nlohmann::ordered_json json_head(const TopologySettings& o, const Grid& g, const Placement& pl,
                                  const topology::PlacementSummary& s) {
   using topology::Axis;
@@ -205,13 +205,6 @@ nlohmann::ordered_json json_head(const TopologySettings& o, const Grid& g, const
   j["pp_wrap_links"] = s.pp_wrap_links;
   j["pp_wrap_links_cross_node"] = s.pp_wrap_cross;
   j["warnings"] = s.warnings;
-  return j;
-}
-
-// The scalar keys of the five axes, after the lists.
-nlohmann::ordered_json json_tail(const Grid& g) {
-  using topology::Axis;
-  nlohmann::ordered_json j;
   j["cp"] = g.cp();
   j["ep"] = g.ep();
   j["edp"] = g.edp();
@@ -258,8 +251,7 @@ void print_json(const TopologySettings& o, const Grid& g, const Placement& pl, c
     }
     os << "\n  ]";
   }
-  const std::string tail = json_tail(g).dump(1);
-  os << "\n },\n" << tail.substr(2, tail.size() - 4) << "\n}\n";  // its keys, without its braces
+  os << "\n }\n}\n";
 }
 
 void run(const TopologySettings& o) {

@@ -41,7 +41,7 @@ pipebench_cli_test(topology_five_axes RC 0
   MATCH "t=1 cp=2 p=2 d=4 ep=4 v=1, 16 ranks, order tp-cp-ep-dp-pp .*\n# rank = cp \\+ 2\\*dp \\+ 8\\*pp\n# expert layers: etp=1 ep=4 edp=2 p=2, rank = ep \\+ 4\\*edp \\+ 8\\*pp\n.*\n   dp-cp +2 +8 +0 +1\n.*\n   ep +4 +4 +0 +1\n   expert-tp +16 +1 +0 +1\n   expert-dp +8 +2 +0 +1\n.*  etp  ep  edp  tp-group  cp-group .*\n      6     0   0   0   0   3    0   2    1         6       6,7      6,14     0,2,4,6         0..7      4,5,6,7                6              2,6\n"
   ARGS topology --mapping 1x2x4 --context-parallel 2 --expert-parallel 4)
 pipebench_cli_test(topology_five_axes_json RC 0
-  MATCH ".rank.: 6,.*.dp_group.: 0,\n   .cp.: 0,\n   .ep.: 2,\n   .etp.: 0,\n   .edp.: 1,\n   .cp_group.: 3,\n   .dp_cp_group.: 0,.*.expert_dp.: .\n   .\n    0,\n    4\n   ..*\n },\n .cp.: 2,\n .ep.: 4,\n .edp.: 2,\n .expert_rank_formula.: .rank = ep \\+ 4\\*edp \\+ 8\\*pp.,\n"
+  MATCH ".cp.: 2,\n .ep.: 4,\n .edp.: 2,\n .expert_rank_formula.: .rank = ep \\+ 4\\*edp \\+ 8\\*pp.,.*.rank.: 6,.*.dp_group.: 0,\n   .cp.: 0,\n   .ep.: 2,\n   .etp.: 0,\n   .edp.: 1,\n   .cp_group.: 3,\n   .dp_cp_group.: 0,.*.expert_dp.: .\n   .\n    0,\n    4\n   ."
   ARGS topology --mapping 1x2x4 --context-parallel 2 --expert-parallel 4 --json)
 # Expert parallelism alone: the expert layers split the 4 data-parallel ranks into ep 2 x edp 2.
 pipebench_cli_test(topology_expert_parallel_only RC 0
