@@ -139,6 +139,15 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<Mapping>& field) {
                     "TxPxD,...");
 }
 
+LayoutOptions add_layout_flags(CLI::App& cmd, std::vector<Mapping>& mappings, std::string& order, int& cp, int& ep) {
+  LayoutOptions o;
+  o.mapping = add(cmd, flag::mapping, mappings);
+  o.order = add(cmd, flag::order, order);
+  add(cmd, flag::context_parallel, cp);
+  add(cmd, flag::expert_parallel, ep);
+  return o;
+}
+
 void add_time_flags(CLI::App& cmd, TimeSettings& times, bool with_p2p_time) {
   add(cmd, flag::tf, times.tf);
   add(cmd, flag::tb, times.tb);

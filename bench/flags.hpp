@@ -40,7 +40,12 @@ inline constexpr Flag tensor{"-t,--tensor", "Tensor-parallel size t"};
 inline constexpr Flag data{"-d,--data", "Data-parallel size d"};
 inline constexpr Flag mapping{"--mapping", "Comma list of TxPxD rank mappings (default 1 x ranks x 1)"};
 inline constexpr Flag order{"--order",
-                             "Rank order: the axes tp, pp, dp fastest-varying first, Megatron style (cp, ep of size 1 allowed)"};
+                             "Rank order: the axes tp, cp, ep, dp, pp fastest-varying first, Megatron style (default "
+                             "tp-cp-ep-dp-pp, named without cp and ep of size 1)"};
+inline constexpr Flag context_parallel{"--context-parallel",
+                                        "Context-parallel size cp: ranks that split each sequence; the world is t*cp*p*d"};
+inline constexpr Flag expert_parallel{"--expert-parallel",
+                                       "Expert-parallel size ep: ranks that split the experts of a MoE layer (divides cp*d)"};
 
 // Stage times (schedule, simulate, run): for one rank's whole share of layers; a chunk takes 1/v.
 inline constexpr Flag tf{"--tf", "Forward time of a rank's whole share (time units, or with a unit ns, us, ms, s)"};
@@ -95,6 +100,15 @@ std::string flag_name(const Flag& f);
 // " (did you mean 'microbatches'?)" when `name` (without dashes) is at most two edits from a long flag
 // name of `cmd`, else ""; `prefix` goes before the name shown ("--" for the command line).
 std::string did_you_mean(const CLI::App& cmd, const std::string& name, const std::string& prefix = "");
+
+// The rank layout, the same four flags in run, comm, topology and plan (docs/topology.md): --mapping,
+// --order, --context-parallel and --expert-parallel. Returns the --mapping option (for a description
+// of the command's own) and the --order option (whose count says whether the order was given).
+struct LayoutOptions {
+  CLI::Option* mapping = nullptr;
+  CLI::Option* order = nullptr;
+};
+LayoutOptions add_layout_flags(CLI::App& cmd, std::vector<Mapping>& mappings, std::string& order, int& cp, int& ep);
 
 // The stage-time flags (--tf --tb --tw --t-overlap --stage-cost, and --p2p-time where the command
 // simulates the link): `schedule`, `simulate` and `run` take the same ones.

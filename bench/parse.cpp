@@ -233,6 +233,13 @@ std::string to_string(const Mapping& m) {
   return std::to_string(m.t) + "x" + std::to_string(m.p) + "x" + std::to_string(m.d);
 }
 
+void refuse_cp_ep(int cp, int ep, const std::string& command) {
+  for (const auto& [size, flag] : {std::pair{cp, "--context-parallel"}, {ep, "--expert-parallel"}})
+    if (size != 1)
+      throw UsageError(std::string(flag) + " " + std::to_string(size) + " is not allowed in pipebench " + command +
+                       " yet: expected 1 (pipebench topology and pipebench comm take it)");
+}
+
 Times parse_times(const TimeSettings& f) {
   struct Given {
     const char* flag;

@@ -8,21 +8,38 @@
 
 namespace pipebench::comm::bench {
 
-const char* group_choice_name(GroupChoice g) {
+topology::GroupKind group_kind(GroupChoice g) {
+  using topology::GroupKind;
   switch (g) {
-    case GroupChoice::world: return "world";
-    case GroupChoice::tp: return "tp";
-    case GroupChoice::pp: return "pp";
-    case GroupChoice::dp: return "dp";
-    case GroupChoice::pp_pairs: return "pp-pairs";
+    case GroupChoice::tp: return GroupKind::tp;
+    case GroupChoice::pp: return GroupKind::pp;
+    case GroupChoice::pp_pairs: return GroupKind::pp;
+    case GroupChoice::dp: return GroupKind::dp;
+    case GroupChoice::cp: return GroupKind::cp;
+    case GroupChoice::dp_cp: return GroupKind::dp_cp;
+    case GroupChoice::tp_cp: return GroupKind::tp_cp;
+    case GroupChoice::ep: return GroupKind::ep;
+    case GroupChoice::expert_tp: return GroupKind::expert_tp;
+    case GroupChoice::expert_dp: return GroupKind::expert_dp;
+    case GroupChoice::tp_ep: return GroupKind::tp_ep;
+    case GroupChoice::world: break;
   }
-  return "?";
+  throw Error("the world is no kind of group of the grid");
+}
+
+const char* group_choice_name(GroupChoice g) {
+  if (g == GroupChoice::world) return "world";
+  if (g == GroupChoice::pp_pairs) return "pp-pairs";
+  return topology::group_kind_name(group_kind(g));
 }
 
 GroupChoice parse_group_choice(const std::string& text) {
-  for (GroupChoice g : {GroupChoice::world, GroupChoice::tp, GroupChoice::pp, GroupChoice::dp, GroupChoice::pp_pairs})
+  std::string allowed;
+  for (GroupChoice g : kGroupChoices) {
     if (text == group_choice_name(g)) return g;
-  throw UsageError("--group '" + text + "' is not allowed: expected one of world, tp, pp, dp, pp-pairs");
+    allowed += (allowed.empty() ? "" : ", ") + std::string(group_choice_name(g));
+  }
+  throw UsageError("--group '" + text + "' is not allowed: expected one of " + allowed);
 }
 
 void check_sweep(std::uint64_t min_bytes, std::uint64_t max_bytes, std::uint64_t factor, std::uint64_t increment) {

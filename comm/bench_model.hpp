@@ -8,14 +8,22 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "topology/grid.hpp"
 
 namespace pipebench::comm::bench {
 
-// The groups a benchmark runs on: one of the three axes of the grid, the whole world, or the pairs of
-// pipeline neighbours (each member exchanging with the stage before and after it at once).
-enum class GroupChoice { world, tp, pp, dp, pp_pairs };
-const char* group_choice_name(GroupChoice g);  // "world", "tp", "pp", "dp", "pp-pairs"
+// The groups a benchmark runs on: every group of one kind of the grid (topology/grid.hpp), the whole
+// world, or the pairs of pipeline neighbours (each member exchanging with the stage before and after it
+// at once).
+enum class GroupChoice { world, tp, pp, dp, pp_pairs, cp, dp_cp, tp_cp, ep, expert_tp, expert_dp, tp_ep };
+inline constexpr GroupChoice kGroupChoices[] = {
+    GroupChoice::world, GroupChoice::tp,    GroupChoice::pp,    GroupChoice::dp,        GroupChoice::pp_pairs,
+    GroupChoice::cp,    GroupChoice::dp_cp, GroupChoice::tp_cp, GroupChoice::ep,        GroupChoice::expert_tp,
+    GroupChoice::expert_dp, GroupChoice::tp_ep};
+const char* group_choice_name(GroupChoice g);  // "world", "pp-pairs", or the kind's name: "tp", "dp-cp", ...
 GroupChoice parse_group_choice(const std::string& text);
+// The kind of grid group a choice runs over: pp for pp-pairs. Error for world, which is no kind.
+topology::GroupKind group_kind(GroupChoice g);
 
 // The sizes of a sweep in bytes, as nccl-tests makes them: from min_bytes, multiplied by `factor`, or
 // with `increment` > 0 adding it, while <= max_bytes. Validated by check_sweep().

@@ -36,6 +36,12 @@ MpiComm& MpiComm::operator=(MpiComm&& o) noexcept {
   return *this;
 }
 
+const MpiComm& MpiGrid::comm(GroupKind k) const {
+  if (!built_[static_cast<std::size_t>(k)])
+    throw Error(std::string("the ") + group_kind_name(k) + " communicator was not built: pass the kind to MpiGrid");
+  return comms_[static_cast<std::size_t>(k)];
+}
+
 int MpiComm::rank() const {
   int r = -1;
   if (comm_ != MPI_COMM_NULL) MPI_Comm_rank(comm_, &r);
@@ -48,22 +54,26 @@ int MpiComm::size() const {
   return n;
 }
 
-MpiGrid::MpiGrid(const Grid& grid, MPI_Comm world) : grid_(grid) {
+MpiGrid::MpiGrid(const Grid& grid, MPI_Comm world, const std::vector<GroupKind>& kinds) : grid_(grid) {
   int size = 0;
   MPI_Comm_size(world, &size);
   MPI_Comm_rank(world, &rank_);
   if (size != grid.world_size())
-    throw UsageError("t*p*d = " + std::to_string(grid.world_size()) + " (t=" + std::to_string(grid.t()) +
+    throw UsageError(grid.product_name() + " = " + std::to_string(grid.world_size()) + " (t=" +
+                     std::to_string(grid.t()) + (grid.cp() > 1 ? ", cp=" + std::to_string(grid.cp()) : "") +
                      ", p=" + std::to_string(grid.p()) + ", d=" + std::to_string(grid.d()) + ") but the job has " +
                      std::to_string(size) + " ranks");
   coords_ = grid.coords(rank_);
 
-  // Colour = group number, key = coordinate on the axis: communicator rank i is the member with
-  // coordinate i, so group order and communicator order agree.
-  for (GroupKind k : kGroupKinds) {
+  // Colour = group number, key = position in the group: communicator rank i is member i, so group
+  // order and communicator order agree.
+  for (GroupKind k : kinds) {
+    const auto i = static_cast<std::size_t>(k);
+    if (built_[i]) continue;
     MPI_Comm c = MPI_COMM_NULL;
-    check(MPI_Comm_split(world, grid.group_index(k, rank_), coords_[k], &c), "MPI_Comm_split");
-    comms_[static_cast<std::size_t>(k)] = MpiComm(c);
+    check(MPI_Comm_split(world, grid.group_index(k, rank_), grid.coord(k, rank_), &c), "MPI_Comm_split");
+    comms_[i] = MpiComm(c);
+    built_[i] = true;
   }
 
   // Nodes: one leader per shared-memory domain numbers the nodes (by lowest rank, as block placement

@@ -79,6 +79,45 @@ std::vector<std::string> parse_hostfile(std::istream& in, const std::string& sou
   return hosts;
 }
 
+namespace {
+
+// s.kinds: distinct nodes per group, counted with a stamp per node so the whole pass stays linear. A
+// kind whose groups another kind already made (dp-cp is dp when cp = 1) takes its figures.
+void place_groups(const Grid& grid, const Placement& placement, PlacementSummary& s) {
+  std::vector<int> stamp(static_cast<std::size_t>(s.nodes), -1);
+  const int world = grid.world_size();
+  for (std::size_t i = 0; i < kAllGroupKinds.size(); ++i) {
+    const GroupKind k = kAllGroupKinds[i];
+    GroupPlacement& gp = s.kinds[static_cast<std::size_t>(k)];
+    const auto done = std::find_if(kAllGroupKinds.begin(), kAllGroupKinds.begin() + static_cast<std::ptrdiff_t>(i),
+                                   [&](GroupKind o) { return grid.same_groups(k, o); });
+    if (done != kAllGroupKinds.begin() + static_cast<std::ptrdiff_t>(i)) {
+      gp = s.kinds[static_cast<std::size_t>(*done)];
+      gp.kind = k;
+      continue;
+    }
+    gp.kind = k;
+    gp.groups = grid.num_groups(k);
+    gp.size = grid.size(k);
+    if (gp.size == 1) {  // one rank each: on one node
+      gp.max_nodes = world > 0 ? 1 : 0;
+      continue;
+    }
+    std::fill(stamp.begin(), stamp.end(), -1);
+    for (int g = 0; g < gp.groups; ++g) {
+      int nodes = 0;
+      grid.for_each_member(k, g, [&](int r) {
+        int& st = stamp[static_cast<std::size_t>(placement.node_of(r))];
+        if (st != g) st = g, ++nodes;
+      });
+      if (nodes > 1) ++gp.spanning;
+      gp.max_nodes = std::max(gp.max_nodes, nodes);
+    }
+  }
+}
+
+}  // namespace
+
 PlacementSummary summarize(const Grid& grid, const Placement& placement) {
   const int world = grid.world_size();
   if (placement.world_size() != world)
@@ -94,30 +133,9 @@ PlacementSummary summarize(const Grid& grid, const Placement& placement) {
   s.min_ranks_per_node = per_node.empty() ? 0 : *lo;
   s.max_ranks_per_node = per_node.empty() ? 0 : *hi;
 
-  // Distinct nodes per group, counted with a stamp per node so the whole pass stays linear.
-  std::vector<int> stamp(static_cast<std::size_t>(s.nodes), -1);
-  for (GroupKind k : kGroupKinds) {
-    GroupPlacement& gp = s.kinds[static_cast<std::size_t>(k)];
-    gp.kind = k;
-    gp.groups = grid.num_groups(k);
-    gp.size = grid.size(k);
-    std::fill(stamp.begin(), stamp.end(), -1);
-    for (int g = 0; g < gp.groups; ++g) {
-      const int first = grid.group_first(k, g);
-      int nodes = 0;
-      for (int i = 0; i < gp.size; ++i) {
-        int& st = stamp[static_cast<std::size_t>(placement.node_of(first + i * grid.stride(k)))];
-        if (st != g) {
-          st = g;
-          ++nodes;
-        }
-      }
-      if (nodes > 1) ++gp.spanning;
-      gp.max_nodes = std::max(gp.max_nodes, nodes);
-    }
-  }
+  place_groups(grid, placement, s);
 
-  const int p = grid.p(), step = grid.stride(GroupKind::pp);
+  const int p = grid.p(), step = grid.stride(Axis::pp);
   const bool wrap = grid.v() > 1 && p > 2;
   for (int g = 0; g < grid.num_groups(GroupKind::pp); ++g) {
     const int first = grid.group_first(GroupKind::pp, g);

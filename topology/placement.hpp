@@ -1,7 +1,8 @@
 #pragma once
-// Where ranks sit on nodes, and what that means for each kind of group: how many tensor, pipeline and
-// data groups span more than one node, and how many pipeline neighbour links cross the network.
-// Work is linear in the number of ranks (16,384 ranks: about half a millisecond).
+// Where ranks sit on nodes, and what that means for each kind of group: how many groups of each kind
+// span more than one node, and how many pipeline neighbour links cross the network. Work is linear in
+// the number of ranks per distinct kind (with cp = ep = 1 only tp, pp and dp are distinct; 16,384
+// ranks: about half a millisecond).
 #include <array>
 #include <istream>
 #include <string>
@@ -54,7 +55,7 @@ struct PlacementSummary {
   int world_size = 0;
   int nodes = 0;
   int min_ranks_per_node = 0, max_ranks_per_node = 0;
-  std::array<GroupPlacement, 3> kinds{};  // indexed by GroupKind
+  std::array<GroupPlacement, kNumGroupKinds> kinds{};  // indexed by GroupKind
   // Pipeline neighbours: the (pp i, pp i+1) pairs of every pipeline group, and those on different nodes.
   long long pp_links = 0, pp_links_cross = 0;
   // With v > 1 and p > 2 interleaved schedules also send from pp p-1 back to pp 0 (one link per group).

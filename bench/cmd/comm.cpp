@@ -73,7 +73,7 @@ void run_comm(CommSettings& s) {
   CommResult result;
   std::int64_t total_wrong = 0;
   job.guarded([&] {
-    const topology::Grid grid(r.mapping.t, r.mapping.p, r.mapping.d, 1, s.order);
+    const topology::Grid grid = comm_grid(s, r.mapping);
     std::unique_ptr<topology::MpiGrid> mgrid;
     std::unique_ptr<comm::Communicator> group;
     {
@@ -83,8 +83,9 @@ void run_comm(CommSettings& s) {
       if (r.group == GroupChoice::world) {
         group = comm::make_communicator(s.backend, MPI_COMM_WORLD, "world", bench_opts);
       } else {
-        mgrid = std::make_unique<topology::MpiGrid>(grid, MPI_COMM_WORLD);
-        group = comm::make_communicator(s.backend, mgrid->comm(kind_of(r.group)).get(), s.group, bench_opts);
+        const topology::GroupKind kind = comm::bench::group_kind(r.group);  // its communicator alone
+        mgrid = std::make_unique<topology::MpiGrid>(grid, MPI_COMM_WORLD, std::vector<topology::GroupKind>{kind});
+        group = comm::make_communicator(s.backend, mgrid->comm(kind).get(), s.group, bench_opts);
       }
     }
     std::vector<std::vector<int>> groups;
@@ -92,10 +93,11 @@ void run_comm(CommSettings& s) {
       groups.emplace_back(world);
       for (int i = 0; i < world; ++i) groups.back()[static_cast<std::size_t>(i)] = i;
     } else {
-      groups = grid.groups(kind_of(r.group));
+      groups = grid.groups(comm::bench::group_kind(r.group));
     }
     const bool takes_part = !s.one_group || r.group == GroupChoice::world ||
-                            grid.group_index(kind_of(r.group), me) == grid.group_index(kind_of(r.group), 0);
+                            grid.group_index(comm::bench::group_kind(r.group), me) ==
+                                grid.group_index(comm::bench::group_kind(r.group), 0);
     comm::bench::Spec spec;
     spec.op = r.op;
     spec.group = r.group;
@@ -155,7 +157,8 @@ void run_comm(CommSettings& s) {
     result.groups = s.one_group ? 1 : static_cast<std::int64_t>(groups.size());
     std::ostream& head = s.json ? std::cerr : std::cout;
     if (me == 0) {
-      head << "# pipebench comm " << result.op << ": backend " << s.backend << ", mapping " << result.mapping << " (order "
+      head << "# pipebench comm " << result.op << ": backend " << s.backend << ", mapping " << result.mapping
+           << (s.cp > 1 ? " cp=" + std::to_string(s.cp) : "") << (s.ep > 1 ? " ep=" + std::to_string(s.ep) : "") << " (order "
            << s.order << "), group " << result.group << ": " << groups.size() << " group(s) of " << r.group_size
            << " rank(s), " << (s.one_group && groups.size() > 1 ? "only rank 0's runs (--one-group)" : "all at once") << "\n";
       head << "# minBytes " << s.min_bytes << " maxBytes " << s.max_bytes << " step: "
@@ -165,7 +168,7 @@ void run_comm(CommSettings& s) {
       std::vector<RankPlace> places;
       for (int i = 0; i < world; ++i) {
         const RankInfo& ri = ranks[static_cast<std::size_t>(i)];
-        const int gi = r.group == GroupChoice::world ? 0 : grid.group_index(kind_of(r.group), i);
+        const int gi = r.group == GroupChoice::world ? 0 : grid.group_index(comm::bench::group_kind(r.group), i);
         places.push_back({i, gi, ri.pid, ri.host, ri.device, ri.pci_bus, ri.device_name});
       }
       head << comm_device_lines(places);
@@ -231,10 +234,11 @@ void add_comm_command(CLI::App& app) {
   auto ss = std::make_shared<CommSettings>();
   CommSettings& s = *ss;
   cmd->add_option("op", s.op_text, op_help());
-  add(*cmd, {"--group", "Groups that communicate, all at once: world, tp, pp, dp or pp-pairs (pipeline neighbours, both ways)"},
+  add(*cmd, {"--group", "Groups that communicate, all at once: world, tp, pp, dp, pp-pairs (pipeline neighbours, both "
+              "ways), cp, dp-cp, tp-cp, ep, expert-tp, expert-dp or tp-ep (docs/topology.md)"},
       s.group);
-  add(*cmd, flag::mapping, s.mappings)->description("One TxPxD rank mapping (default 1 x ranks x 1)");
-  add(*cmd, flag::order, s.order);
+  const LayoutOptions layout = add_layout_flags(*cmd, s.mappings, s.order, s.cp, s.ep);
+  layout.mapping->description("One TxPxD rank mapping (default 1 x ranks/cp x 1)");
   add(*cmd, flag::backend, s.backend)->description("Communication backend: mpi, or nccl on GPU builds (device buffers)");
   add(*cmd, {"--one-group", "Only the group holding rank 0 communicates; the others wait (compare with all at once)"},
       s.one_group);
@@ -268,8 +272,9 @@ void add_comm_command(CLI::App& app) {
   add(*cmd, {"--poll-us", "Sleep between polls of a pending operation, microseconds (0: poll without sleeping)", 0, 1000000},
       s.poll_us);
   cmd->fallthrough();
-  cmd->callback([ss, watched] {
+  cmd->callback([ss, watched, layout] {
     ss->command_line = command_line_text();
+    if (layout.order->count() == 0) ss->order = topology::default_order(ss->cp, ss->ep);
     for (const auto& [name, option] : watched)
       if (option->count() > 0) ss->given.push_back(name);
     run_comm(*ss);

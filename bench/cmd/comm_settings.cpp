@@ -66,8 +66,8 @@ std::size_t precision_bytes(const std::string& p) {
 
 }  // namespace
 
-topology::GroupKind kind_of(GroupChoice g) {
-  return g == GroupChoice::tp ? topology::GroupKind::tp : g == GroupChoice::dp ? topology::GroupKind::dp : topology::GroupKind::pp;
+topology::Grid comm_grid(const CommSettings& s, const Mapping& m) {
+  return topology::Grid(topology::Sizes{m.t, s.cp, m.p, m.d, s.ep}, 1, s.order);
 }
 
 std::string op_help() {
@@ -133,13 +133,18 @@ Resolved resolve_flags(CommSettings& s) {
 
 // What needs the world size: the mapping and the group size.
 void resolve_world(const CommSettings& s, Resolved& r, int world) {
-  r.mapping = s.mappings.empty() ? Mapping{1, world, 1} : s.mappings.front();
-  const topology::Grid grid(r.mapping.t, r.mapping.p, r.mapping.d, 1, s.order);  // checks the order and sizes
+  const std::string cp = std::to_string(s.cp);
+  if (s.mappings.empty() && world % s.cp != 0)
+    throw UsageError("--context-parallel " + cp + " does not divide the job's " + std::to_string(world) +
+                     " ranks: give --mapping TxPxD with t*cp*p*d = " + std::to_string(world));
+  r.mapping = s.mappings.empty() ? Mapping{1, world / s.cp, 1} : s.mappings.front();
+  const topology::Grid grid = comm_grid(s, r.mapping);  // checks the order and sizes
   if (grid.world_size() != world)
-    throw UsageError("--mapping " + to_string(r.mapping) + " needs t*p*d = " + std::to_string(grid.world_size()) +
-                     " ranks but the job has " + std::to_string(world) + ": give a mapping whose product is " +
-                     std::to_string(world));
-  r.group_size = r.group == GroupChoice::world ? world : grid.size(kind_of(r.group));
+    throw UsageError("--mapping " + to_string(r.mapping) + (s.cp > 1 ? " with --context-parallel " + cp : "") +
+                     " needs " + grid.product_name() + " = " + std::to_string(grid.world_size()) +
+                     " ranks but the job has " + std::to_string(world) + ": give a mapping whose product " +
+                     (s.cp > 1 ? "times cp " : "") + "is " + std::to_string(world));
+  r.group_size = r.group == GroupChoice::world ? world : grid.size(comm::bench::group_kind(r.group));
   if (r.group == GroupChoice::pp_pairs && r.group_size < 2)
     throw UsageError("--group pp-pairs needs a pipeline of 2 or more ranks; --mapping " + to_string(r.mapping) + " has p = 1");
   if (comm::bench::pairs_members(op_row(r.op)) && r.group_size < 2)
@@ -152,7 +157,7 @@ void resolve_world(const CommSettings& s, Resolved& r, int world) {
 
 std::map<std::string, std::string> config_of(const CommSettings& s, const Resolved& r) {
   const comm::bench::OpRow& op = op_row(r.op);
-  return {{"op", op.name},
+  std::map<std::string, std::string> c = {{"op", op.name},
           {"group", comm::bench::group_choice_name(r.group)},
           {"mapping", to_string(r.mapping)},
           {"order", s.order},
@@ -171,6 +176,10 @@ std::map<std::string, std::string> config_of(const CommSettings& s, const Resolv
           {"p2p", s.p2p.empty() ? "none" : s.p2p},
           {"window", std::to_string(op.window)},
           {"poll_us", std::to_string(s.poll_us)}};
+  // Only where they are not 1, so that files of three axes keep their keys (absent reads as 1).
+  if (s.cp > 1) c["context_parallel"] = std::to_string(s.cp);
+  if (s.ep > 1) c["expert_parallel"] = std::to_string(s.ep);
+  return c;
 }
 
 CommBenchRow make_row(const Resolved& r, std::uint64_t requested, const std::vector<comm::bench::Sample>& all, int v,

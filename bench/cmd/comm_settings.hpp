@@ -23,7 +23,8 @@ struct CommSettings {
   std::string op_text;
   std::string group = "world";
   std::vector<Mapping> mappings;
-  std::string order = "tp-dp-pp";
+  std::string order = topology::default_order();  // not given: the default of the sizes given
+  int cp = 1, ep = 1;
   std::string backend = "mpi";
   bool one_group = false;
   std::uint64_t min_bytes = 8, max_bytes = 32ull << 20, increment = 0;
@@ -59,9 +60,10 @@ struct Resolved {
 // -b/-e/-i read them); the explicit forms of pipebench's byte sizes (KiB, MB, ...) are read as
 // everywhere else (bench/parse.hpp). UsageError naming `flag` otherwise.
 std::uint64_t parse_size(const std::string& text, const std::string& flag, bool zero_ok);
-topology::GroupKind kind_of(comm::bench::GroupChoice g);  // pp for pp-pairs (and world)
 // The operations for comm's help, in the table's order, the default marked.
 std::string op_help();
+// The rank grid of a mapping under the flags' order, cp and ep; UsageError for a bad layout.
+topology::Grid comm_grid(const CommSettings& s, const Mapping& m);
 // Everything the flags alone decide; UsageError otherwise. Needs no MPI.
 Resolved resolve_flags(CommSettings& s);
 // What needs the world size: the mapping and the group size; UsageError otherwise.

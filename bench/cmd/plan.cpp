@@ -22,6 +22,7 @@
 #include "bench/render/output.hpp"
 #include "bench/render/table.hpp"
 #include "bench/results/calibration.hpp"
+#include "topology/grid.hpp"
 
 namespace pipebench::bench {
 
@@ -37,12 +38,13 @@ struct PlanSettings {
   int gpus = 0, gpus_per_node = 0;
   bool allow_cross_node_tp = false;
   std::vector<Mapping> mappings;
+  int cp = 1, ep = 1;  // refused above 1 until the planner models them
   std::vector<std::string> schedules;
   std::vector<int> vs;
   std::vector<std::string> recomputes;
   bool sp = false, no_sp = false;
   std::vector<int> zero;
-  std::string order = "tp-dp-pp";
+  std::string order = topology::default_order();
   std::string machine = "a100-80gb";
   std::string calibrate;
   int top = 10;
@@ -166,6 +168,7 @@ std::string infeasible_text(const std::vector<plan::Infeasible>& inf) {
 
 void run(const PlanSettings& f) {
   // Everything is checked before any work.
+  refuse_cp_ep(f.cp, f.ep, "plan");
   if (f.top < 1) throw UsageError("--top 0 is not allowed: need K >= 1");
   const plan::ModelSpec model = model_of(f);
   plan::Problem pr;
@@ -340,8 +343,8 @@ void add_plan_command(CLI::App& app) {
   add(*cmd, Flag{"--gpus", "GPUs N = t p d to plan for"}, f->gpus);
   add(*cmd, Flag{"--gpus-per-node", "GPUs per node (default: the machine's, 8)"}, f->gpus_per_node);
   cmd->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Allow tensor-parallel groups larger than a node");
-  add(*cmd, flag::order, f->order);
-  add(*cmd, flag::mapping, f->mappings)->description("Comma list of TxPxD mappings to consider (default: every t p d = N)");
+  add_layout_flags(*cmd, f->mappings, f->order, f->cp, f->ep)
+      .mapping->description("Comma list of TxPxD mappings to consider (default: every t p d = N)");
   add(*cmd, flag::schedule, f->schedules)->description("Comma list of schedules (default: every one pipebench generates)");
   add(*cmd, flag::chunks, f->vs)->description("Chunks per rank v for schedules that take one (default 2,4)");
   add(*cmd, flag::recompute, f->recomputes)

@@ -263,10 +263,9 @@ void add_run_command(CLI::App& app) {
   kernels::TransformerWorkloadConfig& md = r.model;
   add(*cmd, flag::schedule, r.schedules);
   add(*cmd, flag::microbatches, r.microbatches);
-  add(*cmd, flag::mapping, r.mappings);
+  add_layout_flags(*cmd, r.mappings, r.order, r.cp, r.ep);
   add(*cmd, flag::chunks, r.vs);
   add(*cmd, flag::group, r.group);
-  add(*cmd, flag::order, r.order);
   add(*cmd, flag::backend, r.backend);
   add(*cmd, {"--workload", "Stage workload: synthetic or transformer"}, r.workload,
       {{workload_name(WorkloadKind::synthetic), WorkloadKind::synthetic},

@@ -155,6 +155,7 @@ std::string key_of(const std::map<std::string, std::string>& config) {
 
 // The settings that do not depend on the configuration; returns the synthetic times in seconds.
 Times check_settings(const RunSettings& rs, int world_size) {
+  refuse_cp_ep(rs.cp, rs.ep, "run");
   auto need_unit = [](const Duration& d, const char* flag) {
     if (!d.has_unit) throw UsageError(std::string(flag) + " '" + to_text(d) + "' needs a unit: s, ms, us or ns (e.g. 2ms)");
   };

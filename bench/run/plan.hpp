@@ -15,6 +15,7 @@
 #include "bench/parse.hpp"
 #include "bench/render/sink.hpp"
 #include "kernels/transformer_workload.hpp"
+#include "topology/grid.hpp"
 
 namespace pipebench::bench {
 
@@ -43,7 +44,8 @@ struct RunSettings {
   std::vector<Mapping> mappings;  // empty: 1 x world x 1
   std::vector<int> vs{0};         // 0: the schedule's default
   int group = 0;                  // interleaved micro-batch group (0: p)
-  std::string order = "tp-dp-pp";
+  std::string order = topology::default_order();
+  int cp = 1, ep = 1;  // refused above 1 until the stages that use them land
   std::string backend = "mpi";
   WorkloadKind workload = WorkloadKind::synthetic;
   SyntheticSettings synthetic;

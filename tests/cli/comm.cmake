@@ -20,8 +20,8 @@ pipebench_cli_test(comm_unknown_redop RC 2
   MATCH "^pipebench: error: -o 'prod' is not allowed: expected one of sum, max, min\n$"
   ARGS comm -o prod)
 pipebench_cli_test(comm_unknown_group RC 2
-  MATCH "^pipebench: error: --group 'ep' is not allowed: expected one of world, tp, pp, dp, pp-pairs\n$"
-  ARGS comm --group ep)
+  MATCH "^pipebench: error: --group 'xp' is not allowed: expected one of world, tp, pp, dp, pp-pairs, cp, dp-cp, tp-cp, ep, expert-tp, expert-dp, tp-ep\n$"
+  ARGS comm --group xp)
 pipebench_cli_test(comm_unknown_op RC 2
   MATCH "^pipebench: error: operation 'allreduce' is not allowed: expected one of all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, latency, bw, bibw\n$"
   ARGS comm allreduce)

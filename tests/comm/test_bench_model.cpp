@@ -305,6 +305,24 @@ TEST(CommBenchModel, NamesParseBack) {
             "operation 'allreduce' is not allowed: expected one of all_reduce, all_gather, reduce_scatter, broadcast, "
             "reduce, alltoall, sendrecv, latency, bw, bibw");
   EXPECT_EQ(parse_group_choice("pp-pairs"), GroupChoice::pp_pairs);
-  EXPECT_EQ(usage_error([] { parse_group_choice("ep"); }),
-            "--group 'ep' is not allowed: expected one of world, tp, pp, dp, pp-pairs");
+  EXPECT_EQ(usage_error([] { parse_group_choice("xp"); }),
+            "--group 'xp' is not allowed: expected one of world, tp, pp, dp, pp-pairs, cp, dp-cp, tp-cp, ep, "
+            "expert-tp, expert-dp, tp-ep");
+}
+
+// Each choice but the world runs over one kind of the grid, named as the grid names it.
+TEST(CommBenchModel, GroupChoicesAreTheGridsKinds) {
+  using pipebench::topology::GroupKind;
+  for (GroupChoice g : kGroupChoices) {
+    EXPECT_EQ(parse_group_choice(group_choice_name(g)), g);
+    if (g != GroupChoice::world && g != GroupChoice::pp_pairs) {
+      EXPECT_STREQ(group_choice_name(g), pipebench::topology::group_kind_name(group_kind(g)));
+    }
+  }
+  EXPECT_EQ(group_kind(GroupChoice::cp), GroupKind::cp);
+  EXPECT_EQ(group_kind(GroupChoice::ep), GroupKind::ep);
+  EXPECT_EQ(group_kind(GroupChoice::dp_cp), GroupKind::dp_cp);
+  EXPECT_EQ(group_kind(GroupChoice::expert_dp), GroupKind::expert_dp);
+  EXPECT_EQ(group_kind(GroupChoice::pp_pairs), GroupKind::pp);
+  EXPECT_THROW(group_kind(GroupChoice::world), pipebench::Error);
 }

@@ -1,5 +1,6 @@
-// Communicators built by MpiGrid have exactly the members the Grid says, in coordinate order, and the
-// node detection agrees with the processor names.
+// Communicators built by MpiGrid have exactly the members the Grid says, in coordinate order (the
+// t x p x d kinds by default, every kind of the five axes when asked), and the node detection agrees
+// with the processor names.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -46,10 +47,38 @@ TEST(MpiGrid, CommunicatorsHaveTheGridsMembers) {
     for (GroupKind k : kGroupKinds) {
       const MpiComm& c = mg.comm(k);
       EXPECT_EQ(c.size(), g.size(k)) << g.order() << " " << group_kind_name(k);
-      EXPECT_EQ(c.rank(), mg.coords()[k]) << g.order() << " " << group_kind_name(k);
+      EXPECT_EQ(c.rank(), g.coord(k, r)) << g.order() << " " << group_kind_name(k);
       EXPECT_EQ(members_in_comm_order(c, r), g.group(k, r)) << g.order() << " " << group_kind_name(k);
     }
   }
+}
+
+// 8 ranks with cp and ep above 1, orders with pp last and not: the communicators of every kind asked
+// for, dense and expert, have the Grid's members; what is not asked for is not built.
+TEST(MpiGrid, FiveAxisCommunicatorsHaveTheGridsMembers) {
+  if (world_size() != 8) GTEST_SKIP() << "the five-axis grids are for 8 ranks";
+  const std::vector<GroupKind> kinds(kAllGroupKinds.begin(), kAllGroupKinds.end());
+  // Sizes are t, cp, p, d, ep.
+  const Grid grids[] = {Grid(Sizes{1, 2, 2, 2, 4}), Grid(Sizes{2, 2, 1, 2, 2}, 1, "ep-tp-cp-dp-pp"),
+                        Grid(Sizes{1, 2, 2, 2, 2}, 1, "tp-pp-cp-ep-dp"), Grid(Sizes{2, 2, 1, 2, 4}, 1, "cp-dp-tp-ep-pp"),
+                        Grid(Sizes{1, 4, 1, 2, 8}, 1, "dp-ep-cp-tp-pp")};
+  for (const Grid& g : grids) {
+    const MpiGrid mg(g, MPI_COMM_WORLD, kinds);
+    const int r = mg.rank();
+    EXPECT_EQ(mg.coords(), g.coords(r));
+    for (GroupKind k : kinds) {
+      const MpiComm& c = mg.comm(k);
+      EXPECT_EQ(c.size(), g.size(k)) << g.order() << " " << group_kind_name(k);
+      EXPECT_EQ(c.rank(), g.coord(k, r)) << g.order() << " " << group_kind_name(k);
+      EXPECT_EQ(members_in_comm_order(c, r), g.group(k, r)) << g.order() << " " << group_kind_name(k);
+    }
+  }
+  const MpiGrid only_ep(Grid(Sizes{1, 2, 2, 2, 2}), MPI_COMM_WORLD, {GroupKind::ep});
+  EXPECT_EQ(only_ep.comm(GroupKind::ep).size(), 2);
+  EXPECT_THROW(only_ep.comm(GroupKind::tp), pipebench::Error);
+  const MpiGrid plain(Grid(Sizes{1, 2, 2, 2, 2}));  // tp, pp, dp only, as `run` builds them
+  EXPECT_THROW(plain.comm(GroupKind::dp_cp), pipebench::Error);
+  EXPECT_EQ(plain.comm(GroupKind::dp).size(), 2);
 }
 
 TEST(MpiGrid, NodesMatchProcessorNames) {
@@ -83,5 +112,12 @@ TEST(MpiGrid, WrongWorldSizeIsAUsageErrorOnEveryRank) {
   } catch (const pipebench::UsageError& e) {
     EXPECT_EQ(std::string(e.what()), "t*p*d = " + std::to_string(2 * n) + " (t=" + std::to_string(n) +
                                          ", p=2, d=1) but the job has " + std::to_string(n) + " ranks");
+  }
+  try {
+    MpiGrid mg(Grid(Sizes{1, 2, n, 1, 1}));
+    FAIL() << "no error";
+  } catch (const pipebench::UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "t*cp*p*d = " + std::to_string(2 * n) + " (t=1, cp=2, p=" + std::to_string(n) +
+                                         ", d=1) but the job has " + std::to_string(n) + " ranks");
   }
 }
