@@ -24,6 +24,7 @@
 #include "kernels/layernorm.hpp"
 #include "kernels/linear.hpp"
 #include "kernels/transformer_stage.hpp"
+#include "analysis/transformer/flops.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -40,6 +41,7 @@ using S = float;
 using E = Kokkos::DefaultExecutionSpace;
 using V = pk::Views<S, E>;
 constexpr double kB = sizeof(S);
+using Op = pipebench::analysis::transformer::Op;
 
 struct Shape {
   int b, s, h, a, vocab;
@@ -84,15 +86,26 @@ void reg(const std::string& name, F&& f) {
   benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
-void register_kernels(const Shape& sh) {
-  const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.h), s = static_cast<std::size_t>(sh.s);
-  const double N = sh.n(), H = sh.h, Z = static_cast<double>(sh.z()), Sq = sh.s;
+// The forward FLOPs of one layer's product `op` for one micro-batch at t = 1, from the cost model
+// (analysis/transformer/): its I and W are as many (the attention's I twice, W none).
+double product_flops(const Shape& sh, Op op) {
+  pipebench::analysis::transformer::Shape m;
+  m.layers = 1, m.hidden = sh.h, m.heads = sh.a, m.seq = sh.s, m.micro_batch = sh.b, m.vocab = sh.vocab;
+  for (const auto& o : pipebench::analysis::transformer::layer_ops(m, {}, pipebench::analysis::Recompute::none,
+                                                                  pipebench::analysis::transformer::Convention::pipebench))
+    if (o.op == op) return o.flops.forward;
+  return 0;
+}
 
+// The baseline product and the four linears of a layer (F, I, W), named by their role.
+void register_products(const Shape& sh) {
+  const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.h);
+  const double N = sh.n(), H = sh.h;
   // The baseline: the block's largest product, [s*b, h] x [h, 4h], straight through KokkosBlas::gemm.
-  const auto baseline = [=](benchmark::State& st) {
+  const auto baseline = [=](benchmark::State& st) {  // fc1's shape
     const auto a = mat(n, h, 1), b = mat(h, 4 * h, 2);
     V::Mat c("c", n, 4 * h);
-    run(st, 2 * N * H * 4 * H, kB * (N * H + 4 * H * H + 4 * N * H), [&] { pk::gemm('N', 'N', S(1), a, b, S(0), c); });
+    run(st, product_flops(sh, Op::fc1), kB * (N * H + 4 * H * H + 4 * N * H), [&] { pk::gemm('N', 'N', S(1), a, b, S(0), c); });
   };
   reg("sgemm_baseline", baseline);
   // The same product through the BLAS's own threads (one per Kokkos thread): what the split is up against.
@@ -103,6 +116,39 @@ void register_kernels(const Shape& sh) {
       pk::set_blas_threads(1);
     });
 
+  // The four linears of a layer, named by their role; in x out.
+  const std::map<std::string, std::pair<std::size_t, std::size_t>> linears = {
+      {"qkv", {h, 3 * h}}, {"proj", {h, h}}, {"fc1", {h, 4 * h}}, {"fc2", {4 * h, h}}};
+  const std::map<std::string, Op> op_of = {{"qkv", Op::qkv}, {"proj", Op::proj}, {"fc1", Op::fc1}, {"fc2", Op::fc2}};
+  for (const auto& [name, io] : linears) {
+    const std::size_t in = io.first, out = io.second;
+    const double I = static_cast<double>(in), O = static_cast<double>(out), mm = product_flops(sh, op_of.at(name));
+    reg(("linear/F/" + name).c_str(), [=](benchmark::State& st) {
+      const auto x = mat(n, in, 7), w = mat(in, out, 8);
+      const auto b = vec(out, 9);
+      V::Mat y("y", n, out);
+      run(st, mm, kB * (N * I + I * O + N * O), [&] { pk::linear_forward<S, E>(x, w, b, y); });
+    });
+    reg(("linear/I/" + name).c_str(), [=](benchmark::State& st) {
+      const auto dy = mat(n, out, 7), w = mat(in, out, 8);
+      V::Mat dx("dx", n, in);
+      run(st, mm, kB * (N * O + I * O + N * I), [&] { pk::linear_backward_input<S, E>(dy, w, dx); });
+    });
+    reg(("linear/W/" + name).c_str(), [=](benchmark::State& st) {
+      const auto x = mat(n, in, 7), dy = mat(n, out, 8);
+      V::Mat dw("dw", in, out);
+      V::Vec db("db", out);
+      run(st, mm + 2 * N * O, kB * (N * I + N * O + 2 * I * O + 2 * O),
+          [&] { pk::linear_backward_weight<S, E>(x, dy, dw, db); });
+    });
+  }
+
+}
+
+// LayerNorm, causal softmax and GELU: their arithmetic per element, given beside each.
+void register_elementwise(const Shape& sh) {
+  const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.h), s = static_cast<std::size_t>(sh.s);
+  const double N = sh.n(), H = sh.h, Z = static_cast<double>(sh.z()), Sq = sh.s;
   // LayerNorm: F 7 operations per element (2 reductions, subtract, square, normalise, affine), I 9, W 3.
   reg("layernorm/F", [=](benchmark::State& st) {
     const auto x = mat(n, h, 3);
@@ -125,32 +171,6 @@ void register_kernels(const Shape& sh) {
     run(st, 3 * N * H, kB * (2 * N * H + 2 * H), [&] { pk::layernorm_backward_weight<S, E>(dy, xh, dg, db); });
   });
 
-  // The four linears of a layer, named by their role; in x out.
-  const std::map<std::string, std::pair<std::size_t, std::size_t>> linears = {
-      {"qkv", {h, 3 * h}}, {"proj", {h, h}}, {"fc1", {h, 4 * h}}, {"fc2", {4 * h, h}}};
-  for (const auto& [name, io] : linears) {
-    const std::size_t in = io.first, out = io.second;
-    const double I = static_cast<double>(in), O = static_cast<double>(out), mm = 2 * N * I * O;
-    reg(("linear/F/" + name).c_str(), [=](benchmark::State& st) {
-      const auto x = mat(n, in, 7), w = mat(in, out, 8);
-      const auto b = vec(out, 9);
-      V::Mat y("y", n, out);
-      run(st, mm, kB * (N * I + I * O + N * O), [&] { pk::linear_forward<S, E>(x, w, b, y); });
-    });
-    reg(("linear/I/" + name).c_str(), [=](benchmark::State& st) {
-      const auto dy = mat(n, out, 7), w = mat(in, out, 8);
-      V::Mat dx("dx", n, in);
-      run(st, mm, kB * (N * O + I * O + N * I), [&] { pk::linear_backward_input<S, E>(dy, w, dx); });
-    });
-    reg(("linear/W/" + name).c_str(), [=](benchmark::State& st) {
-      const auto x = mat(n, in, 7), dy = mat(n, out, 8);
-      V::Mat dw("dw", in, out);
-      V::Vec db("db", out);
-      run(st, mm + 2 * N * O, kB * (N * I + N * O + 2 * I * O + 2 * O),
-          [&] { pk::linear_backward_weight<S, E>(x, dy, dw, db); });
-    });
-  }
-
   // Causal softmax over b*a [s, s] score matrices: F 4 operations per element (max, subtract, exp,
   // scale), B 4 (dot, subtract, multiply twice); counted over all s^2 entries, masked ones included.
   const double scores = Z * Sq * Sq;
@@ -171,26 +191,6 @@ void register_kernels(const Shape& sh) {
     });
   });
 
-  // Attention core: F = scores + weighted sum (4 n s h), I = 8 n s h (+2 n s h recomputing the scores).
-  const double attn = 4 * N * Sq * H, qkv_bytes = kB * 3 * N * H;
-  reg("attention/F", [=](benchmark::State& st) {
-    const auto q = heads(sh, 12), k = heads(sh, 13), v = heads(sh, 14);
-    V::Heads p("p", sh.z(), s, s), o("o", sh.z(), s, sh.d());
-    run(st, attn, qkv_bytes + kB * (scores + N * H), [&] { pk::attention_forward<S, E>(q, k, v, p, o); });
-  });
-  for (const bool stored : {true, false}) {
-    reg(stored ? "attention/I" : "attention/I/recompute", [=](benchmark::State& st) {
-      const auto q = heads(sh, 12), k = heads(sh, 13), v = heads(sh, 14);
-      const auto dout = heads(sh, 15);
-      V::Heads p("p", sh.z(), s, s), o("o", sh.z(), s, sh.d());
-      pk::attention_forward<S, E>(q, k, v, p, o);
-      V::Heads dq("dq", sh.z(), s, sh.d()), dk("dk", sh.z(), s, sh.d()), dv("dv", sh.z(), s, sh.d());
-      const V::Heads probs = stored ? p : V::Heads();
-      run(st, 2 * attn + (stored ? 0 : attn / 2), qkv_bytes + kB * ((stored ? scores : 0) + 4 * N * H),
-          [&] { pk::attention_backward_input<S, E>(q, k, v, probs, dout, dq, dk, dv); });
-    });
-  }
-
   // GELU over [n, 4h]: F 9 operations per element with exp counted as 1, I 14.
   reg("gelu/F", [=](benchmark::State& st) {
     const auto u = mat(n, 4 * h, 16);
@@ -206,6 +206,38 @@ void register_kernels(const Shape& sh) {
     });
   });
 
+}
+
+// The attention core over b*a heads: F, I with the probabilities stored, and I recomputing them.
+void register_attention(const Shape& sh) {
+  const std::size_t s = static_cast<std::size_t>(sh.s);
+  const double N = sh.n(), H = sh.h, Z = static_cast<double>(sh.z()), Sq = sh.s, scores = Z * Sq * Sq;
+  // Attention core: F = scores + weighted sum, I twice that (+ the scores again when recomputing them).
+  const double attn = product_flops(sh, Op::scores) + product_flops(sh, Op::values), qkv_bytes = kB * 3 * N * H;
+  reg("attention/F", [=](benchmark::State& st) {
+    const auto q = heads(sh, 12), k = heads(sh, 13), v = heads(sh, 14);
+    V::Heads p("p", sh.z(), s, s), o("o", sh.z(), s, sh.d());
+    run(st, attn, qkv_bytes + kB * (scores + N * H), [&] { pk::attention_forward<S, E>(q, k, v, p, o); });
+  });
+  for (const bool stored : {true, false}) {
+    reg(stored ? "attention/I" : "attention/I/recompute", [=](benchmark::State& st) {
+      const auto q = heads(sh, 12), k = heads(sh, 13), v = heads(sh, 14);
+      const auto dout = heads(sh, 15);
+      V::Heads p("p", sh.z(), s, s), o("o", sh.z(), s, sh.d());
+      pk::attention_forward<S, E>(q, k, v, p, o);
+      V::Heads dq("dq", sh.z(), s, sh.d()), dk("dk", sh.z(), s, sh.d()), dv("dv", sh.z(), s, sh.d());
+      const V::Heads probs = stored ? p : V::Heads();
+      run(st, 2 * attn + (stored ? 0 : product_flops(sh, Op::scores)), qkv_bytes + kB * ((stored ? scores : 0) + 4 * N * H),
+          [&] { pk::attention_backward_input<S, E>(q, k, v, probs, dout, dq, dk, dv); });
+    });
+  }
+
+}
+
+// The first stage's embedding and the last stage's loss.
+void register_ends(const Shape& sh) {
+  const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.h), s = static_cast<std::size_t>(sh.s);
+  const double N = sh.n(), H = sh.h;
   // Embedding (first stage) and loss (last stage), vocabulary V.
   const double Vc = sh.vocab;
   const pk::TokenSource src{1, 0, sh.b, sh.s, sh.vocab};
@@ -228,6 +260,13 @@ void register_kernels(const Shape& sh) {
       benchmark::DoNotOptimize(pk::cross_entropy_forward<S, E>(src, l));
     });
   });
+}
+
+void register_kernels(const Shape& sh) {
+  register_products(sh);
+  register_elementwise(sh);
+  register_attention(sh);
+  register_ends(sh);
 }
 
 // One decoder layer through TransformerStage. Every iteration runs F, I and W; the benchmark reports
