@@ -56,8 +56,12 @@ std::vector<GroupKind> row_kinds(const Grid& g) {
   return kinds;
 }
 // The JSON's kinds: those of t x p x d first, as they were, then the others (JSON only adds keys).
-std::vector<GroupKind> json_kinds() {
+// The kinds the JSON lists: tp, pp, dp first (their order of old), the others after them, as the text
+// shows them: only where cp or ep is above 1, since otherwise every other kind's groups are those of
+// tp, dp or single ranks (the 2^20 ranks --json may list stay a third of the size).
+std::vector<GroupKind> json_kinds(const Grid& g) {
   std::vector<GroupKind> kinds(topology::kGroupKinds.begin(), topology::kGroupKinds.end());
+  if (!five_axes(g)) return kinds;
   for (GroupKind k : topology::kAllGroupKinds)
     if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
   return kinds;
@@ -195,7 +199,7 @@ nlohmann::ordered_json json_head(const TopologySettings& o, const Grid& g, const
   j["hostfile"] = o.hostfile.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.hostfile);
   j["min_ranks_per_node"] = s.min_ranks_per_node;
   j["max_ranks_per_node"] = s.max_ranks_per_node;
-  for (GroupKind k : json_kinds()) {
+  for (GroupKind k : json_kinds(g)) {
     const auto& gp = s[k];
     j["placement"][json_name(k)] = {
         {"groups", gp.groups}, {"size", gp.size}, {"spanning_nodes", gp.spanning}, {"max_nodes", gp.max_nodes}};
@@ -229,7 +233,7 @@ void print_json(const TopologySettings& o, const Grid& g, const Placement& pl, c
     os << (i ? "," : "") << "\n  {\n   \"rank\": " << r << ",\n   \"node\": " << node
        << ",\n   \"host\": " << json_string(pl.node_name(node)) << ",\n   \"tp\": " << c.tp
        << ",\n   \"pp\": " << c.pp << ",\n   \"dp\": " << c.dp;
-    const std::vector<GroupKind> kinds = json_kinds();
+    const std::vector<GroupKind> kinds = json_kinds(g);
     for (std::size_t n = 0; n < kinds.size(); ++n) {
       if (n == topology::kGroupKinds.size())  // the coordinates of the five axes before their groups
         os << ",\n   \"cp\": " << c.cp << ",\n   \"ep\": " << c.ep << ",\n   \"etp\": " << c.etp
@@ -240,7 +244,7 @@ void print_json(const TopologySettings& o, const Grid& g, const Placement& pl, c
   }
   os << (rows.empty() ? "]" : "\n ]") << ",\n \"groups\": {";
   bool first_kind = true;
-  for (GroupKind k : json_kinds()) {
+  for (GroupKind k : json_kinds(g)) {
     os << (first_kind ? "" : ",") << "\n  \"" << json_name(k) << "\": [";
     first_kind = false;
     for (int gi = 0; gi < g.num_groups(k); ++gi) {
