@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/breakdown.hpp"
 #include "analysis/recompute.hpp"
 #include "analysis/schedule.hpp"
 #include "analysis/transformer/shape.hpp"
@@ -74,15 +75,6 @@ struct Layout {
   bool zero = false;  // ZeRO-1: optimizer state sharded over the data-parallel group
 };
 
-struct Breakdown {
-  double compute = 0;  // the busiest rank's compute in one step
-  double tp = 0;       // its tensor-parallel collectives
-  double pp = 0;       // what pipeline transfers add to the step (simulated with and without them)
-  double dp = 0;       // the exposed gradient reduction
-  double bubble = 0;   // the rest of the pipeline's makespan: idle time of the busiest rank
-  double other = 0;    // the optimizer step
-};
-
 struct Prediction {
   Layout layout;
   int m = 0;  // micro-batches per pipeline
@@ -96,7 +88,7 @@ struct Prediction {
   double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0, activation_bytes = 0;
   double bubble_fraction = 0;
   bool fits = false;
-  Breakdown breakdown;
+  Breakdown breakdown;  // analysis/breakdown.hpp: compute, tp, pp, dp, bubble, other
   bool simulated = false;  // false: closed-form screening figures only
 };
 
