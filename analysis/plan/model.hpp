@@ -5,6 +5,7 @@
 // the bubble and the peak in-flight activations from pipebench's own generators and simulator fed the
 // per-stage times. Pure standard C++ (docs/design.md "Layout").
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -92,13 +93,24 @@ struct Prediction {
   bool simulated = false;  // false: closed-form screening figures only
 };
 
+// Where the rank order puts one layout's groups: the distance in global rank between neighbours along
+// each axis (topology::Grid::stride). The model counts a group as crossing nodes when the block of
+// consecutive ranks that holds it, stride x size, is larger than a node (exact where both are powers of
+// two; docs/model.md "Step time").
+struct AxisStrides {
+  std::int64_t tp = 1, pp = 1, dp = 1;
+};
+// The strides of each t x p x d under a rank order. The front end's comes from topology::Grid (any order
+// --order allows, bench/cmd/plan_inputs.hpp rank_order); empty: Megatron's default order tp-dp-pp.
+using RankOrder = std::function<AxisStrides(int t, int p, int d)>;
+
 struct Problem {
   ModelSpec model;
   MachineSpec machine;
   std::int64_t global_batch = 0;
   int gpus_per_node = 0;  // 0: the machine's
   bool allow_cross_node_tp = false;
-  bool pp_inside_dp = false;  // rank order tp-pp-dp (pipeline neighbours t apart); default tp-dp-pp
+  RankOrder rank_order;   // empty: tp-dp-pp
   double value_bytes = 2;  // of activations and messages: 2 for BF16 training (4 for pipebench's fp32 runs)
 };
 
@@ -109,6 +121,8 @@ struct Refusal {
   std::string detail;
 };
 Refusal check_layout(const Problem& pr, const Layout& l, int* m_out = nullptr, int* v_out = nullptr);
+// The layout's strides under the problem's rank order.
+AxisStrides strides_of(const Problem& pr, const Layout& l);
 
 // Everything the model derives from a layout before any schedule is generated.
 struct StagePlan {

@@ -182,20 +182,7 @@ void run(const PlanSettings& f) {
   pr.global_batch = f.global_batch;
   pr.gpus_per_node = f.gpus_per_node;
   pr.allow_cross_node_tp = f.allow_cross_node_tp;
-  // Megatron-style order strings, fastest-varying axis first; cp and ep (size 1 here) may appear.
-  {
-    std::string text = f.order;
-    for (const char* skip : {"-cp", "-ep", "cp-", "ep-"})
-      for (std::size_t at; (at = text.find(skip)) != std::string::npos;) text.erase(at, 3);
-    if (text == "tp-dp-pp") {
-      pr.pp_inside_dp = false;
-    } else if (text == "tp-pp-dp") {
-      pr.pp_inside_dp = true;
-    } else {
-      throw UsageError("--order " + quoted(f.order) + " is not allowed: expected tp-dp-pp or tp-pp-dp (tensor-parallel "
-                       "ranks adjacent; cp and ep may appear), e.g. Megatron's default tp-cp-ep-dp-pp");
-    }
-  }
+  pr.rank_order = rank_order(f.order);  // topology::Grid's order: any it allows, its message for one it refuses
   if (f.global_batch < 1) throw UsageError("--global-batch is required: the global batch in sequences");
   for (const auto& s : f.schedules) analysis::schedule_row(s);  // unknown names fail here
   std::vector<plan::Recompute> rcs;
@@ -217,7 +204,9 @@ void run(const PlanSettings& f) {
   std::string gpus_text = std::to_string(f.gpus);
   for (const Mapping& m : f.mappings) {
     const long long n = 1LL * m.t * m.p * m.d;
-    if (n > (1LL << 30)) throw UsageError("--mapping " + to_string(m) + " has " + std::to_string(n) + " GPUs: at most 2^30");
+    if (n > topology::Grid::kMaxWorldSize)
+      throw UsageError("--mapping " + to_string(m) + " has " + std::to_string(n) + " GPUs: at most " +
+                       std::to_string(topology::Grid::kMaxWorldSize) + " (2^24)");
     if (f.gpus && n != f.gpus)
       throw UsageError("--mapping " + to_string(m) + " has " + std::to_string(n) + " GPUs, not --gpus " +
                        std::to_string(f.gpus));

@@ -1,6 +1,7 @@
 #pragma once
 // What `pipebench plan` reads besides its flags: a machine file (TOML, one [machine] table; docs/model.md
-// "Machine files") and, through bench/results/calibration.hpp, a results file to calibrate from.
+// "Machine files"), through bench/results/calibration.hpp a results file to calibrate from, and the rank
+// order, through topology::Grid.
 #include <string>
 #include <vector>
 
@@ -20,5 +21,10 @@ analysis::plan::MachineSpec machine_from_entries(const std::vector<ConfigEntry>&
 // `--machine NAME|FILE`: a preset name, or a path (anything with '/' or ending in .toml) read as a machine
 // file.
 analysis::plan::MachineSpec load_machine(const std::string& text);
+
+// `--order`: each layout's strides in the rank grid of topology::Grid under `order` (any order of tp, pp
+// and dp, with cp and ep where their size is 1; Megatron-Core's semantics). Throws Grid's UsageError for
+// an order it refuses, before any layout is asked for.
+analysis::plan::RankOrder rank_order(const std::string& order);
 
 }  // namespace pipebench::bench
