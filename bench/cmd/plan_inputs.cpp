@@ -101,6 +101,21 @@ plan::MachineSpec load_machine(const std::string& text) {
   return machine_from_entries(parse_toml_table(body, text, "--machine", "machine"), text);
 }
 
+plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
+  m.peak_flops = c.flop_rate;
+  m.matmul_efficiency = 1;
+  m.gemm_half_width = 0;
+  m.elementwise_passes = 0;
+  m.intra_bandwidth = m.inter_bandwidth = c.beta;
+  m.intra_latency = m.inter_latency = c.alpha;
+  m.action_gap = c.action_gap;
+  std::string runs;
+  for (int r : c.runs) runs += (runs.empty() ? "" : ",") + std::to_string(r);
+  m.rates_from = "calibrated from " + c.path + ": FLOP rate of run(s) " + runs + ", link from " + c.link_source;
+  m.name += " (calibrated)";
+  return m;
+}
+
 plan::RankOrder rank_order(const std::string& order) {
   topology::Grid(1, 1, 1, 1, order);  // the order's own checks, before any layout
   // The search asks for the same few mappings thousands of times: each Grid is made once.

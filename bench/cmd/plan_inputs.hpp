@@ -7,6 +7,7 @@
 
 #include "analysis/plan/model.hpp"
 #include "bench/config_file.hpp"
+#include "bench/results/calibration.hpp"
 
 namespace pipebench::bench {
 
@@ -21,6 +22,10 @@ analysis::plan::MachineSpec machine_from_entries(const std::vector<ConfigEntry>&
 // `--machine NAME|FILE`: a preset name, or a path (anything with '/' or ending in .toml) read as a machine
 // file.
 analysis::plan::MachineSpec load_machine(const std::string& text);
+
+// A machine calibrated from a results file: the preset's memory and device bandwidth, the file's
+// achieved FLOP rate (element-wise work included, since the rate is over whole actions) and link.
+analysis::plan::MachineSpec calibrated(analysis::plan::MachineSpec m, const Calibration& c);
 
 // `--order`: each layout's strides in the rank grid of topology::Grid under `order` (any order of tp, pp
 // and dp, with cp and ep where their size is 1; Megatron-Core's semantics). Throws Grid's UsageError for

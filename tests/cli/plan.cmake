@@ -58,10 +58,18 @@ pipebench_cli_test(plan_order_repeated RC 2 MATCH "^pipebench: error: order 'tp-
 pipebench_cli_test(plan_any_order RC 0 MATCH "# evaluated 1 configuration in [0-9.e-]+ s \\(1 simulated\\)\n#  rank"
   ARGS plan --model gpt3-175b --global-batch 64 --mapping 1x8x8 --schedule 1f1b --micro-batch-size 1 --recompute full
        --evaluate --order pp-dp-tp)
+pipebench_cli_test(plan_json_and_csv RC 2 MATCH "^pipebench: error: --json and --csv exclude each other: give one\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --json --csv)
 pipebench_cli_test(plan_unknown_schedule RC 2 MATCH "^pipebench: error: unknown schedule 'fast'"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --schedule fast)
 
+# --csv is the table: its header the columns' "name (unit)", its lines the rows' cells.
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME cli.plan_csv_is_the_table
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_csv.py $<TARGET_FILE:pipebench>
+                 plan --model gpt3-175b --gpus 1024 --global-batch 1536 --top 3)
+set_tests_properties(cli.plan_csv_is_the_table PROPERTIES LABELS unit TIMEOUT 120)
+
 # Calibrated from one 2-rank transformer run and one comm sweep, --evaluate predicts other 2-rank
 # transformer runs (tests/cli/plan_calibrated.py, docs/model.md). The target, 15 %, is a figure for a quiet
 # machine (run the script with --tolerance 15); on a shared 2-core VM one configuration's step time
