@@ -65,14 +65,30 @@ Refusal check_m_rule(const ScheduleRow& row, int p, int m, int v) {
 
 }  // namespace
 
+AxisStrides strides_of(const Problem& pr, const Layout& l) {
+  if (pr.rank_order) return pr.rank_order(l.t, l.p, l.d);
+  // tp-dp-pp, fastest first (tests/bench/cmd/test_plan_order.cpp holds this against topology::Grid).
+  return {1, std::int64_t{l.t} * l.d, l.t};
+}
+
+namespace {
+
+// Whether the groups of `size` ranks `stride` apart leave a node of `gpn`: the block of ranks that
+// holds one, stride x size, is larger than a node (a group of one rank never leaves it).
+bool crosses_nodes(int size, std::int64_t stride, int gpn) { return size > 1 && stride * size > gpn; }
+
+}  // namespace
+
 Refusal check_layout(const Problem& pr, const Layout& l, int* m_out, int* v_out) {
   const ModelSpec& md = pr.model;
   const int gpn = pr.gpus_per_node > 0 ? pr.gpus_per_node : pr.machine.gpus_per_node;
   if (md.heads % l.t != 0)
     return {"tensor", "t = " + std::to_string(l.t) + " does not divide " + std::to_string(md.heads) + " heads"};
-  if (l.t > gpn && !pr.allow_cross_node_tp)
-    return {"tensor", "t = " + std::to_string(l.t) + " spans nodes of " + std::to_string(gpn) +
-                          " GPUs (--allow-cross-node-tp allows it)"};
+  const std::int64_t tp_stride = strides_of(pr, l).tp;
+  if (crosses_nodes(l.t, tp_stride, gpn) && !pr.allow_cross_node_tp)
+    return {"tensor", "t = " + std::to_string(l.t) + " spans nodes of " + std::to_string(gpn) + " GPUs" +
+                          (tp_stride > 1 ? ", its ranks " + std::to_string(tp_stride) + " apart in the rank order" : "") +
+                          " (--allow-cross-node-tp allows it)"};
   const std::int64_t per = std::int64_t{l.micro_batch_size} * l.d;
   if (pr.global_batch % per != 0)
     return {"global batch", "global batch " + std::to_string(pr.global_batch) + " is not a multiple of b*d = " +
@@ -111,7 +127,7 @@ struct LayerCosts {
   double embedding_stash = 0, head_stash = 0, head_wstash = 0;
 };
 
-LayerCosts layer_costs(const Problem& pr, const Layout& l) {
+LayerCosts layer_costs(const Problem& pr, const Layout& l, const AxisStrides& strides) {
   namespace tf = transformer;
   const MachineSpec& mc = pr.machine;
   const int t = l.t, gpn = pr.gpus_per_node > 0 ? pr.gpus_per_node : mc.gpus_per_node;
@@ -148,7 +164,7 @@ LayerCosts layer_costs(const Problem& pr, const Layout& l) {
   // Tensor parallelism (Shoeybi et al. 2019): two all-reduces of n*h values in the forward, two in the
   // backward; with sequence parallelism an all-gather and a reduce-scatter for each, the same volume
   // (Korthikanti et al. 2022). Full recomputation repeats the forward's in the backward.
-  const bool tp_inter = t > gpn;
+  const bool tp_inter = crosses_nodes(t, strides.tp, gpn);
   const double tp_bw = tp_inter ? mc.inter_bandwidth : mc.intra_bandwidth;
   const double tp_lat = tp_inter ? mc.inter_latency : mc.intra_latency;
   c.ar = ring(pr.value_bytes * n * h, t, tp_bw, tp_lat, 2);
@@ -218,16 +234,17 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   const double h = md.hidden, s = md.seq, b = l.micro_batch_size;
   const double n = b * s;  // tokens per micro-batch
   const double kHalf = pr.value_bytes;  // bytes per activation value (2: BF16)
-  const LayerCosts lc = layer_costs(pr, l);
+  const AxisStrides strides = strides_of(pr, l);
+  const LayerCosts lc = layer_costs(pr, l, strides);
 
   stage_times(lc, md.layers, sp);
 
   // Pipeline transfers: n*h 16-bit values per boundary; with t > 1 Megatron's scatter/gather sends 1/t
   // of them per GPU across nodes and all-gathers over NVLink (Narayanan et al. 2021, Section 4.1).
-  // Neighbouring stages are t*d ranks apart in the order tp-dp-pp (t apart in tp-pp-dp): another node
-  // once the pipeline group spans more than one.
+  // Neighbouring stages are the rank order's pipeline stride apart (t*d in tp-dp-pp, t in tp-pp-dp, 1
+  // in pp-dp-tp): on other nodes once the block of a pipeline group is larger than a node.
   if (p > 1) {
-    const bool inter = (pr.pp_inside_dp ? std::int64_t{t} * p : std::int64_t{t} * d * p) > gpn;
+    const bool inter = crosses_nodes(p, strides.pp, gpn);
     const double bytes = kHalf * n * h / (inter ? t : 1);
     sp.p2p = inter ? mc.inter_latency + bytes / mc.inter_bandwidth : mc.intra_latency + bytes / mc.intra_bandwidth;
   }
@@ -252,9 +269,9 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   sp.static_bytes = sp.weights + sp.gradients + sp.optimizer_state + mc.memory_reserve_bytes;
 
   // Data parallelism: an all-reduce of the fp32 gradients, or with ZeRO-1 a reduce-scatter of them and
-  // an all-gather of the 16-bit weights. Inside a node when the group fits in one: the t*d ranks of a
-  // pipeline stage in the order tp-dp-pp, all t*p*d in tp-pp-dp.
-  const bool dp_inter = (pr.pp_inside_dp ? std::int64_t{t} * p * d : std::int64_t{t} * d) > gpn;
+  // an all-gather of the 16-bit weights. Inside a node when the block of a group fits in one: the t*d
+  // ranks of a pipeline stage in the order tp-dp-pp, all t*p*d in tp-pp-dp.
+  const bool dp_inter = crosses_nodes(d, strides.dp, gpn);
   const double dp_bw = dp_inter ? mc.inter_bandwidth : mc.intra_bandwidth;
   const double dp_lat = dp_inter ? mc.inter_latency : mc.intra_latency;
   sp.dp_time = l.zero ? ring(kGradBytes * params, d, dp_bw, dp_lat, 1) + ring(kWeightBytes * params, d, dp_bw, dp_lat, 1)

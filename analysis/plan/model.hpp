@@ -5,9 +5,11 @@
 // the bubble and the peak in-flight activations from pipebench's own generators and simulator fed the
 // per-stage times. Pure standard C++ (docs/design.md "Layout").
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "analysis/breakdown.hpp"
 #include "analysis/recompute.hpp"
 #include "analysis/schedule.hpp"
 #include "analysis/transformer/shape.hpp"
@@ -74,15 +76,6 @@ struct Layout {
   bool zero = false;  // ZeRO-1: optimizer state sharded over the data-parallel group
 };
 
-struct Breakdown {
-  double compute = 0;  // the busiest rank's compute in one step
-  double tp = 0;       // its tensor-parallel collectives
-  double pp = 0;       // what pipeline transfers add to the step (simulated with and without them)
-  double dp = 0;       // the exposed gradient reduction
-  double bubble = 0;   // the rest of the pipeline's makespan: idle time of the busiest rank
-  double other = 0;    // the optimizer step
-};
-
 struct Prediction {
   Layout layout;
   int m = 0;  // micro-batches per pipeline
@@ -96,9 +89,20 @@ struct Prediction {
   double weights_bytes = 0, gradients_bytes = 0, optimizer_bytes = 0, activation_bytes = 0;
   double bubble_fraction = 0;
   bool fits = false;
-  Breakdown breakdown;
+  Breakdown breakdown;  // analysis/breakdown.hpp: compute, tp, pp, dp, bubble, other
   bool simulated = false;  // false: closed-form screening figures only
 };
+
+// Where the rank order puts one layout's groups: the distance in global rank between neighbours along
+// each axis (topology::Grid::stride). The model counts a group as crossing nodes when the block of
+// consecutive ranks that holds it, stride x size, is larger than a node (exact where both are powers of
+// two; docs/model.md "Step time").
+struct AxisStrides {
+  std::int64_t tp = 1, pp = 1, dp = 1;
+};
+// The strides of each t x p x d under a rank order. The front end's comes from topology::Grid (any order
+// --order allows, bench/cmd/plan_inputs.hpp rank_order); empty: Megatron's default order tp-dp-pp.
+using RankOrder = std::function<AxisStrides(int t, int p, int d)>;
 
 struct Problem {
   ModelSpec model;
@@ -106,7 +110,7 @@ struct Problem {
   std::int64_t global_batch = 0;
   int gpus_per_node = 0;  // 0: the machine's
   bool allow_cross_node_tp = false;
-  bool pp_inside_dp = false;  // rank order tp-pp-dp (pipeline neighbours t apart); default tp-dp-pp
+  RankOrder rank_order;   // empty: tp-dp-pp
   double value_bytes = 2;  // of activations and messages: 2 for BF16 training (4 for pipebench's fp32 runs)
 };
 
@@ -117,6 +121,8 @@ struct Refusal {
   std::string detail;
 };
 Refusal check_layout(const Problem& pr, const Layout& l, int* m_out = nullptr, int* v_out = nullptr);
+// The layout's strides under the problem's rank order.
+AxisStrides strides_of(const Problem& pr, const Layout& l);
 
 // Everything the model derives from a layout before any schedule is generated.
 struct StagePlan {

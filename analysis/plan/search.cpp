@@ -49,69 +49,87 @@ std::string describe(const Layout& l, int m) {
 
 std::string gib(double bytes) { return fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2); }
 
-}  // namespace
+// The space's lists, each with its default where the space leaves it empty.
+struct Lists {
+  std::vector<std::array<int, 3>> maps;
+  std::vector<std::string> schedules;
+  std::vector<int> vs, bs;
+  std::vector<Recompute> rcs;
+  std::vector<bool> sps, zs;
+  bool sp_listed = false, zero_listed = false;
+};
 
-SearchResult search(const Problem& pr, const SearchSpace& space) {
-  const auto start = std::chrono::steady_clock::now();
-  SearchResult res;
-  Counter refused;
-
-  std::vector<std::array<int, 3>> maps = space.mappings;
-  if (maps.empty())
+Lists lists_of(const SearchSpace& space) {
+  Lists x;
+  x.maps = space.mappings;
+  if (x.maps.empty())
     for (int t = 1; t <= space.gpus; ++t) {
       if (space.gpus % t) continue;
       for (int p = 1; p <= space.gpus / t; ++p)
-        if ((space.gpus / t) % p == 0) maps.push_back({t, p, space.gpus / t / p});
+        if ((space.gpus / t) % p == 0) x.maps.push_back({t, p, space.gpus / t / p});
     }
-  std::vector<std::string> schedules = space.schedules;
-  if (schedules.empty())
-    for (const auto& s : schedule_catalog()) schedules.push_back(s.name);
-  const std::vector<int> vs = space.vs.empty() ? std::vector<int>{2, 4} : space.vs;
-  const std::vector<int> bs = space.micro_batch_sizes.empty() ? std::vector<int>{1, 2, 4, 8} : space.micro_batch_sizes;
-  const std::vector<Recompute> rcs = space.recomputes.empty()
-                                         ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
-                                         : space.recomputes;
-  const std::vector<bool> sps = space.sequence_parallel.empty() ? std::vector<bool>{false, true} : space.sequence_parallel;
-  const std::vector<bool> zs = space.zero.empty() ? std::vector<bool>{false, true} : space.zero;
-  const bool sp_listed = !space.sequence_parallel.empty(), zero_listed = !space.zero.empty();
+  x.schedules = space.schedules;
+  if (x.schedules.empty())
+    for (const auto& s : schedule_catalog()) x.schedules.push_back(s.name);
+  x.vs = space.vs.empty() ? std::vector<int>{2, 4} : space.vs;
+  x.bs = space.micro_batch_sizes.empty() ? std::vector<int>{1, 2, 4, 8} : space.micro_batch_sizes;
+  x.rcs = space.recomputes.empty() ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
+                                   : space.recomputes;
+  x.sps = space.sequence_parallel.empty() ? std::vector<bool>{false, true} : space.sequence_parallel;
+  x.zs = space.zero.empty() ? std::vector<bool>{false, true} : space.zero;
+  x.sp_listed = !space.sequence_parallel.empty();
+  x.zero_listed = !space.zero.empty();
+  return x;
+}
 
+// Screens one layout in closed form: counted by its reason when refused, else a candidate.
+void screen_one(const Problem& pr, const Layout& l, std::vector<Candidate>& cands, Counter& refused) {
+  int m = 0;
+  const Refusal r = check_layout(pr, l, &m);
+  if (!r.reason.empty()) {
+    refused.add(r.reason, describe(l, m) + ": " + r.detail, 1e300);
+    return;
+  }
+  const StagePlan plan = stage_plan(pr, l);
+  const Screen sc = screen(pr, l, plan);
+  if (sc.memory_lower_bound > pr.machine.memory_bytes) {
+    refused.add("memory", describe(l, m) + ": at least " + gib(sc.memory_lower_bound) + " GiB of " +
+                              gib(pr.machine.memory_bytes),
+                sc.memory_lower_bound / pr.machine.memory_bytes);
+    return;
+  }
+  cands.push_back({l, sc.step_estimate, sc.step_lower_bound});
+}
+
+// Every layout of the lists, screened; SP only where t > 1 and ZeRO-1 only where d > 1 unless listed
+// (elsewhere they are the same configuration as without).
+std::vector<Candidate> screen_all(const Problem& pr, const Lists& x, SearchResult& res, Counter& refused) {
   std::vector<Candidate> cands;
-  for (const auto& mp : maps)
-    for (const auto& name : schedules) {
+  for (const auto& mp : x.maps)
+    for (const auto& name : x.schedules) {
       const ScheduleRow& row = schedule_row(name);
-      std::vector<int> chunk_list = row.fixed_v ? std::vector<int>{row.default_v} : vs;
-      for (int v : chunk_list)
-        for (int b : bs)
-          for (Recompute rc : rcs)
-            for (bool sp : sps) {
-              if (sp && mp[0] == 1 && !sp_listed) continue;  // the same configuration as without
-              for (bool z : zs) {
-                if (z && mp[2] == 1 && !zero_listed) continue;
+      for (int v : row.fixed_v ? std::vector<int>{row.default_v} : x.vs)
+        for (int b : x.bs)
+          for (Recompute rc : x.rcs)
+            for (bool sp : x.sps) {
+              if (sp && mp[0] == 1 && !x.sp_listed) continue;
+              for (bool z : x.zs) {
+                if (z && mp[2] == 1 && !x.zero_listed) continue;
                 Layout l;
                 l.t = mp[0], l.p = mp[1], l.d = mp[2], l.v = v, l.schedule = name, l.micro_batch_size = b;
                 l.recompute = rc, l.sequence_parallel = sp, l.zero = z;
                 ++res.evaluated;
-                int m = 0;
-                const Refusal r = check_layout(pr, l, &m);
-                if (!r.reason.empty()) {
-                  refused.add(r.reason, describe(l, m) + ": " + r.detail, 1e300);
-                  continue;
-                }
-                const StagePlan plan = stage_plan(pr, l);
-                const Screen sc = screen(pr, l, plan);
-                if (sc.memory_lower_bound > pr.machine.memory_bytes) {
-                  refused.add("memory", describe(l, m) + ": at least " + gib(sc.memory_lower_bound) + " GiB of " +
-                                            gib(pr.machine.memory_bytes),
-                              sc.memory_lower_bound / pr.machine.memory_bytes);
-                  continue;
-                }
-                cands.push_back({l, sc.step_estimate, sc.step_lower_bound});
+                screen_one(pr, l, cands, refused);
               }
             }
     }
+  return cands;
+}
 
+// Simulates the candidates in order of their estimate, skipping one that cannot beat the K-th best.
+void simulate_best(const Problem& pr, std::vector<Candidate>& cands, std::size_t K, SearchResult& res,
+                   Counter& refused) {
   std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.estimate < b.estimate; });
-  const std::size_t K = static_cast<std::size_t>(std::max(1, space.top));
   for (const Candidate& c : cands) {
     if (res.top.size() >= K && c.lower >= res.top.back().step_time) continue;  // cannot win
     Prediction pd;
@@ -132,6 +150,16 @@ SearchResult search(const Problem& pr, const SearchSpace& space) {
     res.top.insert(at, pd);
     if (res.top.size() > K) res.top.pop_back();
   }
+}
+
+}  // namespace
+
+SearchResult search(const Problem& pr, const SearchSpace& space) {
+  const auto start = std::chrono::steady_clock::now();
+  SearchResult res;
+  Counter refused;
+  std::vector<Candidate> cands = screen_all(pr, lists_of(space), res, refused);
+  simulate_best(pr, cands, static_cast<std::size_t>(std::max(1, space.top)), res, refused);
   res.infeasible = refused.list();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;

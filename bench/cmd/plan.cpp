@@ -1,12 +1,12 @@
 // `pipebench plan`: the performance model of analysis/plan/model.hpp as a planner (docs/plan.md) — a search
 // over t x p x d = --gpus, v, b, schedule, recompute, sequence parallelism and ZeRO-1 printing the --top K
-// configurations by step time, or --evaluate of one configuration.
-#include <algorithm>
+// configurations by step time, or --evaluate of one configuration; the table, its JSON or its CSV through
+// one sink (bench/render/sink.hpp).
 #include <chrono>
-#include <cmath>
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -20,8 +20,8 @@
 #include "bench/flags.hpp"
 #include "bench/cmd/plan_inputs.hpp"
 #include "bench/render/output.hpp"
+#include "bench/render/sink.hpp"
 #include "bench/render/table.hpp"
-#include "bench/results/calibration.hpp"
 #include "topology/grid.hpp"
 
 namespace pipebench::bench {
@@ -49,7 +49,7 @@ struct PlanSettings {
   std::string calibrate;
   int top = 10;
   bool evaluate = false;
-  bool json = false;
+  bool json = false, csv = false;
   std::string out;
   bool force = false;
 };
@@ -81,21 +81,137 @@ plan::ModelSpec model_of(const PlanSettings& f) {
   return m;
 }
 
-// A machine calibrated from a results file: the preset's memory and device bandwidth, the file's
-// achieved FLOP rate (element-wise work included, since the rate is over whole actions) and link.
-plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
-  m.peak_flops = c.flop_rate;
-  m.matmul_efficiency = 1;
-  m.gemm_half_width = 0;
-  m.elementwise_passes = 0;
-  m.intra_bandwidth = m.inter_bandwidth = c.beta;
-  m.intra_latency = m.inter_latency = c.alpha;
-  m.action_gap = c.action_gap;
-  std::string runs;
-  for (int r : c.runs) runs += (runs.empty() ? "" : ",") + std::to_string(r);
-  m.rates_from = "calibrated from " + c.path + ": FLOP rate of run(s) " + runs + ", link from " + c.link_source;
-  m.name += " (calibrated)";
-  return m;
+// The problem from the flags: the model, the machine (calibrated where asked), the batch, the nodes and
+// the rank order (topology::Grid's, which refuses a bad one with its own message).
+plan::Problem problem_of(const PlanSettings& f) {
+  plan::Problem pr;
+  pr.model = model_of(f);
+  pr.machine = load_machine(f.machine);
+  if (!f.calibrate.empty()) {
+    const Calibration c = read_calibration(f.calibrate);
+    pr.machine = calibrated(pr.machine, c);
+    pr.value_bytes = c.value_bytes;
+  }
+  pr.global_batch = f.global_batch;
+  pr.gpus_per_node = f.gpus_per_node;
+  pr.allow_cross_node_tp = f.allow_cross_node_tp;
+  pr.rank_order = rank_order(f.order);
+  if (f.global_batch < 1) throw UsageError("--global-batch is required: the global batch in sequences");
+  return pr;
+}
+
+// The search space, and the GPU counts the first line names: --gpus, or the sizes of the listed mappings
+// ("4096,1024": without --gpus they may differ, as in the global-batch example).
+struct Space {
+  plan::SearchSpace space;
+  std::string gpus_text;
+};
+
+Space space_of(const PlanSettings& f, const std::vector<plan::Recompute>& rcs) {
+  Space s;
+  plan::SearchSpace& space = s.space;
+  space.top = f.top;
+  for (const Mapping& m : f.mappings) space.mappings.push_back({m.t, m.p, m.d});
+  space.schedules = f.schedules;
+  space.vs = f.vs;
+  space.micro_batch_sizes = f.micro_batch_sizes;
+  space.recomputes = rcs;
+  if (f.sp) space.sequence_parallel = {true};
+  if (f.no_sp) space.sequence_parallel = {false};
+  for (int z : f.zero) space.zero.push_back(z == 1);
+  space.gpus = f.gpus;
+  s.gpus_text = std::to_string(f.gpus);
+  for (const Mapping& m : f.mappings) {
+    const long long n = 1LL * m.t * m.p * m.d;
+    if (n > topology::Grid::kMaxWorldSize)
+      throw UsageError("--mapping " + to_string(m) + " has " + std::to_string(n) + " GPUs: at most " +
+                       std::to_string(topology::Grid::kMaxWorldSize) + " (2^24)");
+    if (f.gpus && n != f.gpus)
+      throw UsageError("--mapping " + to_string(m) + " has " + std::to_string(n) + " GPUs, not --gpus " +
+                       std::to_string(f.gpus));
+    if (f.gpus) continue;
+    if (space.gpus == 0) {
+      space.gpus = static_cast<int>(n);
+      s.gpus_text = std::to_string(n);
+    } else if (("," + s.gpus_text + ",").find("," + std::to_string(n) + ",") == std::string::npos) {
+      s.gpus_text += "," + std::to_string(n);
+    }
+  }
+  if (space.gpus == 0) throw UsageError("--gpus N is required (or --mapping TxPxD)");
+  return s;
+}
+
+// --evaluate's one configuration: one value of each flag the search takes a list of.
+plan::Layout evaluated_layout(const PlanSettings& f, const std::vector<plan::Recompute>& rcs) {
+  auto one = [](std::size_t n, const char* flag) {
+    if (n > 1) throw UsageError(std::string("--evaluate takes one configuration: give one value of ") + flag);
+  };
+  one(f.mappings.size(), "--mapping");
+  if (f.mappings.empty()) throw UsageError("--evaluate needs --mapping TxPxD");
+  if (f.schedules.size() != 1) throw UsageError("--evaluate needs one --schedule");
+  one(f.vs.size(), "-v");
+  if (f.micro_batch_sizes.size() != 1) throw UsageError("--evaluate needs one --micro-batch-size");
+  one(rcs.size(), "--recompute");
+  one(f.zero.size(), "--zero");
+  plan::Layout l;
+  l.t = f.mappings[0].t, l.p = f.mappings[0].p, l.d = f.mappings[0].d;
+  l.schedule = f.schedules[0];
+  l.v = f.vs.empty() ? 0 : f.vs[0];
+  l.micro_batch_size = f.micro_batch_sizes[0];
+  l.recompute = rcs.empty() ? plan::Recompute::none : rcs[0];
+  l.sequence_parallel = f.sp;
+  l.zero = !f.zero.empty() && f.zero[0] == 1;
+  return l;
+}
+
+// What the command prints: the configurations, fastest first, and what it took to find them.
+struct Outcome {
+  std::vector<plan::Prediction> shown;
+  std::int64_t evaluated = 0, simulated = 0;
+  double seconds = 0;
+  std::vector<plan::Infeasible> infeasible;
+};
+
+Outcome evaluate_one(const plan::Problem& pr, const plan::Layout& l) {
+  Outcome o;
+  const auto start = std::chrono::steady_clock::now();
+  const plan::Refusal r = plan::check_layout(pr, l);
+  if (!r.reason.empty()) throw UsageError("--evaluate: the configuration cannot run (" + r.reason + "): " + r.detail);
+  o.shown.push_back(plan::evaluate(pr, l));
+  o.evaluated = o.simulated = 1;
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return o;
+}
+
+// The search; UsageError naming every failed constraint with its closest configuration when none fits.
+Outcome search_all(const plan::Problem& pr, const Space& s) {
+  plan::SearchResult res = plan::search(pr, s.space);
+  if (res.top.empty()) {
+    std::string why;
+    for (const auto& x : res.infeasible)
+      why += (why.empty() ? "" : "; ") + x.reason + " (" + std::to_string(x.count) + ", closest: " + x.example + ")";
+    throw UsageError("no configuration of " + s.gpus_text + " GPUs can train " + pr.model.name + " on " +
+                     pr.machine.name + ": " + (why.empty() ? "the search space is empty" : why));
+  }
+  Outcome o;
+  o.shown = std::move(res.top);
+  o.evaluated = res.evaluated;
+  o.simulated = res.simulated;
+  o.seconds = res.seconds;
+  o.infeasible = std::move(res.infeasible);
+  return o;
+}
+
+Table plan_table() {
+  std::vector<Column> columns;
+  for (const char* name : {"rank", "t", "p", "d", "v", "m", "b"}) columns.push_back({name, "", true});
+  for (const char* name : {"schedule", "recompute", "sp"}) columns.push_back({name, "", false});
+  const std::pair<const char*, const char*> numbers[] = {
+      {"zero", ""},   {"step", "s"},   {"tokens/s", ""}, {"TFLOP/s", "model/GPU"}, {"MFU", "%"},
+      {"memory", "GiB"}, {"bubble", "%"}, {"compute", "s"}, {"tp", "s"}, {"pp", "s"},
+      {"dp", "s"},    {"idle", "s"},   {"other", "s"}};
+  for (const auto& [name, unit] : numbers) columns.push_back({name, unit, true});
+  return Table(columns);
 }
 
 nlohmann::ordered_json config_json(const plan::Prediction& p) {
@@ -115,210 +231,105 @@ nlohmann::ordered_json config_json(const plan::Prediction& p) {
   j["memory_bytes_per_gpu"] = p.memory_bytes;
   j["bubble_fraction"] = p.bubble_fraction;
   j["fits"] = p.fits;
-  j["breakdown"] = {{"compute", p.breakdown.compute}, {"tp", p.breakdown.tp}, {"pp", p.breakdown.pp},
-                    {"dp", p.breakdown.dp},           {"bubble", p.breakdown.bubble}, {"other", p.breakdown.other}};
+  const analysis::Breakdown& b = p.breakdown;
+  j["breakdown"] = {{"compute", b.compute}, {"tp", b.tp},         {"pp", b.pp},
+                    {"dp", b.dp},           {"bubble", b.bubble}, {"other", b.other}};
   return j;
 }
 
-void print_table(std::ostream& os, const std::vector<plan::Prediction>& ps) {
-  Table table({{"rank", "", true},
-               {"t", "", true},
-               {"p", "", true},
-               {"d", "", true},
-               {"v", "", true},
-               {"m", "", true},
-               {"b", "", true},
-               {"schedule", "", false},
-               {"recompute", "", false},
-               {"sp", "", false},
-               {"zero", "", true},
-               {"step", "s", true},
-               {"tokens/s", "", true},
-               {"TFLOP/s", "model/GPU", true},
-               {"MFU", "%", true},
-               {"memory", "GiB", true},
-               {"bubble", "%", true},
-               {"compute", "s", true},
-               {"tp", "s", true},
-               {"pp", "s", true},
-               {"dp", "s", true},
-               {"idle", "s", true},
-               {"other", "s", true}});
-  std::vector<std::vector<std::string>> rows;
-  int rank = 0;
-  for (const auto& p : ps) {
-    const plan::Layout& l = p.layout;
-    rows.push_back({std::to_string(++rank), std::to_string(l.t), std::to_string(l.p), std::to_string(l.d),
-                    std::to_string(p.v), std::to_string(p.m), std::to_string(l.micro_batch_size), l.schedule,
-                    plan::recompute_name(l.recompute), l.sequence_parallel ? "on" : "off", l.zero ? "1" : "0",
-                    fixed(p.step_time, 3), fixed(p.tokens_per_second, 0), fixed(p.model_tflops_per_gpu, 1),
-                    fixed(100 * p.mfu, 1), fixed(p.memory_bytes / (1024.0 * 1024.0 * 1024.0), 1),
-                    fixed(100 * p.bubble_fraction, 1), fixed(p.breakdown.compute, 3), fixed(p.breakdown.tp, 3),
-                    fixed(p.breakdown.pp, 3), fixed(p.breakdown.dp, 3), fixed(p.breakdown.bubble, 3),
-                    fixed(p.breakdown.other, 3)});
-  }
-  os << table.render(rows);
+// One configuration: the table's cells (the text and CSV) and its JSON object.
+Record record_of(int rank, const plan::Prediction& p) {
+  const plan::Layout& l = p.layout;
+  const analysis::Breakdown& b = p.breakdown;
+  Record r;
+  r.cells = {std::to_string(rank), std::to_string(l.t), std::to_string(l.p), std::to_string(l.d),
+             std::to_string(p.v), std::to_string(p.m), std::to_string(l.micro_batch_size), l.schedule,
+             plan::recompute_name(l.recompute), l.sequence_parallel ? "on" : "off", l.zero ? "1" : "0",
+             fixed(p.step_time, 3), fixed(p.tokens_per_second, 0), fixed(p.model_tflops_per_gpu, 1),
+             fixed(100 * p.mfu, 1), fixed(p.memory_bytes / (1024.0 * 1024.0 * 1024.0), 1),
+             fixed(100 * p.bubble_fraction, 1), fixed(b.compute, 3), fixed(b.tp, 3), fixed(b.pp, 3),
+             fixed(b.dp, 3), fixed(b.bubble, 3), fixed(b.other, 3)};
+  r.objects = {config_json(p)};
+  return r;
 }
 
-std::string infeasible_text(const std::vector<plan::Infeasible>& inf) {
-  std::string s;
-  for (const auto& x : inf) s += (s.empty() ? "" : ", ") + x.reason + " " + std::to_string(x.count);
-  return s;
+// The text's lines above the table: the model, the machine and what was evaluated.
+std::string head_lines(const PlanSettings& f, const plan::Problem& pr, const std::string& gpus_text, const Outcome& o) {
+  const plan::ModelSpec& model = pr.model;
+  std::ostringstream os;
+  os << "# pipebench plan: " << model.name << " (L=" << model.layers << " h=" << model.hidden << " a=" << model.heads
+     << " s=" << model.seq << " V=" << model.vocab << ", "
+     << num(double(analysis::transformer::total_params(model)) / 1e9, 3) << "B parameters) on " << gpus_text << " x "
+     << pr.machine.name << ", global batch " << pr.global_batch << " sequences\n";
+  os << "# machine: " << num(pr.machine.peak_flops / 1e12, 3) << " TFLOP/s peak, "
+     << num(pr.machine.memory_bytes / (1024.0 * 1024.0 * 1024.0), 3) << " GiB; rates from " << pr.machine.rates_from << '\n';
+  os << "# evaluated " << o.evaluated << " configuration" << (o.evaluated == 1 ? "" : "s") << " in " << num(o.seconds, 3)
+     << " s (" << o.simulated << " simulated)";
+  if (!f.evaluate) {
+    std::string inf;
+    for (const auto& x : o.infeasible) inf += (inf.empty() ? "" : ", ") + x.reason + " " + std::to_string(x.count);
+    os << "; infeasible: " << (inf.empty() ? "none" : inf);
+  }
+  os << '\n';
+  return os.str();
+}
+
+// The text's lines below the table: --evaluate's memory by part, or the search's refusals by reason.
+std::string tail_lines(const PlanSettings& f, const plan::Problem& pr, const Outcome& o) {
+  std::ostringstream os;
+  if (!f.evaluate) {
+    for (const auto& x : o.infeasible) os << "# infeasible (" << x.reason << "): " << x.count << ", e.g. " << x.example << '\n';
+    return os.str();
+  }
+  const auto& p = o.shown.front();
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  os << "# memory per GPU: weights " << fixed(p.weights_bytes / gib, 2) << " GiB, gradients "
+     << fixed(p.gradients_bytes / gib, 2) << ", optimizer " << fixed(p.optimizer_bytes / gib, 2) << ", activations "
+     << fixed(p.activation_bytes / gib, 2) << ", reserve " << fixed(pr.machine.memory_reserve_bytes / gib, 2) << "; "
+     << (p.fits ? "fits in " : "does NOT fit in ") << fixed(pr.machine.memory_bytes / gib, 1) << " GiB\n";
+  os << "# hardware TFLOP/s per GPU (with recomputation): " << fixed(p.hardware_tflops_per_gpu, 1) << '\n';
+  return os.str();
+}
+
+// The output in the form asked for: the text's table between its lines, the JSON document
+// {evaluated, seconds, configurations: [...]} (docs/plan.md) or the table's CSV.
+void write_plan(std::ostream& out, Format format, const PlanSettings& f, const plan::Problem& pr,
+                const std::string& gpus_text, const Outcome& o) {
+  JsonDocument doc;
+  doc.head["evaluated"] = o.evaluated;
+  doc.head["seconds"] = o.seconds;
+  doc.list_key = "configurations";
+  const auto sink = make_sink(format, out, std::cerr, doc);
+  sink->legend(head_lines(f, pr, gpus_text, o));
+  sink->begin_table(plan_table(), true);
+  int rank = 0;
+  for (const auto& p : o.shown) sink->record(record_of(++rank, p));
+  sink->end_table();
+  sink->legend(tail_lines(f, pr, o));
+  sink->finish();
 }
 
 void run(const PlanSettings& f) {
   // Everything is checked before any work.
   refuse_cp_ep(f.cp, f.ep, "plan");
+  const Format format = output_format(f.json, f.csv);
   if (f.top < 1) throw UsageError("--top 0 is not allowed: need K >= 1");
-  const plan::ModelSpec model = model_of(f);
-  plan::Problem pr;
-  pr.model = model;
-  pr.machine = load_machine(f.machine);
-  if (!f.calibrate.empty()) {
-    const Calibration c = read_calibration(f.calibrate);
-    pr.machine = calibrated(pr.machine, c);
-    pr.value_bytes = c.value_bytes;
-  }
-  pr.global_batch = f.global_batch;
-  pr.gpus_per_node = f.gpus_per_node;
-  pr.allow_cross_node_tp = f.allow_cross_node_tp;
-  // Megatron-style order strings, fastest-varying axis first; cp and ep (size 1 here) may appear.
-  {
-    std::string text = f.order;
-    for (const char* skip : {"-cp", "-ep", "cp-", "ep-"})
-      for (std::size_t at; (at = text.find(skip)) != std::string::npos;) text.erase(at, 3);
-    if (text == "tp-dp-pp") {
-      pr.pp_inside_dp = false;
-    } else if (text == "tp-pp-dp") {
-      pr.pp_inside_dp = true;
-    } else {
-      throw UsageError("--order " + quoted(f.order) + " is not allowed: expected tp-dp-pp or tp-pp-dp (tensor-parallel "
-                       "ranks adjacent; cp and ep may appear), e.g. Megatron's default tp-cp-ep-dp-pp");
-    }
-  }
-  if (f.global_batch < 1) throw UsageError("--global-batch is required: the global batch in sequences");
+  const plan::Problem pr = problem_of(f);
   for (const auto& s : f.schedules) analysis::schedule_row(s);  // unknown names fail here
   std::vector<plan::Recompute> rcs;
   for (const auto& r : f.recomputes) rcs.push_back(plan::parse_recompute(r));
   if (f.sp && f.no_sp) throw UsageError("--sequence-parallel and --no-sequence-parallel exclude each other");
-
-  plan::SearchSpace space;
-  space.top = f.top;
-  for (const Mapping& m : f.mappings) space.mappings.push_back({m.t, m.p, m.d});
-  space.schedules = f.schedules;
-  space.vs = f.vs;
-  space.micro_batch_sizes = f.micro_batch_sizes;
-  space.recomputes = rcs;
-  if (f.sp) space.sequence_parallel = {true};
-  if (f.no_sp) space.sequence_parallel = {false};
-  for (int z : f.zero) space.zero.push_back(z == 1);
-  space.gpus = f.gpus;
-  // Without --gpus, listed mappings may differ in size (the global-batch example compares d = 64 and 16).
-  std::string gpus_text = std::to_string(f.gpus);
-  for (const Mapping& m : f.mappings) {
-    const long long n = 1LL * m.t * m.p * m.d;
-    if (n > (1LL << 30)) throw UsageError("--mapping " + to_string(m) + " has " + std::to_string(n) + " GPUs: at most 2^30");
-    if (f.gpus && n != f.gpus)
-      throw UsageError("--mapping " + to_string(m) + " has " + std::to_string(n) + " GPUs, not --gpus " +
-                       std::to_string(f.gpus));
-    if (!f.gpus) {
-      if (space.gpus == 0) {
-        space.gpus = static_cast<int>(n);
-        gpus_text = std::to_string(n);
-      } else if (("," + gpus_text + ",").find("," + std::to_string(n) + ",") == std::string::npos) {
-        gpus_text += "," + std::to_string(n);
-      }
-    }
-  }
-  if (space.gpus == 0) throw UsageError("--gpus N is required (or --mapping TxPxD)");
+  const Space space = space_of(f, rcs);
   if (!f.out.empty()) check_output_path(f.out, "--out", f.force);
 
-  std::vector<plan::Prediction> shown;
-  std::int64_t evaluated = 0;
-  double seconds = 0;
-  std::vector<plan::Infeasible> infeasible;
-  std::int64_t simulated = 0;
-  if (f.evaluate) {
-    auto one = [](std::size_t n, const char* flag) {
-      if (n > 1) throw UsageError(std::string("--evaluate takes one configuration: give one value of ") + flag);
-    };
-    one(f.mappings.size(), "--mapping");
-    if (f.mappings.empty()) throw UsageError("--evaluate needs --mapping TxPxD");
-    if (f.schedules.size() != 1) throw UsageError("--evaluate needs one --schedule");
-    one(f.vs.size(), "-v");
-    if (f.micro_batch_sizes.size() != 1) throw UsageError("--evaluate needs one --micro-batch-size");
-    one(rcs.size(), "--recompute");
-    one(f.zero.size(), "--zero");
-    plan::Layout l;
-    l.t = f.mappings[0].t, l.p = f.mappings[0].p, l.d = f.mappings[0].d;
-    l.schedule = f.schedules[0];
-    l.v = f.vs.empty() ? 0 : f.vs[0];
-    l.micro_batch_size = f.micro_batch_sizes[0];
-    l.recompute = rcs.empty() ? plan::Recompute::none : rcs[0];
-    l.sequence_parallel = f.sp;
-    l.zero = !f.zero.empty() && f.zero[0] == 1;
-    const auto start = std::chrono::steady_clock::now();
-    const plan::Refusal r = plan::check_layout(pr, l);
-    if (!r.reason.empty()) throw UsageError("--evaluate: the configuration cannot run (" + r.reason + "): " + r.detail);
-    shown.push_back(plan::evaluate(pr, l));
-    evaluated = 1;
-    simulated = 1;
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  } else {
-    const plan::SearchResult res = plan::search(pr, space);
-    evaluated = res.evaluated;
-    seconds = res.seconds;
-    simulated = res.simulated;
-    infeasible = res.infeasible;
-    shown = res.top;
-    if (shown.empty()) {
-      std::string why;
-      for (const auto& x : res.infeasible)
-        why += (why.empty() ? "" : "; ") + x.reason + " (" + std::to_string(x.count) + ", closest: " + x.example + ")";
-      throw UsageError("no configuration of " + gpus_text + " GPUs can train " + model.name + " on " +
-                       pr.machine.name + ": " + (why.empty() ? "the search space is empty" : why));
-    }
+  const Outcome o = f.evaluate ? evaluate_one(pr, evaluated_layout(f, rcs)) : search_all(pr, space);
+  if (f.out.empty()) {
+    write_plan(std::cout, format, f, pr, space.gpus_text, o);
+    return;
   }
-
-  auto write = [&](std::ostream& os) {
-    if (f.json) {
-      nlohmann::ordered_json j;
-      j["evaluated"] = evaluated;
-      j["seconds"] = seconds;
-      j["configurations"] = nlohmann::ordered_json::array();
-      for (const auto& p : shown) j["configurations"].push_back(config_json(p));
-      os << j.dump(2) << '\n';
-      return;
-    }
-    os << "# pipebench plan: " << model.name << " (L=" << model.layers << " h=" << model.hidden << " a=" << model.heads
-       << " s=" << model.seq << " V=" << model.vocab << ", "
-       << num(double(analysis::transformer::total_params(model)) / 1e9, 3) << "B parameters) on "
-       << gpus_text << " x " << pr.machine.name << ", global batch " << pr.global_batch << " sequences\n";
-    os << "# machine: " << num(pr.machine.peak_flops / 1e12, 3) << " TFLOP/s peak, "
-       << num(pr.machine.memory_bytes / (1024.0 * 1024.0 * 1024.0), 3) << " GiB; rates from " << pr.machine.rates_from << '\n';
-    os << "# evaluated " << evaluated << " configuration" << (evaluated == 1 ? "" : "s") << " in " << num(seconds, 3)
-       << " s (" << simulated << " simulated)";
-    if (!f.evaluate) os << "; infeasible: " << (infeasible.empty() ? "none" : infeasible_text(infeasible));
-    os << '\n';
-    print_table(os, shown);
-    if (f.evaluate) {
-      const auto& p = shown.front();
-      const double gib = 1024.0 * 1024.0 * 1024.0;
-      os << "# memory per GPU: weights " << fixed(p.weights_bytes / gib, 2) << " GiB, gradients "
-         << fixed(p.gradients_bytes / gib, 2) << ", optimizer " << fixed(p.optimizer_bytes / gib, 2) << ", activations "
-         << fixed(p.activation_bytes / gib, 2) << ", reserve " << fixed(pr.machine.memory_reserve_bytes / gib, 2)
-         << "; " << (p.fits ? "fits in " : "does NOT fit in ") << fixed(pr.machine.memory_bytes / gib, 1) << " GiB\n";
-      os << "# hardware TFLOP/s per GPU (with recomputation): " << fixed(p.hardware_tflops_per_gpu, 1) << '\n';
-    } else {
-      for (const auto& x : infeasible) os << "# infeasible (" << x.reason << "): " << x.count << ", e.g. " << x.example << '\n';
-    }
-  };
-  if (!f.out.empty()) {
-    write_output(f.out, "--out", write, f.force);
-    if (!f.json) std::cout << "# wrote " << f.out << '\n';
-  } else {
-    write(std::cout);
-  }
+  write_output(f.out, "--out", [&](std::ostream& os) { write_plan(os, format, f, pr, space.gpus_text, o); }, f.force);
+  // The file is the output; only the text form says where it went (JSON and CSV leave stdout empty).
+  if (format == Format::text) std::cout << "# wrote " << f.out << '\n';
   if (!std::cout.flush()) throw Error("cannot write the output to stdout");
 }
 
@@ -359,6 +370,7 @@ void add_plan_command(CLI::App& app) {
   add(*cmd, Flag{"--top", "Configurations to print, fastest first"}, f->top);
   cmd->add_flag("--evaluate", f->evaluate, "Predict the one configuration given by --mapping, --schedule, ...");
   add(*cmd, flag::json, f->json)->description("Print JSON: {evaluated, seconds, configurations: [...]} (docs/plan.md)");
+  add(*cmd, flag::csv, f->csv);
   add(*cmd, flag::out, f->out);
   add(*cmd, flag::force, f->force);
   cmd->callback([f] { run(*f); });

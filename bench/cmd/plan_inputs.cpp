@@ -1,11 +1,15 @@
 #include "bench/cmd/plan_inputs.hpp"
 
+#include <array>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <mutex>
 
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
 #include "bench/parse.hpp"
+#include "topology/grid.hpp"
 
 namespace pipebench::bench {
 
@@ -95,6 +99,41 @@ plan::MachineSpec load_machine(const std::string& text) {
   if (!is_file) return plan::machine_preset(text);
   const std::string body = read_toml_file(text, "--machine", "machine");
   return machine_from_entries(parse_toml_table(body, text, "--machine", "machine"), text);
+}
+
+plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
+  m.peak_flops = c.flop_rate;
+  m.matmul_efficiency = 1;
+  m.gemm_half_width = 0;
+  m.elementwise_passes = 0;
+  m.intra_bandwidth = m.inter_bandwidth = c.beta;
+  m.intra_latency = m.inter_latency = c.alpha;
+  m.action_gap = c.action_gap;
+  std::string runs;
+  for (int r : c.runs) runs += (runs.empty() ? "" : ",") + std::to_string(r);
+  m.rates_from = "calibrated from " + c.path + ": FLOP rate of run(s) " + runs + ", link from " + c.link_source;
+  m.name += " (calibrated)";
+  return m;
+}
+
+plan::RankOrder rank_order(const std::string& order) {
+  topology::Grid(1, 1, 1, 1, order);  // the order's own checks, before any layout
+  // The search asks for the same few mappings thousands of times: each Grid is made once.
+  struct Cache {
+    std::mutex mu;
+    std::map<std::array<int, 3>, plan::AxisStrides> strides;
+  };
+  auto cache = std::make_shared<Cache>();
+  return [order, cache](int t, int p, int d) {
+    std::lock_guard<std::mutex> lock(cache->mu);
+    const auto [it, added] = cache->strides.try_emplace({t, p, d});
+    if (added) {
+      using topology::Axis;
+      const topology::Grid g(t, p, d, 1, order);
+      it->second = plan::AxisStrides{g.stride(Axis::tp), g.stride(Axis::pp), g.stride(Axis::dp)};
+    }
+    return it->second;
+  };
 }
 
 }  // namespace pipebench::bench

@@ -1,11 +1,13 @@
 #pragma once
 // What `pipebench plan` reads besides its flags: a machine file (TOML, one [machine] table; docs/model.md
-// "Machine files") and, through bench/results/calibration.hpp, a results file to calibrate from.
+// "Machine files"), through bench/results/calibration.hpp a results file to calibrate from, and the rank
+// order, through topology::Grid.
 #include <string>
 #include <vector>
 
 #include "analysis/plan/model.hpp"
 #include "bench/config_file.hpp"
+#include "bench/results/calibration.hpp"
 
 namespace pipebench::bench {
 
@@ -20,5 +22,14 @@ analysis::plan::MachineSpec machine_from_entries(const std::vector<ConfigEntry>&
 // `--machine NAME|FILE`: a preset name, or a path (anything with '/' or ending in .toml) read as a machine
 // file.
 analysis::plan::MachineSpec load_machine(const std::string& text);
+
+// A machine calibrated from a results file: the preset's memory and device bandwidth, the file's
+// achieved FLOP rate (element-wise work included, since the rate is over whole actions) and link.
+analysis::plan::MachineSpec calibrated(analysis::plan::MachineSpec m, const Calibration& c);
+
+// `--order`: each layout's strides in the rank grid of topology::Grid under `order` (any order of tp, pp
+// and dp, with cp and ep where their size is 1; Megatron-Core's semantics). Throws Grid's UsageError for
+// an order it refuses, before any layout is asked for.
+analysis::plan::RankOrder rank_order(const std::string& order);
 
 }  // namespace pipebench::bench

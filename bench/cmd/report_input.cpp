@@ -53,7 +53,7 @@ analysis::Schedule schedule_of(const RunResult& run) {
   }
 }
 
-std::optional<Breakdown> breakdown_of(const RunResult& run) {
+std::optional<analysis::Breakdown> breakdown_of(const RunResult& run) {
   if (run.ranks.empty()) return std::nullopt;
   analysis::Schedule s;
   try {
@@ -62,7 +62,7 @@ std::optional<Breakdown> breakdown_of(const RunResult& run) {
     return std::nullopt;
   }
   const RunSummary& sum = run.summary;
-  Breakdown b;
+  analysis::Breakdown b;
   for (const auto& r : run.ranks) b.compute += r.busy;
   b.compute /= static_cast<double>(run.ranks.size());
   const double actions_per_rank = static_cast<double>(s.num_actions()) / s.p;
@@ -77,12 +77,13 @@ std::optional<Breakdown> breakdown_of(const RunResult& run) {
     f = analysis::simulate(s, costs, opt).metrics.bubble_fraction;
   }
   b.bubble = f > 0 && f < 1 ? b.compute * f / (1 - f) : 0.0;
-  b.waiting = sum.makespan - b.compute - b.overhead - b.bubble;
-  if (b.waiting < 0) {  // the schedule's bubble overlapped the overhead (noise): the parts still add up
-    b.bubble = std::max(0.0, b.bubble + b.waiting);
-    b.waiting = 0;
+  // The rest of the makespan is waiting for inputs: what pipeline communication added.
+  b.pp = sum.makespan - b.compute - b.overhead - b.bubble;
+  if (b.pp < 0) {  // the schedule's bubble overlapped the overhead (noise): the parts still add up
+    b.bubble = std::max(0.0, b.bubble + b.pp);
+    b.pp = 0;
   }
-  b.dp_sync = std::max(0.0, sum.step_time - sum.makespan);
+  b.dp = std::max(0.0, sum.step_time - sum.makespan);  // gradient sync and optimizer together
   return b;
 }
 

@@ -13,8 +13,9 @@ namespace pipebench::bench {
 // the configuration does not name one pipebench generates.
 analysis::Schedule schedule_of(const RunResult& run);
 
-// The breakdown of Breakdown's comment (bench/render/html.hpp); none without a schedule or stages.
-std::optional<Breakdown> breakdown_of(const RunResult& run);
+// The measured producer's parts of analysis/breakdown.hpp (compute, overhead, bubble, pp as the waiting
+// for inputs, dp as step time - makespan), averaged over ranks; none without a schedule or stages.
+std::optional<analysis::Breakdown> breakdown_of(const RunResult& run);
 
 // The timelines of a run read with its records: the first timed step of pipeline 0 as measured, and
 // the simulator fed the run's measured op times, p2p time and executor overhead. Records that do not

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/breakdown.hpp"
 #include "analysis/schedule.hpp"
 #include "analysis/timeline.hpp"
 #include "bench/results/comm_results.hpp"
@@ -17,18 +18,6 @@
 #include "bench/results/store.hpp"
 
 namespace pipebench::bench {
-
-// Where a run's step time went, seconds, averaged over ranks; the parts add up to the step time.
-//   compute   the rank's busy time (its actions)
-//   overhead  the executor's own time between actions (extra executor_overhead_per_action x actions)
-//   bubble    the idle the schedule itself implies for that compute: the simulator fed the run's stage
-//             times with no communication time and no overhead gives an idle fraction f, and the
-//             bubble is compute x f / (1 - f)
-//   waiting   the rest of the makespan: waiting for inputs (messages, a late neighbour)
-//   dp_sync   step time - makespan: data-parallel gradient sync and optimizer
-struct Breakdown {
-  double compute = 0, overhead = 0, bubble = 0, waiting = 0, dp_sync = 0;
-};
 
 // One run's timelines for the report: the first timed step of pipeline 0, measured, and the
 // simulator's prediction from the run's measured op times.
@@ -41,7 +30,9 @@ struct TimelineView {
 struct ReportInput {
   std::string path;
   RunListing listing;
-  std::map<int, Breakdown> breakdown;    // by run id; runs without one are left out of the plot
+  // By run id, the measured producer's parts (analysis/breakdown.hpp); runs without one are left out of
+  // the plot.
+  std::map<int, analysis::Breakdown> breakdown;
   std::vector<TimelineView> timelines;
   std::vector<StoredComm> comm;          // empty: no communication section
 };

@@ -49,16 +49,31 @@ pipebench_cli_test(plan_bad_recompute RC 2 MATCH "^pipebench: error: --recompute
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --recompute some)
 pipebench_cli_test(plan_bad_zero RC 2 MATCH "^pipebench: error: --zero '2' is not allowed"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --zero 2)
-pipebench_cli_test(plan_bad_order RC 2 MATCH "^pipebench: error: --order 'dp-tp-pp' is not allowed: expected tp-dp-pp or tp-pp-dp"
-  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --order dp-tp-pp)
+# --order is topology::Grid's: any order of tp, pp and dp runs (pipeline neighbours 1 apart in pp-dp-tp,
+# tests/bench/cmd/test_plan_order.cpp), a bad one gets Grid's own message.
+pipebench_cli_test(plan_bad_order RC 2 MATCH "^pipebench: error: order 'tp-dp': axis 'pp' is missing. allowed: tp, pp, dp [^\n]*\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --order tp-dp)
+pipebench_cli_test(plan_order_repeated RC 2 MATCH "^pipebench: error: order 'tp-dp-tp-pp': axis 'tp' appears twice. allowed: "
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --order tp-dp-tp-pp)
+pipebench_cli_test(plan_any_order RC 0 MATCH "# evaluated 1 configuration in [0-9.e-]+ s \\(1 simulated\\)\n#  rank"
+  ARGS plan --model gpt3-175b --global-batch 64 --mapping 1x8x8 --schedule 1f1b --micro-batch-size 1 --recompute full
+       --evaluate --order pp-dp-tp)
+pipebench_cli_test(plan_json_and_csv RC 2 MATCH "^pipebench: error: --json and --csv exclude each other: give one\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --json --csv)
 pipebench_cli_test(plan_unknown_schedule RC 2 MATCH "^pipebench: error: unknown schedule 'fast'"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --schedule fast)
+
+# --csv is the table: its header the columns' "name (unit)", its lines the rows' cells.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME cli.plan_csv_is_the_table
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_csv.py $<TARGET_FILE:pipebench>
+                 plan --model gpt3-175b --gpus 1024 --global-batch 1536 --top 3)
+set_tests_properties(cli.plan_csv_is_the_table PROPERTIES LABELS unit TIMEOUT 120)
 
 # Calibrated from one 2-rank transformer run and one comm sweep, --evaluate predicts other 2-rank
 # transformer runs (tests/cli/plan_calibrated.py, docs/model.md). The target, 15 %, is a figure for a quiet
 # machine (run the script with --tolerance 15); on a shared 2-core VM one configuration's step time
 # drifts by 20-60 % between runs, so the test checks 40 %: gross errors (units, a factor of 2).
-find_package(Python3 COMPONENTS Interpreter REQUIRED)
 add_test(NAME cli.plan_calibrated_runs
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_calibrated.py $<TARGET_FILE:pipebench>
                  ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/cli_work/plan_calibrated --tolerance 40 --attempts 3)

@@ -187,13 +187,14 @@ TEST(PlanSearch, NothingFitsCountsMemory) {
 namespace pipebench::analysis::plan {
 namespace {
 
-// Rank order decides which groups stay inside a node: tp-dp-pp keeps the data-parallel pairs of 2x4x2
-// on NVLink and sends pipeline transfers over the network; tp-pp-dp the other way round.
+// Rank order decides which groups stay inside a node: tp-dp-pp (the default) keeps the data-parallel
+// pairs of 2x4x2 on NVLink and sends pipeline transfers over the network; tp-pp-dp the other way round.
+// (The front end's orders come from topology::Grid: tests/bench/cmd/test_plan_inputs.cpp.)
 TEST(PlanModel, RankOrderMovesGroupsInsideTheNode) {
   Problem pr = problem("gpt3-175b", "a100-80gb", 64);
   const Layout l = layout(2, 4, 2, "1f1b", 1, Recompute::full, false, false);
   const StagePlan dp_inside = stage_plan(pr, l);
-  pr.pp_inside_dp = true;
+  pr.rank_order = [](int t, int p, int) { return AxisStrides{1, t, std::int64_t{t} * p}; };  // tp-pp-dp
   const StagePlan pp_inside = stage_plan(pr, l);
   const MachineSpec& mc = pr.machine;
   const double bytes = 2.0 * 2048 * 12288;  // one micro-batch's boundary activation
