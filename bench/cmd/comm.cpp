@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <memory>
 #include <numeric>
@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "analysis/error.hpp"
-#include "analysis/text.hpp"
 #include "bench/cmd/comm_settings.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
@@ -42,7 +41,6 @@ namespace pipebench::bench {
 
 namespace {
 
-using comm::DType;
 using comm::bench::GroupChoice;
 
 // Who runs where, for nccl-tests' header (device -1: host memory); plain bytes, for one all-gather.
