@@ -1,25 +1,28 @@
 // `pipebench comm`: nccl-tests-style collectives and OSU-style point-to-point tests over the tensor-,
 // pipeline- and data-parallel groups of a t x p x d mapping, every group of the chosen kind at once
 // (or only rank 0's, --one-group), on the communicator layer of `run` (docs/comm-bench.md). Rank 0
-// prints nccl-tests' (or OSU's) table, the latency-bandwidth fit, and appends the results to the HDF5
-// results file as /comm/NNNNNN. Launch it with mpiexec/srun.
+// hands nccl-tests' (or OSU's) table, or its rows as JSON or CSV, and the latency-bandwidth fit to one
+// Sink (bench/render/sink.hpp), and appends the results to the HDF5 results file as /comm/NNNNNN.
+// Launch it with mpiexec/srun.
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <memory>
+#include <numeric>
+#include <sstream>
 #include <utility>
 #include <vector>
 
 #include "analysis/error.hpp"
-#include "analysis/text.hpp"
 #include "bench/cmd/comm_settings.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
 #include "bench/render/comm_text.hpp"
+#include "bench/render/sink.hpp"
 #include "bench/results/comm_results.hpp"
 #include "bench/results/layout.hpp"
 #include "bench/results/metadata.hpp"
@@ -38,10 +41,9 @@ namespace pipebench::bench {
 
 namespace {
 
-using comm::DType;
 using comm::bench::GroupChoice;
 
-// Who runs where, for nccl-tests' header (device -1: host memory).
+// Who runs where, for nccl-tests' header (device -1: host memory); plain bytes, for one all-gather.
 struct RankInfo {
   int pid = 0;
   char host[64] = {};
@@ -50,178 +52,252 @@ struct RankInfo {
   char device_name[96] = {};
 };
 
+// The waits of the world communicator and of the measured groups.
+struct Waits {
+  comm::CommOptions world, bench;
+};
+
+Waits waits_of(const CommSettings& s) {
+  Waits w;
+  w.world.wait.poll_interval = std::chrono::microseconds(std::max(s.poll_us, 50));
+  w.world.wait.max_poll_interval = std::max(w.world.wait.poll_interval, std::chrono::microseconds(1000));
+  w.world.wait.timeout = std::chrono::duration<double>(s.timeout.value);
+  // The measured groups poll without sleeping unless asked (--poll-us), as nccl-tests and OSU wait.
+  w.bench = w.world;
+  w.bench.wait.poll_interval = w.bench.wait.max_poll_interval = std::chrono::microseconds(s.poll_us);
+  return w;
+}
+
+// What one rank measures with. The members are freed in reverse: the harness and its buffers before
+// the communicator it runs on, that before the MPI communicator it was split from.
+struct Bench {
+  std::unique_ptr<topology::MpiGrid> mgrid;
+  std::unique_ptr<comm::Communicator> group;
+  std::unique_ptr<ProgressWatchdog> dog;  // of the blocking collectives
+  std::unique_ptr<comm::bench::Harness> harness;
+  comm::bench::Spec spec;
+  std::vector<std::vector<int>> groups;  // every group of the measured kind, by world rank
+  bool takes_part = true;                // false: waits while rank 0's group runs (--one-group)
+};
+
+// This rank's communicator of the measured kind, under a watchdog: a rank that stopped or died leaves
+// the others inside MPI_Comm_split, which no timed wait covers.
+void open_group(Bench& b, const CommSettings& s, const Resolved& r, const topology::Grid& grid, Job& job,
+                const Waits& w) {
+  Watchdog dog("rank " + std::to_string(job.rank()) + ": the communicators were not built " + job.roll().within() +
+                   " (a rank stopped or died inside MPI_Comm_split)",
+               job.rank() == 0 ? w.world.wait.timeout : job.roll().root_limit());
+  if (r.group == GroupChoice::world) {
+    b.group = comm::make_communicator(s.backend, MPI_COMM_WORLD, "world", w.bench);
+    return;
+  }
+  const topology::GroupKind kind = comm::bench::group_kind(r.group);  // its communicator alone
+  b.mgrid = std::make_unique<topology::MpiGrid>(grid, MPI_COMM_WORLD, std::vector<topology::GroupKind>{kind});
+  b.group = comm::make_communicator(s.backend, b.mgrid->comm(kind).get(), s.group, w.bench);
+}
+
+// Every group of the measured kind, and whether this rank's takes part.
+void place_groups(Bench& b, const CommSettings& s, const Resolved& r, const topology::Grid& grid, int me, int world) {
+  if (r.group == GroupChoice::world) {
+    b.groups.assign(1, std::vector<int>(static_cast<std::size_t>(world)));
+    std::iota(b.groups[0].begin(), b.groups[0].end(), 0);
+    return;
+  }
+  const topology::GroupKind kind = comm::bench::group_kind(r.group);
+  b.groups = grid.groups(kind);
+  b.takes_part = !s.one_group || grid.group_index(kind, me) == grid.group_index(kind, 0);
+}
+
+comm::bench::Spec bench_spec(const CommSettings& s, const Resolved& r) {
+  comm::bench::Spec spec;
+  spec.op = r.op;
+  spec.group = r.group;
+  spec.dtype = r.dtype;
+  spec.redop = r.redop;
+  spec.root = s.root;
+  spec.iters = s.iters;
+  spec.warmup = s.warmup;
+  spec.check = s.check != 0;
+  // --poll-us 0: MPI's blocking collectives, as OSU times them; each size then runs under a watchdog.
+  spec.blocking = s.poll_us == 0 && s.backend == "mpi";
+  return spec;
+}
+
+// The harness, with its buffers for the largest size allocated on every rank before any traffic: a
+// rank short of memory stops the job, on every rank, at the meeting that follows.
+void make_harness(Bench& b, const CommSettings& s, const Resolved& r, Job& job, const Waits& w) {
+  b.spec = bench_spec(s, r);
+  // Blocking collectives have no timeout of their own: a watchdog ends the job when no operation of
+  // this rank completes within --timeout.
+  if (b.spec.blocking && b.takes_part) {
+    b.dog = std::make_unique<ProgressWatchdog>(job.rank(), w.world.wait.timeout);
+    b.spec.progress = &b.dog->counter;
+  }
+  int short_of_memory = 0;
+  try {
+    b.harness = std::make_unique<comm::bench::Harness>(*b.group, job.world(), b.spec, b.takes_part, r.sizes.back());
+  } catch (const std::exception& e) {
+    short_of_memory = 1;
+    std::fprintf(stderr, "pipebench: error: rank %d: %s\n", job.rank(), e.what());
+  } catch (...) {
+    short_of_memory = 1;
+  }
+  if (job.roll().meet("the allocation of the buffers", short_of_memory))
+    throw Error("buffers of " + std::to_string(r.sizes.back()) + " bytes could not be allocated on every rank");
+}
+
+// Who runs where, every rank's on every rank (one all-gather over the world).
+std::vector<RankInfo> gather_ranks(const CommSettings& s, Job& job) {
+  RankInfo mine;
+  mine.pid = static_cast<int>(getpid());
+  std::snprintf(mine.host, sizeof mine.host, "%s", host_name().c_str());
+#ifdef PIPEBENCH_HAVE_NCCL
+  if (s.backend == "nccl") {
+    // The device the group's NCCL communicator chose (it is built before).
+    const comm::CudaDevice d = comm::current_cuda_device();
+    mine.device = d.index;
+    std::snprintf(mine.pci_bus, sizeof mine.pci_bus, "%s", d.pci_bus.c_str());
+    std::snprintf(mine.device_name, sizeof mine.device_name, "%s", d.name.c_str());
+  }
+#else
+  (void)s;
+#endif
+  std::vector<RankInfo> ranks(static_cast<std::size_t>(job.size()));
+  comm::Request q = job.world().iallgather(&mine, ranks.data(), sizeof(RankInfo));
+  job.world().wait(q);
+  return ranks;
+}
+
+// The result's identity, before its rows.
+CommResult result_of(const CommSettings& s, const Resolved& r, const Bench& b) {
+  CommResult result;
+  result.op = comm::bench::op_row(r.op).name;
+  result.group = comm::bench::group_choice_name(r.group);
+  result.backend = s.backend;
+  result.mapping = to_string(r.mapping);
+  result.group_size = r.group_size;
+  result.one_group = s.one_group ? 1 : 0;
+  result.config = config_of(s, r);
+  result.groups = s.one_group ? 1 : static_cast<std::int64_t>(b.groups.size());
+  return result;
+}
+
+// nccl-tests' header: what runs over which groups, the sizes and loops, who runs where, the file.
+std::string context_notes(const CommSettings& s, const Resolved& r, const CommResult& result, const Bench& b,
+                          const topology::Grid& grid, const std::vector<RankInfo>& ranks) {
+  std::ostringstream head;
+  const std::size_t n = b.groups.size();
+  head << "# pipebench comm " << result.op << ": backend " << s.backend << ", mapping " << result.mapping
+       << (s.cp > 1 ? " cp=" + std::to_string(s.cp) : "") << (s.ep > 1 ? " ep=" + std::to_string(s.ep) : "") << " (order "
+       << s.order << "), group " << result.group << ": " << n << " group(s) of " << r.group_size << " rank(s), "
+       << (s.one_group && n > 1 ? "only rank 0's runs (--one-group)" : "all at once") << "\n";
+  const int window = comm::bench::op_row(r.op).window;
+  head << "# minBytes " << s.min_bytes << " maxBytes " << s.max_bytes << " step: "
+       << (s.increment ? std::to_string(s.increment) + "(bytes)" : std::to_string(s.factor) + "(factor)")
+       << " warmup iters: " << s.warmup << " iters: " << s.iters << " validation: " << s.check
+       << (window ? " window: " + std::to_string(window) : "") << "\n#\n# Using devices\n";
+  std::vector<RankPlace> places;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const RankInfo& ri = ranks[i];
+    const int rank = static_cast<int>(i);
+    const int gi = r.group == GroupChoice::world ? 0 : grid.group_index(comm::bench::group_kind(r.group), rank);
+    places.push_back({rank, gi, ri.pid, ri.host, ri.device, ri.pci_bus, ri.device_name});
+  }
+  head << comm_device_lines(places) << "# results: " << s.out << "\n#\n";
+  return head.str();
+}
+
+// Every size, collective over the world. Rank 0 (the one with a sink) adds each size's rows to
+// `result` and hands them to the sink. Returns how many groups took part.
+std::int64_t measure(Bench& b, const Resolved& r, comm::Communicator& world, CommResult& result, Sink* sink) {
+  const bool in_place = comm::bench::op_row(r.op).in_place;
+  std::int64_t ran = 0;
+  for (std::uint64_t size : r.sizes) {
+    if (b.spec.blocking && b.dog) b.dog->watch("size " + std::to_string(size));
+    const auto sample = b.harness->run(size);
+    if (b.dog) b.dog->watch("");
+    const auto all = comm::bench::gather_samples(world, sample);
+    if (!sink) continue;
+    const CommBenchRow oop = make_row(r, size, all, 0, b.groups, b.spec.check, ran);
+    result.rows.push_back(oop);
+    if (in_place) result.rows.push_back(make_row(r, size, all, 1, b.groups, b.spec.check, ran));
+    sink->record(comm_record(result, oop, in_place ? &result.rows.back() : nullptr));
+  }
+  return ran;
+}
+
+// Rank 0, after the sizes: the fit and the metadata, the /comm group appended to the results file,
+// and the footer. Returns the wrong elements of the data check.
+std::int64_t store(Sink& sink, const CommSettings& s, CommResult& result, std::int64_t ran,
+                   const std::vector<RankInfo>& ranks) {
+  result.groups = std::max<std::int64_t>(ran, 1);
+  std::vector<std::uint64_t> bytes;
+  std::vector<double> secs;
+  for (const auto& row : result.rows)
+    if (!row.in_place) bytes.push_back(static_cast<std::uint64_t>(row.bytes)), secs.push_back(row.time_us * 1e-6);
+  const auto f = comm::bench::fit_alpha_beta(bytes, secs);
+  result.fit = {f.alpha_s, f.beta_Bps, f.max_rel_error, f.points};
+  MetadataInput meta;
+  meta.command_line = s.command_line;
+  for (const auto& ri : ranks) meta.hosts.emplace_back(ri.host);
+  meta.warmup_steps = s.warmup;
+  meta.timed_steps = s.iters;
+  meta.statistic = "time of one operation: mean over the timed iterations, largest over a group's ranks, slowest group";
+  result.metadata = collect_metadata(meta);
+  std::int64_t wrong = 0;
+  for (const auto& row : result.rows) wrong += std::max<std::int64_t>(row.wrong, 0);
+  const int id = append_comm(s.out, result);
+  // The checks' summary and the group's id are the text's: JSON and CSV carry each row's wrong count,
+  // and the notes named the file.
+  sink.legend(comm_summary(result));
+  sink.note(comm_fit_line(result));
+  sink.legend("# stored as /comm/" + run_name(id) + " in " + s.out + "\n");
+  sink.finish();
+  return wrong;
+}
+
+// The benchmark on every rank, from the groups' communicators to the stored result; returns (on rank
+// 0) the wrong elements of the data check.
+std::int64_t benchmark(const CommSettings& s, const Resolved& r, Job& job, const Waits& w) {
+  const topology::Grid grid = comm_grid(s, r.mapping);
+  Bench b;
+  open_group(b, s, r, grid, job, w);
+  place_groups(b, s, r, grid, job.rank(), job.size());
+  make_harness(b, s, r, job, w);
+  const std::vector<RankInfo> ranks = gather_ranks(s, job);
+  CommResult result = result_of(s, r, b);
+  // Rank 0 writes the output; with --json or --csv, stdout holds only those and the notes go to stderr.
+  const std::unique_ptr<Sink> sink = job.rank() == 0 ? make_sink(r.format, std::cout, std::cerr) : nullptr;
+  if (sink) {
+    sink->note(context_notes(s, r, result, b, grid, ranks));
+    sink->begin_table(comm_columns(result), false, comm_table_head(result));
+  }
+  const std::int64_t ran = measure(b, r, job.world(), result, sink.get());
+  std::int64_t wrong = 0;
+  if (sink) {
+    sink->end_table();
+    wrong = store(*sink, s, result, ran, ranks);
+  }
+  job.roll().meet("the end of the benchmark");
+  return wrong;
+}
+
 void run_comm(CommSettings& s) {
   Resolved r = resolve_flags(s);  // UsageError: every rank, before MPI starts
   Job job(false);
-  const int world = job.size(), me = job.rank();
-  job.check("", [&] { resolve_world(s, r, world); });  // every rank finds the same: no traffic
-  comm::CommOptions world_opts;
-  world_opts.wait.poll_interval = std::chrono::microseconds(std::max(s.poll_us, 50));
-  world_opts.wait.max_poll_interval = std::max(world_opts.wait.poll_interval, std::chrono::microseconds(1000));
-  world_opts.wait.timeout = std::chrono::duration<double>(s.timeout.value);
-  // The measured groups poll without sleeping unless asked (--poll-us), as nccl-tests and OSU wait.
-  comm::CommOptions bench_opts = world_opts;
-  bench_opts.wait.poll_interval = bench_opts.wait.max_poll_interval = std::chrono::microseconds(s.poll_us);
-  job.open_world(world_opts);
+  job.check("", [&] { resolve_world(s, r, job.size()); });  // every rank finds the same: no traffic
+  const Waits waits = waits_of(s);
+  job.open_world(waits.world);
   // Rank 0's checks of the results file; the verdict reaches every rank before any traffic.
   job.check("the check of the flags", [&] {
-    if (me == 0) claim_results_file(s.out, s.append);
+    if (job.rank() == 0) claim_results_file(s.out, s.append);
   });
-  comm::Communicator* const world_comm = &job.world();
-  comm::Roll* const roll = &job.roll();
-
-  CommResult result;
-  std::int64_t total_wrong = 0;
-  job.guarded([&] {
-    const topology::Grid grid = comm_grid(s, r.mapping);
-    std::unique_ptr<topology::MpiGrid> mgrid;
-    std::unique_ptr<comm::Communicator> group;
-    {
-      Watchdog dog("rank " + std::to_string(me) + ": the communicators were not built " + roll->within() +
-                       " (a rank stopped or died inside MPI_Comm_split)",
-                   me == 0 ? world_opts.wait.timeout : roll->root_limit());
-      if (r.group == GroupChoice::world) {
-        group = comm::make_communicator(s.backend, MPI_COMM_WORLD, "world", bench_opts);
-      } else {
-        const topology::GroupKind kind = comm::bench::group_kind(r.group);  // its communicator alone
-        mgrid = std::make_unique<topology::MpiGrid>(grid, MPI_COMM_WORLD, std::vector<topology::GroupKind>{kind});
-        group = comm::make_communicator(s.backend, mgrid->comm(kind).get(), s.group, bench_opts);
-      }
-    }
-    std::vector<std::vector<int>> groups;
-    if (r.group == GroupChoice::world) {
-      groups.emplace_back(world);
-      for (int i = 0; i < world; ++i) groups.back()[static_cast<std::size_t>(i)] = i;
-    } else {
-      groups = grid.groups(comm::bench::group_kind(r.group));
-    }
-    const bool takes_part = !s.one_group || r.group == GroupChoice::world ||
-                            grid.group_index(comm::bench::group_kind(r.group), me) ==
-                                grid.group_index(comm::bench::group_kind(r.group), 0);
-    comm::bench::Spec spec;
-    spec.op = r.op;
-    spec.group = r.group;
-    spec.dtype = r.dtype;
-    spec.redop = r.redop;
-    spec.root = s.root;
-    spec.iters = s.iters;
-    spec.warmup = s.warmup;
-    spec.check = s.check != 0;
-    // --poll-us 0: MPI's blocking collectives, as OSU times them; each size then runs under a watchdog.
-    spec.blocking = s.poll_us == 0 && s.backend == "mpi";
-    // Blocking collectives have no timeout of their own: a watchdog ends the job when no operation of
-    // this rank completes within --timeout.
-    std::unique_ptr<ProgressWatchdog> dog;
-    if (spec.blocking && takes_part) {
-      dog = std::make_unique<ProgressWatchdog>(me, world_opts.wait.timeout);
-      spec.progress = &dog->counter;
-    }
-    std::unique_ptr<comm::bench::Harness> h;
-    int short_of_memory = 0;
-    try {
-      h = std::make_unique<comm::bench::Harness>(*group, *world_comm, spec, takes_part, r.sizes.back());
-    } catch (const std::exception& e) {
-      short_of_memory = 1;
-      std::fprintf(stderr, "pipebench: error: rank %d: %s\n", me, e.what());
-    } catch (...) {
-      short_of_memory = 1;
-    }
-    if (roll->meet("the allocation of the buffers", short_of_memory)) throw Error("buffers of " + std::to_string(r.sizes.back()) + " bytes could not be allocated on every rank");
-
-    // Who runs where, as nccl-tests' header says it.
-    RankInfo mine;
-    mine.pid = static_cast<int>(getpid());
-    std::snprintf(mine.host, sizeof mine.host, "%s", host_name().c_str());
-#ifdef PIPEBENCH_HAVE_NCCL
-    if (s.backend == "nccl") {
-      // The device the group's NCCL communicator chose (it is built above).
-      const comm::CudaDevice d = comm::current_cuda_device();
-      mine.device = d.index;
-      std::snprintf(mine.pci_bus, sizeof mine.pci_bus, "%s", d.pci_bus.c_str());
-      std::snprintf(mine.device_name, sizeof mine.device_name, "%s", d.name.c_str());
-    }
-#endif
-    std::vector<RankInfo> ranks(static_cast<std::size_t>(world));
-    {
-      comm::Request q = world_comm->iallgather(&mine, ranks.data(), sizeof(RankInfo));
-      world_comm->wait(q);
-    }
-    const comm::bench::OpRow& op = comm::bench::op_row(r.op);
-    result.op = op.name;
-    result.group = comm::bench::group_choice_name(r.group);
-    result.backend = s.backend;
-    result.mapping = to_string(r.mapping);
-    result.group_size = r.group_size;
-    result.one_group = s.one_group ? 1 : 0;
-    result.config = config_of(s, r);
-    result.groups = s.one_group ? 1 : static_cast<std::int64_t>(groups.size());
-    std::ostream& head = s.json ? std::cerr : std::cout;
-    if (me == 0) {
-      head << "# pipebench comm " << result.op << ": backend " << s.backend << ", mapping " << result.mapping
-           << (s.cp > 1 ? " cp=" + std::to_string(s.cp) : "") << (s.ep > 1 ? " ep=" + std::to_string(s.ep) : "") << " (order "
-           << s.order << "), group " << result.group << ": " << groups.size() << " group(s) of " << r.group_size
-           << " rank(s), " << (s.one_group && groups.size() > 1 ? "only rank 0's runs (--one-group)" : "all at once") << "\n";
-      head << "# minBytes " << s.min_bytes << " maxBytes " << s.max_bytes << " step: "
-           << (s.increment ? std::to_string(s.increment) + "(bytes)" : std::to_string(s.factor) + "(factor)")
-           << " warmup iters: " << s.warmup << " iters: " << s.iters << " validation: " << s.check
-           << (op.window ? " window: " + std::to_string(op.window) : "") << "\n#\n# Using devices\n";
-      std::vector<RankPlace> places;
-      for (int i = 0; i < world; ++i) {
-        const RankInfo& ri = ranks[static_cast<std::size_t>(i)];
-        const int gi = r.group == GroupChoice::world ? 0 : grid.group_index(comm::bench::group_kind(r.group), i);
-        places.push_back({i, gi, ri.pid, ri.host, ri.device, ri.pci_bus, ri.device_name});
-      }
-      head << comm_device_lines(places);
-      head << "# results: " << s.out << "\n#\n";
-      if (!s.json) std::cout << comm_table_head(result) << std::flush;
-    }
-    std::int64_t ran = 0;
-    for (std::uint64_t size : r.sizes) {
-      if (spec.blocking && dog) dog->watch("size " + std::to_string(size));
-      const auto sample = h->run(size);
-      if (dog) dog->watch("");
-      const auto all = comm::bench::gather_samples(*world_comm, sample);
-      if (me != 0) continue;
-      const CommBenchRow oop = make_row(r, size, all, 0, groups, spec.check, ran);
-      result.rows.push_back(oop);
-      if (op.in_place) result.rows.push_back(make_row(r, size, all, 1, groups, spec.check, ran));
-      if (!s.json) std::cout << comm_row_text(result, oop, op.in_place ? &result.rows.back() : nullptr) << std::flush;
-    }
-    if (me == 0) {
-      result.groups = std::max<std::int64_t>(ran, 1);
-      std::vector<std::uint64_t> bytes;
-      std::vector<double> secs;
-      for (const auto& row : result.rows)
-        if (!row.in_place) bytes.push_back(static_cast<std::uint64_t>(row.bytes)), secs.push_back(row.time_us * 1e-6);
-      const auto f = comm::bench::fit_alpha_beta(bytes, secs);
-      result.fit = {f.alpha_s, f.beta_Bps, f.max_rel_error, f.points};
-      std::vector<std::string> hosts;
-      for (const auto& ri : ranks) hosts.emplace_back(ri.host);
-      MetadataInput meta;
-      meta.command_line = s.command_line;
-      meta.hosts = hosts;
-      meta.warmup_steps = s.warmup;
-      meta.timed_steps = s.iters;
-      meta.statistic = "time of one operation: mean over the timed iterations, largest over a group's ranks, slowest group";
-      result.metadata = collect_metadata(meta);
-      for (const auto& row : result.rows) total_wrong += std::max<std::int64_t>(row.wrong, 0);
-      const int id = append_comm(s.out, result);
-      if (s.json) {
-        std::cout << comm_rows_json(result).dump(2) << '\n';
-        std::cerr << comm_fit_line(result);
-      } else {
-        std::cout << comm_footer(result) << "# stored as /comm/" << run_name(id) << " in " << s.out << "\n" << std::flush;
-      }
-    }
-    roll->meet("the end of the benchmark");
-    h.reset();
-    group.reset();
-    mgrid.reset();
-  });
+  std::int64_t wrong = 0;
+  job.guarded([&] { wrong = benchmark(s, r, job, waits); });
   job.finish("the end of the benchmark");
-  if (total_wrong > 0) {
+  if (wrong > 0) {
     std::fprintf(stderr, "pipebench: error: %lld wrong element(s) in the data check (-c 1): see the #wrong column\n",
-                 static_cast<long long>(total_wrong));
+                 static_cast<long long>(wrong));
     throw ExitCode{1};
   }
 }
@@ -268,6 +344,8 @@ void add_comm_command(CLI::App& app) {
   add(*cmd, {"--out", "Results file (default results/pipebench-<UTC time>.h5); never replaced"}, s.out);
   add(*cmd, {"--append", "Add the results to an existing results file (of runs or comm results)"}, s.append);
   add(*cmd, flag::json, s.json)->description("Print the rows as a JSON list instead of the table");
+  add(*cmd, flag::csv, s.csv)
+      ->description("Print the rows as CSV instead of the table: a header line of the columns, a line per row");
   add(*cmd, {"--timeout", "Longest wait for any message before the job is aborted (with a unit)"}, s.timeout);
   add(*cmd, {"--poll-us", "Sleep between polls of a pending operation, microseconds (0: poll without sleeping)", 0, 1000000},
       s.poll_us);

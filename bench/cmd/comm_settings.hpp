@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/parse.hpp"
+#include "bench/render/sink.hpp"
 #include "bench/results/comm_results.hpp"
 #include "comm/bench_harness.hpp"
 #include "topology/grid.hpp"
@@ -39,7 +40,7 @@ struct CommSettings {
   // a flag that would be ignored is refused (resolve_flags).
   std::vector<std::string> given;
   std::string out;
-  bool append = false, json = false;
+  bool append = false, json = false, csv = false;
   Duration timeout = seconds(60);
   int poll_us = 0;
   std::string command_line;
@@ -47,6 +48,7 @@ struct CommSettings {
 
 // What the flags come to, the same on every rank.
 struct Resolved {
+  Format format = Format::text;
   comm::bench::BenchOp op = comm::bench::BenchOp::all_reduce;
   comm::bench::GroupChoice group = comm::bench::GroupChoice::world;
   comm::DType dtype = comm::DType::f32;

@@ -15,14 +15,14 @@ std::string get(const CommResult& r, const char* key, const char* fallback = "")
 }
 
 using comm::bench::OpRow;
-using comm::bench::Table;
+using OpTable = comm::bench::Table;  // which tool's table an operation prints (bench::Table is a text table)
 
 // A result's operation, from its row (read_comms refuses a file's group whose operation has none).
 const OpRow& op_of(const CommResult& r) {
   if (const OpRow* o = comm::bench::find_op(r.op)) return *o;
   throw Error("comm result of operation '" + r.op + "': not an operation of this pipebench (" + comm::bench::op_names() + ")");
 }
-bool osu(const CommResult& r) { return op_of(r).table != Table::nccl_tests; }
+bool osu(const CommResult& r) { return op_of(r).table != OpTable::nccl_tests; }
 bool several(const CommResult& r) { return r.groups > 1; }
 
 // nccl-tests prints times with fewer decimals as they grow.
@@ -64,10 +64,52 @@ nlohmann::ordered_json row_json(const CommResult& r, const CommBenchRow& row, bo
   j["busbw_GBps"] = row.busbw_GBps;
   if (row.wrong >= 0) j["wrong"] = row.wrong;
   else j["wrong"] = nullptr;
-  const Table table = op_of(r).table;
-  if (table == Table::osu_latency) j["latency_us"] = row.latency_us;
-  if (table == Table::osu_bandwidth) j["bandwidth_MBps"] = row.bandwidth_MBps;
+  const OpTable table = op_of(r).table;
+  if (table == OpTable::osu_latency) j["latency_us"] = row.latency_us;
+  if (table == OpTable::osu_bandwidth) j["bandwidth_MBps"] = row.bandwidth_MBps;
   return j;
+}
+
+// The CSV column of each key of the row objects: the key without its unit, and the unit.
+struct KeyColumn {
+  const char* key;
+  Column column;
+};
+const KeyColumn kKeyColumns[] = {
+    {"op", {"op", "", false}},
+    {"group", {"group", "", false}},
+    {"groups", {"groups", ""}},
+    {"group_size", {"group_size", ""}},
+    {"backend", {"backend", "", false}},
+    {"bytes", {"bytes", "B"}},
+    {"count", {"count", "elements"}},
+    {"dtype", {"dtype", "", false}},
+    {"redop", {"redop", "", false}},
+    {"in_place", {"in_place", "", false}},
+    {"time_us", {"time", "us"}},
+    {"time_us_min", {"time_min", "us"}},
+    {"time_us_max", {"time_max", "us"}},
+    {"algbw_GBps", {"algbw", "GB/s"}},
+    {"busbw_GBps", {"busbw", "GB/s"}},
+    {"wrong", {"wrong", ""}},
+    {"latency_us", {"latency", "us"}},
+    {"bandwidth_MBps", {"bandwidth", "MB/s"}},
+};
+
+const Column& column_of(const std::string& key) {
+  for (const auto& k : kKeyColumns)
+    if (key == k.key) return k.column;
+  throw Error("comm row key '" + key + "' has no CSV column (bench/render/comm_text.cpp kKeyColumns)");
+}
+
+// A row object's values as CSV cells: strings bare, null empty, numbers and booleans as JSON writes them.
+std::vector<std::string> csv_cells(const nlohmann::ordered_json& row) {
+  std::vector<std::string> cells;
+  for (const auto& item : row.items()) {
+    const auto& v = item.value();
+    cells.push_back(v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump());
+  }
+  return cells;
 }
 
 }  // namespace
@@ -91,7 +133,7 @@ std::string comm_device_lines(const std::vector<RankPlace>& ranks) {
 std::string comm_table_head(const CommResult& r) {
   const bool spread = several(r);
   if (osu(r)) {
-    const bool latency = op_of(r).table == Table::osu_latency;
+    const bool latency = op_of(r).table == OpTable::osu_latency;
     std::string s = latency ? "# Size       Latency (us)" : "# Size     Bandwidth (MB/s)";
     if (spread) s += latency ? "     Min (us)     Max (us)" : "  Min (MB/s)  Max (MB/s)";
     return s + "\n";
@@ -161,9 +203,9 @@ std::string nccl_tests_row(const CommResult& r, const CommBenchRow& o, const Com
 
 std::string comm_row_text(const CommResult& r, const CommBenchRow& o, const CommBenchRow* ip) {
   switch (op_of(r).table) {
-    case Table::osu_latency: return latency_row(r, o);
-    case Table::osu_bandwidth: return bandwidth_row(r, o);
-    case Table::nccl_tests: return nccl_tests_row(r, o, ip);
+    case OpTable::osu_latency: return latency_row(r, o);
+    case OpTable::osu_bandwidth: return bandwidth_row(r, o);
+    case OpTable::nccl_tests: return nccl_tests_row(r, o, ip);
   }
   throw Error("comm result of operation '" + r.op + "': its row names no table");
 }
@@ -195,7 +237,26 @@ std::string comm_fit_line(const CommResult& r) {
   return buf;
 }
 
-std::string comm_footer(const CommResult& r) {
+Table comm_columns(const CommResult& r) {
+  const nlohmann::ordered_json keys = row_json(r, CommBenchRow{}, true);  // every row has the same keys
+  std::vector<Column> columns;
+  for (const auto& item : keys.items()) columns.push_back(column_of(item.key()));
+  return Table(columns);
+}
+
+Record comm_record(const CommResult& r, const CommBenchRow& o, const CommBenchRow* ip) {
+  Record rec;
+  rec.text = comm_row_text(r, o, ip);
+  rec.objects.push_back(row_json(r, o, true));
+  rec.cells = csv_cells(rec.objects.back());
+  if (ip) {
+    rec.objects.push_back(row_json(r, *ip, true));
+    rec.more_cells.push_back(csv_cells(rec.objects.back()));
+  }
+  return rec;
+}
+
+std::string comm_summary(const CommResult& r) {
   long long wrong = 0;
   bool checked = false;
   double bus = 0;
@@ -219,14 +280,10 @@ std::string comm_footer(const CommResult& r) {
     std::snprintf(buf, sizeof buf, "# Avg bus bandwidth    : %g\n", n ? bus / n : 0.0);
     s += buf;
   }
-  return s + comm_fit_line(r);
+  return s;
 }
 
-nlohmann::ordered_json comm_rows_json(const CommResult& r) {
-  auto out = nlohmann::ordered_json::array();
-  for (const auto& row : r.rows) out.push_back(row_json(r, row, true));
-  return out;
-}
+std::string comm_footer(const CommResult& r) { return comm_summary(r) + comm_fit_line(r); }
 
 nlohmann::ordered_json comm_results_json(const std::vector<StoredComm>& comms) {
   auto out = nlohmann::ordered_json::array();

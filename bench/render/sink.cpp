@@ -157,7 +157,11 @@ class CsvSink final : public Sink {
     for (const auto& c : columns.columns()) names.push_back(c.unit.empty() ? c.name : c.name + " (" + c.unit + ")");
     out_ << csv_line(names);
   }
-  void record(const Record& r) override { out_ << csv_line(r.cells) << std::flush; }
+  void record(const Record& r) override {
+    out_ << csv_line(r.cells);
+    for (const auto& cells : r.more_cells) out_ << csv_line(cells);
+    out_ << std::flush;
+  }
   void end_table() override {}
   void note(const std::string& lines) override { err_ << lines; }
   void legend(const std::string&) override {}

@@ -7,8 +7,8 @@
 //   json  the records' objects as one list on stdout, as nlohmann's dump(2) prints it, written as they
 //         come (a record may stream its last key: a timeline of millions of actions); notes on stderr,
 //         so that stdout is pure JSON;
-//   csv   a header line of the table's columns ("name (unit)") and one line per record (RFC 4180
-//         quoting); notes on stderr.
+//   csv   a header line of the table's columns ("name (unit)") and one line per record, or per row of
+//         a record that holds several (RFC 4180 quoting); notes on stderr.
 // Two kinds of '#' lines: a note is for every reader (where the results went, what was skipped), a
 // legend belongs to the text's table (its title, what its cells mean, footnotes): JSON and CSV readers
 // have the keys and docs/json.md instead.
@@ -33,6 +33,9 @@ struct Record {
   std::vector<std::string> cells;
   std::vector<nlohmann::ordered_json> objects;
   std::string lines;  // text only: complete lines printed under the row
+  // CSV only: the lines after `cells` of a record that is more than one row of its table (a `comm`
+  // size measured out of place and in place: a line per JSON object).
+  std::vector<std::vector<std::string>> more_cells;
   std::string text;   // text only: the row itself, for a command that draws its own table (else cells)
   // JSON only: a last key of the (last) object whose value is written by `stream` at `indent` spaces.
   std::string stream_key;

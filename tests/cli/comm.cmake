@@ -31,6 +31,8 @@ pipebench_cli_test(comm_pp_pairs_only_sendrecv RC 2
 pipebench_cli_test(comm_p2p_activation_collective RC 2
   MATCH "^pipebench: error: --p2p activation sizes point-to-point traffic: not allowed with all_reduce"
   ARGS comm all_reduce --p2p activation)
+pipebench_cli_test(comm_json_and_csv RC 2 MATCH "^pipebench: error: --json and --csv exclude each other: give one\n$"
+  ARGS comm --json --csv)
 pipebench_cli_test(comm_bad_size_unit RC 2 MATCH "^pipebench: error: --minbytes '4Q'"
   ARGS comm -b 4Q)
 # A flag that would change nothing is refused: the activation's sizes without --p2p activation, and
@@ -106,6 +108,16 @@ pipebench_comm_test(one_group_json NP 4 RC 0
   MATCH "\"op\": \"all_reduce\",\n    \"group\": \"tp\",\n    \"groups\": 1,\n    \"group_size\": 2,\n    \"backend\": \"mpi\",\n    \"bytes\": 8,\n    \"count\": 2,\n    \"dtype\": \"float\",\n    \"redop\": \"sum\",\n    \"in_place\": false,.*only rank 0's runs \\(--one-group\\)"
   ARGS --mapping 2x2x1 --group tp --one-group --json -b 8 -e 8 ${_comm_quick}
   THEN report c.h5 THEN_MATCH "all_reduce over tp, 1 group\\(s\\) of 2 rank\\(s\\) \\(--one-group\\)")
+# --csv: stdout is the header (the row objects' keys, units apart) and a line per object, out of place
+# and in place; stderr holds the notes and the fit alone. Refused with --json on every rank, before MPI.
+set(_n "[0-9.e+-]+")
+set(_csv_tail "${_n},${_n},${_n},${_n},${_n},0\n")
+pipebench_comm_test(csv NP 2 RC 0
+  MATCH "^op,group,groups,group_size,backend,bytes \\(B\\),count \\(elements\\),dtype,redop,in_place,time \\(us\\),time_min \\(us\\),time_max \\(us\\),algbw \\(GB/s\\),busbw \\(GB/s\\),wrong\nall_reduce,world,1,2,mpi,8,2,float,sum,false,${_csv_tail}all_reduce,world,1,2,mpi,8,2,float,sum,true,${_csv_tail}all_reduce,world,1,2,mpi,64,16,float,sum,false,${_csv_tail}all_reduce,world,1,2,mpi,64,16,float,sum,true,${_csv_tail}# pipebench comm all_reduce: backend mpi, mapping 1x2x1 .*\n# results: c.h5\n#\n# fit all_reduce over world: t\\(bytes\\) = [^\n]*\n$"
+  ARGS all_reduce -b 8 -e 64 -f 8 --csv ${_comm_quick}
+  THEN report c.h5 THEN_MATCH "# comm 1: all_reduce over world")
+pipebench_comm_test(json_and_csv_mpi NP 2 RC 2 MATCH "^pipebench: error: --json and --csv exclude each other: give one\n$"
+  ONCE "pipebench: error:" ARGS --json --csv ${_comm_quick})
 # pp-pairs: both pipeline neighbours at once, sized as one activation (s*b*h bf16 = 16*2*32*2 B).
 pipebench_comm_test(pp_pairs_activation NP 4 RC 0
   MATCH "group pp-pairs: 1 group\\(s\\) of 4 rank\\(s\\).*\n +2048 +1024 +bfloat16 +none +-1 .* 0 .*# Out of bounds values : 0 OK"

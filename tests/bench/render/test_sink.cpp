@@ -104,6 +104,23 @@ TEST(Sink, CsvHasTheColumnsAndQuotesCells) {
   EXPECT_EQ(o.err.str(), "# results: x.h5\n");
 }
 
+// A record of several rows (a `comm` size out of place and in place) is that many CSV lines, and one
+// text row.
+TEST(Sink, CsvWritesEveryRowOfARecord) {
+  for (const Format format : {Format::csv, Format::text}) {
+    std::ostringstream out, err;
+    const auto sink = make_sink(format, out, err);
+    sink->begin_table(two_columns(), false);
+    Record r = rec("1f1b", 12.5);
+    r.more_cells = {{"1f1b", "13.0"}, {"zbv", "1.5"}};
+    sink->record(r);
+    sink->record(rec("gpipe", 2));
+    sink->finish();
+    EXPECT_EQ(out.str(), format == Format::csv ? "name,time (ms)\n1f1b,12.5\n1f1b,13.0\nzbv,1.5\ngpipe,2.0\n"
+                                               : "#  name  time\n#        (ms)\n   1f1b  12.5\n   gpipe   2.0\n");
+  }
+}
+
 TEST(Sink, TextStreamsOrFitsTheTable) {
   const Out streamed = write(Format::text);
   EXPECT_EQ(streamed.out.str(),

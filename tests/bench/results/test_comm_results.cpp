@@ -1,4 +1,4 @@
-// The /comm groups of the results file (bench/results/comm_results.hpp) and their text and JSON
+// The /comm groups of the results file (bench/results/comm_results.hpp) and their text, JSON and CSV
 // (bench/render/comm_text.hpp): exact round trips, the append discipline, older files.
 #include <gtest/gtest.h>
 
@@ -104,8 +104,10 @@ TEST_F(CommResults, OperationWithoutARowIsRefused) {
                                      "not know: expected one of all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
                                      "alltoall, sendrecv, latency, bw, bibw");
   }
-  EXPECT_THROW(comm_rows_text(sample("allreduce")), pipebench::Error);
-  EXPECT_THROW(comm_rows_json(sample("allreduce")), pipebench::Error);
+  const CommResult unknown = sample("allreduce");
+  EXPECT_THROW(comm_rows_text(unknown), pipebench::Error);
+  EXPECT_THROW(comm_record(unknown, unknown.rows[0], &unknown.rows[1]), pipebench::Error);
+  EXPECT_THROW(comm_columns(unknown), pipebench::Error);
 }
 
 TEST_F(CommResults, TextHasNcclTestsColumnsAndTheFit) {
@@ -117,7 +119,7 @@ TEST_F(CommResults, TextHasNcclTestsColumnsAndTheFit) {
   EXPECT_EQ(comm_footer(r),
             "# Out of bounds values : 3 FAILED\n# Avg bus bandwidth    : 0.00533333\n"
             "# fit all_reduce over tp: t(bytes) = 1.500 us + bytes / 2.5 GB/s (worst relative error 12.5 % over 1 sizes)\n");
-  const auto j = comm_rows_json(r);
+  const auto j = comm_record(r, r.rows[0], &r.rows[1]).objects;
   ASSERT_EQ(j.size(), 2u);
   EXPECT_EQ(j[1]["in_place"], true);
   EXPECT_EQ(j[1]["wrong"], 3);
@@ -131,7 +133,41 @@ TEST_F(CommResults, PointToPointRowsAreOsuColumns) {
   r.rows[0].latency_us = 1.5;
   EXPECT_EQ(comm_table_head(r), "# Size       Latency (us)     Min (us)     Max (us)\n");
   EXPECT_EQ(comm_rows_text(r), "8                       1.50         1.25         1.50\n");
-  EXPECT_EQ(comm_rows_json(r)[0]["latency_us"], 1.5);
+  EXPECT_EQ(comm_record(r, r.rows[0], nullptr).objects.at(0)["latency_us"], 1.5);
+}
+
+// A size is one text row, a JSON object per variant (out of place, in place) and a CSV line per
+// object, whose columns are the objects' keys with their units apart and whose cells are their values.
+TEST_F(CommResults, RecordIsTheTextRowTheObjectsAndACsvLineEach) {
+  const CommResult r = sample();
+  const Record rec = comm_record(r, r.rows[0], &r.rows[1]);
+  EXPECT_EQ(rec.text, comm_rows_text(r));
+  ASSERT_EQ(rec.objects.size(), 2u);
+  EXPECT_EQ(rec.objects[1]["in_place"], true);
+  std::vector<std::string> names;
+  for (const auto& c : comm_columns(r).columns()) names.push_back(c.unit.empty() ? c.name : c.name + " (" + c.unit + ")");
+  EXPECT_EQ(names, (std::vector<std::string>{"op", "group", "groups", "group_size", "backend", "bytes (B)",
+                                             "count (elements)", "dtype", "redop", "in_place", "time (us)", "time_min (us)",
+                                             "time_max (us)", "algbw (GB/s)", "busbw (GB/s)", "wrong"}));
+  const std::string algbw = nlohmann::ordered_json(r.rows[0].algbw_GBps).dump();
+  EXPECT_EQ(rec.cells, (std::vector<std::string>{"all_reduce", "tp", "2", "2", "mpi", "8", "2", "float", "sum", "false", "1.5",
+                                                 "1.25", "1.5", algbw, algbw, "0"}));
+  ASSERT_EQ(rec.more_cells.size(), 1u);
+  EXPECT_EQ(rec.more_cells[0].at(9), "true");
+  EXPECT_EQ(rec.more_cells[0].at(10), "1.75");
+  EXPECT_EQ(rec.more_cells[0].at(15), "3");
+  // No in-place form: one object, one line; an unchecked row's wrong is null in JSON, empty in CSV.
+  CommResult bw = sample("bw");
+  bw.rows[0].wrong = -1, bw.rows[0].bandwidth_MBps = 5.5;
+  const Record one = comm_record(bw, bw.rows[0], nullptr);
+  EXPECT_EQ(one.objects.size(), 1u);
+  EXPECT_TRUE(one.more_cells.empty());
+  EXPECT_TRUE(one.objects[0]["wrong"].is_null());
+  EXPECT_EQ(comm_columns(bw).columns().back().name, "bandwidth");
+  EXPECT_EQ(comm_columns(bw).columns().back().unit, "MB/s");
+  ASSERT_EQ(one.cells.size(), comm_columns(bw).columns().size());
+  EXPECT_EQ(one.cells[15], "");
+  EXPECT_EQ(one.cells[16], "5.5");
 }
 
 // nccl-tests ends each of its tests, sendrecv included, with the mean busbw; OSU's point-to-point tests
