@@ -145,7 +145,8 @@ TEST_F(CommResults, RecordIsTheTextRowTheObjectsAndACsvLineEach) {
   ASSERT_EQ(rec.objects.size(), 2u);
   EXPECT_EQ(rec.objects[1]["in_place"], true);
   std::vector<std::string> names;
-  for (const auto& c : comm_columns(r).columns()) names.push_back(c.unit.empty() ? c.name : c.name + " (" + c.unit + ")");
+  const Table columns = comm_columns(r);  // held: a range over a temporary's columns() would dangle
+  for (const auto& c : columns.columns()) names.push_back(c.unit.empty() ? c.name : c.name + " (" + c.unit + ")");
   EXPECT_EQ(names, (std::vector<std::string>{"op", "group", "groups", "group_size", "backend", "bytes (B)",
                                              "count (elements)", "dtype", "redop", "in_place", "time (us)", "time_min (us)",
                                              "time_max (us)", "algbw (GB/s)", "busbw (GB/s)", "wrong"}));
