@@ -169,6 +169,9 @@ def main():
     args = sys.argv[1:]
     if args == ["--self-test"]:
         return self_test()
+    if args[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     if not args or args[0] != "--source":
         for n, p, l, name in sorted((f for p in args for f in functions(p)), key=lambda x: -x[0]):
             print(n, f"{p}:{l}", name)
