@@ -1,10 +1,12 @@
 #pragma once
 // What the MPI tests that run Kokkos kernels share (one test executable each; mpi_main.cpp starts
-// MPI): Kokkos initialized once around all tests of the executable, and the size of the world.
+// MPI): Kokkos initialized once around all tests of the executable, and the size of the world
+// (world.hpp).
 #include <gtest/gtest.h>
-#include <mpi.h>
 
 #include <Kokkos_Core.hpp>
+
+#include "world.hpp"
 
 namespace pipebench::testing {
 
@@ -16,11 +18,5 @@ class KokkosEnvironment : public ::testing::Environment {
 // Registered once per executable, however many of its files include this header.
 [[maybe_unused]] inline ::testing::Environment* const kKokkosEnvironment =
     ::testing::AddGlobalTestEnvironment(new KokkosEnvironment);
-
-inline int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
 
 }  // namespace pipebench::testing

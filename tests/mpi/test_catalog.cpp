@@ -13,17 +13,13 @@
 #include "analysis/validate.hpp"
 #include "bench/run/configuration.hpp"
 #include "bench/run/job.hpp"
+#include "world.hpp"
 
 using namespace pipebench;
 using namespace pipebench::bench;
+using pipebench::testing::world_size;
 
 namespace {
-
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
 
 // The smallest m of the form 2kp that the row's m rule accepts (2p for every row today).
 int micro_batches(const analysis::ScheduleRow& row, int p) {

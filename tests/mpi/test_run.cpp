@@ -13,17 +13,13 @@
 #include "bench/run/job.hpp"
 #include "kernels/transformer_workload.hpp"
 #include "topology/grid.hpp"
+#include "world.hpp"
 
 using namespace pipebench;
 using namespace pipebench::bench;
+using pipebench::testing::world_size;
 
 namespace {
-
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
 
 RunSettings small_config() {
   RunSettings c;

@@ -10,16 +10,12 @@
 
 #include "analysis/error.hpp"
 #include "topology/mpi_grid.hpp"
+#include "world.hpp"
 
 using namespace pipebench::topology;
+using pipebench::testing::world_size;
 
 namespace {
-
-int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
 
 // Every grid of the right size from the brief, both orders where they differ.
 std::vector<Grid> grids_for(int n) {
