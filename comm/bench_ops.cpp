@@ -99,29 +99,29 @@ Expectation expect_alltoall(const Collective& c) {
 constexpr unsigned kBoth = kMpi | kNccl;
 using P = Part;
 
-// name, factor, blocked, send, recv, in place, root, reduces, run, table, directions, window, backends,
+// name, factor, blocked, send, recv, in place, root, reduces, run, directions, window, backends,
 // post, expect
 constexpr OpRow kRows[] = {
     {BenchOp::all_reduce, "all_reduce", ring_all_reduce, false, P::whole, P::whole, true, false, true, Run::collective,
-     Table::nccl_tests, 1, 0, kBoth, post_all_reduce, expect_all_reduce},
-    {BenchOp::all_gather, "all_gather", ring_share, true, P::block, P::whole, true, false, false, Run::collective,
-     Table::nccl_tests, 1, 0, kBoth, post_all_gather, expect_all_gather},
+     1, 0, kBoth, post_all_reduce, expect_all_reduce},
+    {BenchOp::all_gather, "all_gather", ring_share, true, P::block, P::whole, true, false, false, Run::collective, 1, 0,
+     kBoth, post_all_gather, expect_all_gather},
     {BenchOp::reduce_scatter, "reduce_scatter", ring_share, true, P::whole, P::block, true, false, true, Run::collective,
-     Table::nccl_tests, 1, 0, kBoth, post_reduce_scatter, expect_reduce_scatter},
-    {BenchOp::broadcast, "broadcast", one_message, false, P::whole, P::whole, true, true, false, Run::collective,
-     Table::nccl_tests, 1, 0, kBoth, post_broadcast, expect_broadcast},
-    {BenchOp::reduce, "reduce", one_message, false, P::whole, P::whole, true, true, true, Run::collective, Table::nccl_tests,
-     1, 0, kBoth, post_reduce, expect_reduce},
-    {BenchOp::alltoall, "alltoall", ring_share, true, P::whole, P::whole, false, false, false, Run::collective,
-     Table::nccl_tests, 1, 0, kBoth, post_alltoall, expect_alltoall},
-    {BenchOp::sendrecv, "sendrecv", one_message, false, P::whole, P::whole, false, false, false, Run::ring,
-     Table::nccl_tests, 1, 0, kBoth, nullptr, nullptr},
-    {BenchOp::latency, "latency", one_message, false, P::whole, P::whole, false, false, false, Run::ping_pong,
-     Table::osu_latency, 1, 0, kBoth, nullptr, nullptr},
-    {BenchOp::bw, "bw", one_message, false, P::whole, P::whole, false, false, false, Run::window, Table::osu_bandwidth, 1,
-     kWindow, kBoth, nullptr, nullptr},
-    {BenchOp::bibw, "bibw", one_message, false, P::whole, P::whole, false, false, false, Run::window,
-     Table::osu_bandwidth, 2, kWindow, kBoth, nullptr, nullptr},
+     1, 0, kBoth, post_reduce_scatter, expect_reduce_scatter},
+    {BenchOp::broadcast, "broadcast", one_message, false, P::whole, P::whole, true, true, false, Run::collective, 1, 0,
+     kBoth, post_broadcast, expect_broadcast},
+    {BenchOp::reduce, "reduce", one_message, false, P::whole, P::whole, true, true, true, Run::collective, 1, 0, kBoth,
+     post_reduce, expect_reduce},
+    {BenchOp::alltoall, "alltoall", ring_share, true, P::whole, P::whole, false, false, false, Run::collective, 1, 0,
+     kBoth, post_alltoall, expect_alltoall},
+    {BenchOp::sendrecv, "sendrecv", one_message, false, P::whole, P::whole, false, false, false, Run::ring, 1, 0, kBoth,
+     nullptr, nullptr},
+    {BenchOp::latency, "latency", one_message, false, P::whole, P::whole, false, false, false, Run::ping_pong, 1, 0,
+     kBoth, nullptr, nullptr},
+    {BenchOp::bw, "bw", one_message, false, P::whole, P::whole, false, false, false, Run::window, 1, kWindow, kBoth,
+     nullptr, nullptr},
+    {BenchOp::bibw, "bibw", one_message, false, P::whole, P::whole, false, false, false, Run::window, 2, kWindow, kBoth,
+     nullptr, nullptr},
 };
 
 static_assert(std::size(kRows) == kBenchOpCount, "every BenchOp needs its row in kRows, and every row its BenchOp");
@@ -134,8 +134,7 @@ constexpr bool same_name(const char* a, const char* b) {
 // The facts a row may not contradict: what the harness, the table and the checks rely on.
 constexpr bool row_is_whole(const OpRow& o) {
   const bool collective = o.run == Run::collective;
-  const Table table = o.run == Run::ping_pong ? Table::osu_latency : o.run == Run::window ? Table::osu_bandwidth : Table::nccl_tests;
-  return o.name && o.factor && o.backends != 0 && o.table == table && collective == (o.post != nullptr) &&
+  return o.name && o.factor && o.backends != 0 && collective == (o.post != nullptr) &&
          collective == (o.expect != nullptr) &&
          (collective || !(o.in_place || o.root || o.reduces || o.blocked)) &&
          (o.blocked || (o.send == Part::whole && o.recv == Part::whole)) && (o.window > 0) == (o.run == Run::window) &&

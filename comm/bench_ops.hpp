@@ -78,7 +78,6 @@ struct OpRow {
   bool root;                // has a root (-r)
   bool reduces;             // reduces (takes -o; the backend must reduce the type)
   Run run;
-  Table table;
   int directions;  // 2: both members of a pair send at once (bibw), moving twice the size
   int window;      // messages per OSU window (bw, bibw), else 0
   unsigned backends;
@@ -110,6 +109,11 @@ std::string op_names(bool (*keep)(const OpRow&) = nullptr, const char* last = ",
 inline bool point_to_point(const OpRow& o) { return o.run != Run::collective; }
 // OSU's pairing of members 2k and 2k+1 (a group needs two members).
 inline bool pairs_members(const OpRow& o) { return o.run == Run::ping_pong || o.run == Run::window; }
+// Whose table the results follow: OSU's latency for its ping-pong, OSU's bandwidth for its windows,
+// else nccl-tests'.
+inline Table table_of(const OpRow& o) {
+  return o.run == Run::ping_pong ? Table::osu_latency : o.run == Run::window ? Table::osu_bandwidth : Table::nccl_tests;
+}
 
 // The bus-bandwidth factor of `op` for a group of n members (0 for n < 1).
 double bus_factor(BenchOp op, int n);

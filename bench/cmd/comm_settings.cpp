@@ -203,8 +203,9 @@ CommBenchRow make_row(const Resolved& r, std::uint64_t requested, const std::vec
   const double moved = op.directions * static_cast<double>(shape.bytes);
   row.algbw_GBps = gt.slowest > 0 ? moved / gt.slowest / 1e9 : 0;
   row.busbw_GBps = row.algbw_GBps * comm::bench::bus_factor(r.op, r.group_size);
-  if (op.table == comm::bench::Table::osu_latency) row.latency_us = row.time_us;
-  if (op.table == comm::bench::Table::osu_bandwidth) row.bandwidth_MBps = gt.slowest > 0 ? moved / gt.slowest / 1e6 : 0;
+  const comm::bench::Table table = comm::bench::table_of(op);
+  if (table == comm::bench::Table::osu_latency) row.latency_us = row.time_us;
+  if (table == comm::bench::Table::osu_bandwidth) row.bandwidth_MBps = gt.slowest > 0 ? moved / gt.slowest / 1e6 : 0;
   return row;
 }
 

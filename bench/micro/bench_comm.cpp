@@ -100,7 +100,7 @@ double harness(Communicator& group, Communicator& world, bench::BenchOp op, std:
   double t = -1;
   for (const auto& s : bench::gather_samples(world, mine)) t = std::max(t, s.time_s[0]);
   const bench::OpRow& row = bench::op_row(op);
-  if (row.table == bench::Table::osu_bandwidth) return row.directions * static_cast<double>(bytes) / t / 1e6;
+  if (bench::table_of(row) == bench::Table::osu_bandwidth) return row.directions * static_cast<double>(bytes) / t / 1e6;
   return t;
 }
 

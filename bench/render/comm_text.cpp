@@ -22,7 +22,7 @@ const OpRow& op_of(const CommResult& r) {
   if (const OpRow* o = comm::bench::find_op(r.op)) return *o;
   throw Error("comm result of operation '" + r.op + "': not an operation of this pipebench (" + comm::bench::op_names() + ")");
 }
-bool osu(const CommResult& r) { return op_of(r).table != OpTable::nccl_tests; }
+bool osu(const CommResult& r) { return table_of(op_of(r)) != OpTable::nccl_tests; }
 bool several(const CommResult& r) { return r.groups > 1; }
 
 // nccl-tests prints times with fewer decimals as they grow.
@@ -64,7 +64,7 @@ nlohmann::ordered_json row_json(const CommResult& r, const CommBenchRow& row, bo
   j["busbw_GBps"] = row.busbw_GBps;
   if (row.wrong >= 0) j["wrong"] = row.wrong;
   else j["wrong"] = nullptr;
-  const OpTable table = op_of(r).table;
+  const OpTable table = table_of(op_of(r));
   if (table == OpTable::osu_latency) j["latency_us"] = row.latency_us;
   if (table == OpTable::osu_bandwidth) j["bandwidth_MBps"] = row.bandwidth_MBps;
   return j;
@@ -133,7 +133,7 @@ std::string comm_device_lines(const std::vector<RankPlace>& ranks) {
 std::string comm_table_head(const CommResult& r) {
   const bool spread = several(r);
   if (osu(r)) {
-    const bool latency = op_of(r).table == OpTable::osu_latency;
+    const bool latency = table_of(op_of(r)) == OpTable::osu_latency;
     std::string s = latency ? "# Size       Latency (us)" : "# Size     Bandwidth (MB/s)";
     if (spread) s += latency ? "     Min (us)     Max (us)" : "  Min (MB/s)  Max (MB/s)";
     return s + "\n";
@@ -202,7 +202,7 @@ std::string nccl_tests_row(const CommResult& r, const CommBenchRow& o, const Com
 }  // namespace
 
 std::string comm_row_text(const CommResult& r, const CommBenchRow& o, const CommBenchRow* ip) {
-  switch (op_of(r).table) {
+  switch (table_of(op_of(r))) {
     case OpTable::osu_latency: return latency_row(r, o);
     case OpTable::osu_bandwidth: return bandwidth_row(r, o);
     case OpTable::nccl_tests: return nccl_tests_row(r, o, ip);
