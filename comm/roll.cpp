@@ -123,6 +123,10 @@ std::chrono::duration<double> Roll::root_limit() const {
   return world_.wait_policy().timeout * (world_.rank() == 1 ? 2 : 3);
 }
 
+std::chrono::duration<double> Roll::release_limit() const {
+  return world_.rank() == 0 ? world_.wait_policy().timeout : root_limit();
+}
+
 int Roll::members_on_root_host() const {
   if (world_.rank() != 0) return 0;
   return static_cast<int>(std::count(hosts_.begin(), hosts_.end(), host_));

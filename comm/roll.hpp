@@ -48,6 +48,10 @@ class Roll {
   // How long this member waits for rank 0: twice the timeout on rank 1, three times on the others, so
   // that even when rank 0 itself stopped, one line (rank 1's) names it before the job ends.
   std::chrono::duration<double> root_limit() const;
+  // How long this member waits in what follows a meeting every rank reached (the barrier that
+  // releases it, communicator splits, MPI_Finalize): the timeout on rank 0, root_limit() on the others,
+  // so that rank 0's diagnosis comes first.
+  std::chrono::duration<double> release_limit() const;
   // "rank 2 (host h)" or "ranks 1 (host a), 3 (host b)"; hosts as last heard, "unknown" before.
   std::string name_ranks(const std::vector<int>& ranks) const;
   // Rank 0: how many members run on its host, as last heard (after a collect); others: 0.

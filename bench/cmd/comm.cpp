@@ -86,7 +86,7 @@ void open_group(Bench& b, const CommSettings& s, const Resolved& r, const topolo
                 const Waits& w) {
   Watchdog dog("rank " + std::to_string(job.rank()) + ": the communicators were not built " + job.roll().within() +
                    " (a rank stopped or died inside MPI_Comm_split)",
-               job.rank() == 0 ? w.world.wait.timeout : job.roll().root_limit());
+               job.roll().release_limit());
   if (r.group == GroupChoice::world) {
     b.group = comm::make_communicator(s.backend, MPI_COMM_WORLD, "world", w.bench);
     return;
@@ -213,7 +213,7 @@ std::int64_t measure(Bench& b, const Resolved& r, comm::Communicator& world, Com
   const bool in_place = comm::bench::op_row(r.op).in_place;
   std::int64_t ran = 0;
   for (std::uint64_t size : r.sizes) {
-    if (b.spec.blocking && b.dog) b.dog->watch("size " + std::to_string(size));
+    if (b.dog) b.dog->watch("size " + std::to_string(size));
     const auto sample = b.harness->run(size);
     if (b.dog) b.dog->watch("");
     const auto all = comm::bench::gather_samples(world, sample);

@@ -139,10 +139,9 @@ SweepComms::SweepComms(const RunSettings& rs, const std::vector<Plan>& plans, co
   roll_.meet("the start of the sweep");
   // Every rank arrived and was released; one that stops inside the calls below holds the others in
   // them, and only the watchdog can end that. Rank 0 speaks first, the others a timeout later.
-  const auto limit = world.rank() == 0 ? world.wait_policy().timeout : roll_.root_limit();
   Watchdog dog("rank " + std::to_string(world.rank()) + ": the communicators of the sweep were not built " +
                    roll_.within() + ", though every rank had arrived (a rank stopped or died inside MPI_Comm_split)",
-               limit);
+               roll_.release_limit());
   const auto opts = comm_options(rs);
   for (const Plan& pl : plans) {
     const Mapping& mp = pl.mapping;

@@ -279,7 +279,7 @@ void Executor::start_barrier(int step) {
   }
   comm::Request release = world_.iallreduce_sum(&verdict, 1, comm::DType::f64);
   try {
-    world_.wait(release, world_.rank() == 0 ? world_.wait_policy().timeout : cfg_.roll->root_limit());
+    world_.wait(release, cfg_.roll->release_limit());
   } catch (const comm::TimeoutError&) {
     throw Error("rank " + std::to_string(world_.rank()) + ": every rank reached " + phase +
                 ", but the barrier that starts it did not complete " + cfg_.roll->within() +

@@ -174,9 +174,7 @@ void Job::guarded(const std::function<void()>& work) {
 void Job::finish(const std::string& phase, const std::string& note) {
   // MPICH's MPI_Finalize waits for every rank: one stopped after `phase` would hold it. The message
   // names this rank itself: abort_job may not ask MPI once MPI_Finalize has begun.
-  const auto limit = !roll_ ? std::chrono::duration<double>(60)
-                     : rank_ == 0 ? world_->wait_policy().timeout
-                                  : std::chrono::duration<double>(roll_->root_limit());
+  const auto limit = roll_ ? roll_->release_limit() : std::chrono::duration<double>(60);
   const std::string late = "rank " + std::to_string(rank_) + ": MPI_Finalize did not complete " +
                            (roll_ ? roll_->within() : std::string("within 60 s")) + ", though every rank reached " +
                            phase + " (a rank stopped or died after it)" + note;
