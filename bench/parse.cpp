@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <limits>
 
@@ -22,11 +21,7 @@ std::string int_range(int min_value, int max_value) {
 }
 
 // "1e+09": how messages print kMaxNumber.
-std::string max_number_text() {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", kMaxNumber);
-  return buf;
-}
+std::string max_number_text() { return num(kMaxNumber); }
 
 // The decimal digits of `t` as a value, or -1 when `t` is not all digits or exceeds `limit`: no sign,
 // base prefix or exponent, and no overflow however many digits are given.
@@ -151,22 +146,13 @@ Duration parse_duration(const std::string& text, const std::string& flag, bool z
 
 std::string to_text(const Duration& d) {
   if (!d.text.empty()) return d.text;
-  char buf[32];
-  if (!d.has_unit) {
-    std::snprintf(buf, sizeof buf, "%g", d.value);
-  } else {
-    const double v = d.value;
-    const double a = std::abs(v);
-    if (a >= 1 || a == 0)
-      std::snprintf(buf, sizeof buf, "%gs", v);
-    else if (a >= 1e-3)
-      std::snprintf(buf, sizeof buf, "%gms", v * 1e3);
-    else if (a >= 1e-6)
-      std::snprintf(buf, sizeof buf, "%gus", v * 1e6);
-    else
-      std::snprintf(buf, sizeof buf, "%gns", v * 1e9);
-  }
-  return buf;
+  if (!d.has_unit) return num(d.value);
+  const double v = d.value;
+  const double a = std::abs(v);
+  if (a >= 1 || a == 0) return num(v) + "s";
+  if (a >= 1e-3) return num(v * 1e3) + "ms";
+  if (a >= 1e-6) return num(v * 1e6) + "us";
+  return num(v * 1e9) + "ns";
 }
 
 std::vector<Duration> parse_duration_list(const std::string& text, const std::string& flag, bool zero_ok) {
@@ -202,11 +188,7 @@ std::vector<std::uint64_t> parse_bytes_list(const std::string& text, const std::
 
 std::string list_text(const std::vector<double>& xs) {
   std::string s;
-  char buf[32];
-  for (double x : xs) {
-    std::snprintf(buf, sizeof buf, "%g", x);
-    s += (s.empty() ? "" : ",") + std::string(buf);
-  }
+  for (double x : xs) s += (s.empty() ? "" : ",") + num(x);
   return s;
 }
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <set>
 
+#include "analysis/text.hpp"
 #include "bench/render/table.hpp"
 
 namespace pipebench::bench {
@@ -95,8 +95,7 @@ nlohmann::ordered_json opt_json(const std::optional<double>& v) {
 // The rule's second half, as the header line says it: " and B/A is 2 % or more from 1 (--threshold 2)".
 std::string threshold_text(double threshold) {
   if (threshold <= 0) return " (--threshold 0)";
-  char pct[32];
-  std::snprintf(pct, sizeof pct, "%g", threshold * 100);
+  const std::string pct = num(threshold * 100);
   return std::string(" and B/A is ") + pct + " % or more from 1 (--threshold " + pct + ")";
 }
 

@@ -38,7 +38,7 @@ void write_summary(std::ostream& o, const Comparison& c) {
     << " within the noise, " << c.unknown
     << " unknown (variability not recorded). A difference is significant only when the min-max ranges of the "
        "timed steps of A and B do not overlap and B/A differs from 1 by "
-    << fmt("%g", c.threshold * 100) << " % or more (--threshold). Ratios below 1 mean B is faster (step time) or better.</p>\n";
+    << num(c.threshold * 100) << " % or more (--threshold). Ratios below 1 mean B is faster (step time) or better.</p>\n";
   if (c.geomean_step_ratio)
     o << "<p class=\"note\"><b>Geometric-mean step time B/A over all matches: " << fmt("%.3f", *c.geomean_step_ratio)
       << "</b></p>\n";

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 #include "bench/exit_code.hpp"
 #include "bench/run/launch_check.hpp"
 #include "bench/run/stop.hpp"
@@ -88,9 +89,8 @@ void ProgressWatchdog::loop() {
       seen_ = now;
       since_ = std::chrono::steady_clock::now();
     } else if (std::chrono::steady_clock::now() - since_ >= limit_) {
-      char secs[32];
-      std::snprintf(secs, sizeof secs, "%g", limit_.count());
-      abort_job("rank " + std::to_string(rank_) + ": no operation of " + what_ + " completed within --timeout " + secs +
+      abort_job("rank " + std::to_string(rank_) + ": no operation of " + what_ + " completed within --timeout " +
+                num(limit_.count()) +
                 " s (a rank stopped or died inside a blocking MPI collective)");
     }
   }
