@@ -44,6 +44,9 @@ double ring(double bytes, int n, double bw, double lat, double factor) {
   return factor * (n - 1) / double(n) * bytes / bw + factor * (n - 1) * lat;
 }
 
+// GPUs per node: the problem's --gpus-per-node, else the machine's.
+int node_gpus(const Problem& pr) { return pr.gpus_per_node > 0 ? pr.gpus_per_node : pr.machine.gpus_per_node; }
+
 // Layers of stage depth k when L layers are split over S stages as evenly as possible.
 int layers_of(int L, int S, int k) {
   return static_cast<int>((static_cast<long long>(k + 1) * L) / S - (static_cast<long long>(k) * L) / S);
@@ -81,7 +84,7 @@ bool crosses_nodes(int size, std::int64_t stride, int gpn) { return size > 1 && 
 
 Refusal check_layout(const Problem& pr, const Layout& l, int* m_out, int* v_out) {
   const ModelSpec& md = pr.model;
-  const int gpn = pr.gpus_per_node > 0 ? pr.gpus_per_node : pr.machine.gpus_per_node;
+  const int gpn = node_gpus(pr);
   if (md.heads % l.t != 0)
     return {"tensor", "t = " + std::to_string(l.t) + " does not divide " + std::to_string(md.heads) + " heads"};
   const std::int64_t tp_stride = strides_of(pr, l).tp;
@@ -130,7 +133,7 @@ struct LayerCosts {
 LayerCosts layer_costs(const Problem& pr, const Layout& l, const AxisStrides& strides) {
   namespace tf = transformer;
   const MachineSpec& mc = pr.machine;
-  const int t = l.t, gpn = pr.gpus_per_node > 0 ? pr.gpus_per_node : mc.gpus_per_node;
+  const int t = l.t, gpn = node_gpus(pr);
   ModelSpec md = pr.model;
   md.micro_batch = l.micro_batch_size;
   const tf::Split split{t, l.sequence_parallel, true, 1};  // the vocabulary split over t, as Megatron-LM
@@ -224,7 +227,7 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   if (!refusal.reason.empty()) throw UsageError("configuration refused (" + refusal.reason + "): " + refusal.detail);
   const ModelSpec& md = pr.model;
   const MachineSpec& mc = pr.machine;
-  const int gpn = pr.gpus_per_node > 0 ? pr.gpus_per_node : mc.gpus_per_node;
+  const int gpn = node_gpus(pr);
   const int t = l.t, p = l.p, d = l.d;
   const ScheduleRow& row = schedule_row(l.schedule);
   sp.pipes = row.pipes;

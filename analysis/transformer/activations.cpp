@@ -171,18 +171,19 @@ struct Coefficients {
 };
 
 MegatronStash megatron_layer(const Shape& m, const Split& s, Recompute r, const MegatronOptions& o) {
-  Coefficients forward, weight, scores;
+  Coefficients forward, weight;
+  double score_bytes = 0;  // per n h a s/h: the s x s tensors, kept or not
   for (const Row& row : kTable) {
     Life life = Life::f_to_i;
     if (row.part != Part::layer) continue;
     const double bytes = element_bytes(row.megatron.element, o.value_bytes);
-    if (row.width == Width::scores && row.megatron.kept && !o.flash_attention) scores.add(m, row, bytes);
+    if (row.width == Width::scores && row.megatron.kept && !o.flash_attention) score_bytes += bytes;
     if (!live(row, row.megatron, r, o.flash_attention, &life)) continue;
     if (in_forward(life)) forward.add(m, row, bytes);
     if (in_weight(life)) weight.add(m, row, bytes);
   }
   const double n = tokens(m, s), h = m.hidden;
-  return {forward.bytes(m, s), weight.bytes(m, s), n * h * (scores.scores * m.heads * m.seq / h) / s.t};
+  return {forward.bytes(m, s), weight.bytes(m, s), n * h * (score_bytes * m.heads * m.seq / h) / s.t};
 }
 
 }  // namespace
