@@ -15,9 +15,11 @@ constexpr ChunkLayout kLooped = ChunkLayout::looped, kV = ChunkLayout::v;
 const MRule kAnyM{};
 const MRule kGroups{0, false, sch::group_problem, ""};
 
+}  // namespace
+
 // The catalog: the only list of schedule names. Adding a schedule is its family's file in
 // analysis/schedules/ (generator, figures, screening idle, declared in families.hpp) and one row here.
-const std::vector<ScheduleRow>& rows() {
+const std::vector<ScheduleRow>& schedule_catalog() {
   // name, summary,
   //   generator, figures, screening idle, layout, pipes, default v, fixed v, m rule,
   //   split backward, overlapped F&B, last rank waits for the fill, in run's default sweep
@@ -56,11 +58,13 @@ const std::vector<ScheduleRow>& rows() {
   return table;
 }
 
+namespace {
+
 // "'a', 'b'" for the rows that pass `pick`.
 template <class Pick>
 std::string names_where(Pick pick, bool quote) {
   std::string out;
-  for (const auto& row : rows())
+  for (const auto& row : schedule_catalog())
     if (pick(row)) out += (out.empty() ? "" : ", ") + (quote ? "'" + row.name + "'" : row.name);
   return out;
 }
@@ -126,10 +130,8 @@ int rank_of_stage(ChunkLayout layout, int p, int stage) {
   throw Error("rank_of_stage: a schedule row without a chunk layout");
 }
 
-const std::vector<ScheduleRow>& schedule_catalog() { return rows(); }
-
 const ScheduleRow* find_schedule(const std::string& name) {
-  for (const auto& row : rows())
+  for (const auto& row : schedule_catalog())
     if (row.name == name) return &row;
   return nullptr;
 }
@@ -141,7 +143,7 @@ const ScheduleRow& schedule_row(const std::string& name) {
 }
 
 const ScheduleRow* one_copy_form(const ScheduleRow& row) {
-  for (const auto& r : rows())
+  for (const auto& r : schedule_catalog())
     if (r.pipes == 1 && r.layout == row.layout && r.split_backward == row.split_backward &&
         r.overlaps_fb == row.overlaps_fb)
       return &r;
@@ -150,7 +152,7 @@ const ScheduleRow* one_copy_form(const ScheduleRow& row) {
 
 std::vector<std::string> run_sweep_schedules() {
   std::vector<std::string> names;
-  for (const auto& row : rows())
+  for (const auto& row : schedule_catalog())
     if (row.in_run_sweep) names.push_back(row.name);
   return names;
 }
