@@ -4,7 +4,6 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
@@ -119,20 +118,14 @@ plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
 plan::RankOrder rank_order(const std::string& order) {
   topology::Grid(1, 1, 1, 1, order);  // the order's own checks, before any layout
   // The search asks for the same few mappings thousands of times: each Grid is made once.
-  struct Cache {
-    std::mutex mu;
-    std::map<std::array<int, 3>, plan::AxisStrides> strides;
-  };
-  auto cache = std::make_shared<Cache>();
+  auto cache = std::make_shared<std::map<std::array<int, 3>, plan::AxisStrides>>();
   return [order, cache](int t, int p, int d) {
-    std::lock_guard<std::mutex> lock(cache->mu);
-    const auto [it, added] = cache->strides.try_emplace({t, p, d});
-    if (added) {
-      using topology::Axis;
-      const topology::Grid g(t, p, d, 1, order);
-      it->second = plan::AxisStrides{g.stride(Axis::tp), g.stride(Axis::pp), g.stride(Axis::dp)};
-    }
-    return it->second;
+    const std::array<int, 3> key{t, p, d};
+    if (const auto it = cache->find(key); it != cache->end()) return it->second;
+    using topology::Axis;
+    const topology::Grid g(t, p, d, 1, order);  // a refusal leaves nothing cached
+    return cache->emplace(key, plan::AxisStrides{g.stride(Axis::tp), g.stride(Axis::pp), g.stride(Axis::dp)})
+        .first->second;
   };
 }
 
