@@ -31,6 +31,9 @@ const std::vector<ModelSpec>& model_presets();
 // UsageError "--model 'x' is not allowed: expected one of ..." for an unknown name.
 const ModelSpec& model_preset(const std::string& name);
 
+// Bytes per GiB, the unit memory is given and printed in.
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
 // A machine: nodes of `gpus_per_node` GPUs joined by NVLink inside a node and a per-GPU network link
 // between nodes. Bandwidths are per GPU, one direction, bytes/s; latencies in seconds.
 struct MachineSpec {

@@ -7,10 +7,6 @@
 
 namespace pipebench::analysis::plan {
 
-namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-}
-
 const std::vector<ModelSpec>& model_presets() {
   static const std::vector<ModelSpec> presets = [] {
     std::vector<ModelSpec> v;

@@ -47,7 +47,7 @@ std::string describe(const Layout& l, int m) {
          (l.sequence_parallel ? " sp" : "") + (l.zero ? " zero-1" : "");
 }
 
-std::string gib(double bytes) { return fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2); }
+std::string gib(double bytes) { return fixed(bytes / kGiB, 2); }
 
 // The space's lists, each with its default where the space leaves it empty.
 struct Lists {

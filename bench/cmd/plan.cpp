@@ -246,7 +246,7 @@ Record record_of(int rank, const plan::Prediction& p) {
              std::to_string(p.v), std::to_string(p.m), std::to_string(l.micro_batch_size), l.schedule,
              plan::recompute_name(l.recompute), l.sequence_parallel ? "on" : "off", l.zero ? "1" : "0",
              fixed(p.step_time, 3), fixed(p.tokens_per_second, 0), fixed(p.model_tflops_per_gpu, 1),
-             fixed(100 * p.mfu, 1), fixed(p.memory_bytes / (1024.0 * 1024.0 * 1024.0), 1),
+             fixed(100 * p.mfu, 1), fixed(p.memory_bytes / plan::kGiB, 1),
              fixed(100 * p.bubble_fraction, 1), fixed(b.compute, 3), fixed(b.tp, 3), fixed(b.pp, 3),
              fixed(b.dp, 3), fixed(b.bubble, 3), fixed(b.other, 3)};
   r.objects = {config_json(p)};
@@ -262,7 +262,7 @@ std::string head_lines(const PlanSettings& f, const plan::Problem& pr, const std
      << num(double(analysis::transformer::total_params(model)) / 1e9, 3) << "B parameters) on " << gpus_text << " x "
      << pr.machine.name << ", global batch " << pr.global_batch << " sequences\n";
   os << "# machine: " << num(pr.machine.peak_flops / 1e12, 3) << " TFLOP/s peak, "
-     << num(pr.machine.memory_bytes / (1024.0 * 1024.0 * 1024.0), 3) << " GiB; rates from " << pr.machine.rates_from << '\n';
+     << num(pr.machine.memory_bytes / plan::kGiB, 3) << " GiB; rates from " << pr.machine.rates_from << '\n';
   os << "# evaluated " << o.evaluated << " configuration" << (o.evaluated == 1 ? "" : "s") << " in " << num(o.seconds, 3)
      << " s (" << o.simulated << " simulated)";
   if (!f.evaluate) {
@@ -282,7 +282,7 @@ std::string tail_lines(const PlanSettings& f, const plan::Problem& pr, const Out
     return os.str();
   }
   const auto& p = o.shown.front();
-  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const double gib = plan::kGiB;
   os << "# memory per GPU: weights " << fixed(p.weights_bytes / gib, 2) << " GiB, gradients "
      << fixed(p.gradients_bytes / gib, 2) << ", optimizer " << fixed(p.optimizer_bytes / gib, 2) << ", activations "
      << fixed(p.activation_bytes / gib, 2) << ", reserve " << fixed(pr.machine.memory_reserve_bytes / gib, 2) << "; "

@@ -65,7 +65,7 @@ plan::MachineSpec machine_from_entries(const std::vector<ConfigEntry>& entries, 
   if (auto it = by_key.find("source"); it != by_key.end()) m.source = it->second->value;
   if (base == by_key.end()) m.peak_flops = m.memory_bytes = m.hbm_bandwidth = m.intra_bandwidth = m.inter_bandwidth = 0;
   number("peak_tflops", 1e12, &m.peak_flops, false);
-  number("memory_gib", 1024.0 * 1024.0 * 1024.0, &m.memory_bytes, false);
+  number("memory_gib", plan::kGiB, &m.memory_bytes, false);
   number("hbm_gbps", 1e9, &m.hbm_bandwidth, false);
   number("intra_node_gbps", 1e9, &m.intra_bandwidth, false);
   number("inter_node_gbps", 1e9, &m.inter_bandwidth, false);
@@ -75,7 +75,7 @@ plan::MachineSpec machine_from_entries(const std::vector<ConfigEntry>& entries, 
   number("gemm_half_width", 1, &m.gemm_half_width, true);
   number("elementwise_passes", 1, &m.elementwise_passes, true);
   number("dp_overlap", 1, &m.dp_overlap, true);
-  number("memory_reserve_gib", 1024.0 * 1024.0 * 1024.0, &m.memory_reserve_bytes, true);
+  number("memory_reserve_gib", plan::kGiB, &m.memory_reserve_bytes, true);
   number("action_gap_us", 1e-6, &m.action_gap, true);
   if (auto it = by_key.find("gpus_per_node"); it != by_key.end()) {
     try {
