@@ -55,7 +55,6 @@ std::vector<GroupKind> row_kinds(const Grid& g) {
               kinds.end());
   return kinds;
 }
-// The JSON's kinds: those of t x p x d first, as they were, then the others (JSON only adds keys).
 // The kinds the JSON lists: tp, pp, dp first (their order of old), the others after them, as the text
 // shows them: only where cp or ep is above 1, since otherwise every other kind's groups are those of
 // tp, dp or single ranks (the 2^20 ranks --json may list stay a third of the size).
