@@ -128,11 +128,7 @@ std::int64_t Harness::check_collective(const Shape& s, bool ip) {
 
 // Each member's pattern from its neighbour(s): the left one on the ring, both under pp-pairs.
 std::int64_t Harness::check_exchange(const Shape& s) {
-  const auto pat = [&s](int r) {
-    std::vector<double> v(s.count);
-    for (std::uint64_t i = 0; i < s.count; ++i) v[i] = pattern(r, i);
-    return v;
-  };
+  const auto pat = [&s](int r) { return patterns(r, 0, s.count); };
   fill(recv_.data(), s.count, {});
   fill(send_.data(), s.count, pat(me_));
   const bool pairs = spec_.group == GroupChoice::pp_pairs;
@@ -204,8 +200,7 @@ double Harness::time_p2p(std::size_t bytes) {
 std::int64_t Harness::check_p2p(std::size_t bytes) {
   const int peer = partner();
   const std::uint64_t c = bytes / dtype_size(spec_.dtype);
-  std::vector<double> mine(c), theirs(c);
-  for (std::uint64_t i = 0; i < c; ++i) mine[i] = pattern(me_, i), theirs[i] = pattern(peer, i);
+  const std::vector<double> mine = patterns(me_, 0, c), theirs = patterns(peer, 0, c);
   fill(send_.data(), c, mine);
   fill(recv_.data(), c, {});
   std::vector<Request> rs;

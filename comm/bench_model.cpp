@@ -200,6 +200,12 @@ double load_value(DType t, const void* base, std::uint64_t i) {
   return 0;
 }
 
+std::vector<double> patterns(int rank, std::uint64_t from, std::uint64_t n) {
+  std::vector<double> v(n);
+  for (std::uint64_t i = 0; i < n; ++i) v[i] = pattern(rank, from + i);
+  return v;
+}
+
 double reduce_pattern(ReduceOp op, int n, std::uint64_t index) {
   double acc = pattern(0, index);
   for (int r = 1; r < n; ++r) {

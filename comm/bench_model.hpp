@@ -61,6 +61,8 @@ inline double algbw_GBps(std::uint64_t bytes, double seconds) {
 // The check pattern: small integers, exact in every type and in sums over thousands of ranks in
 // float (values 0..3: bfloat16 sums stay exact up to 85 members, half up to 682).
 inline int pattern(int rank, std::uint64_t index) { return static_cast<int>((static_cast<std::uint64_t>(rank) + index) % 4); }
+// `rank`'s pattern at the n indices from `from`.
+std::vector<double> patterns(int rank, std::uint64_t from, std::uint64_t n);
 // Host conversions of the check values into and out of each type.
 void store_value(DType t, void* base, std::uint64_t index, double v);
 double load_value(DType t, const void* base, std::uint64_t index);

@@ -16,12 +16,6 @@ double ring_all_reduce(int n) { return 2.0 * (n - 1) / n; }  // a reduce-scatter
 double ring_share(int n) { return (n - 1.0) / n; }           // every member's block but its own
 double one_message(int) { return 1; }
 
-std::vector<double> pat(int rank, std::uint64_t from, std::uint64_t n) {
-  std::vector<double> v(n);
-  for (std::uint64_t i = 0; i < n; ++i) v[i] = pattern(rank, from + i);
-  return v;
-}
-
 std::vector<double> reduced(const Collective& c, std::uint64_t from, std::uint64_t n) {
   std::vector<double> v(n);
   for (std::uint64_t i = 0; i < n; ++i) v[i] = reduce_pattern(c.redop, c.comm.size(), from + i);
@@ -32,7 +26,7 @@ std::vector<double> reduced(const Collective& c, std::uint64_t from, std::uint64
 std::vector<double> blocks_of_all(const Collective& c, std::uint64_t from) {
   std::vector<double> v;
   for (int j = 0; j < c.comm.size(); ++j) {
-    const auto b = pat(j, from, c.shape.block);
+    const auto b = patterns(j, from, c.shape.block);
     v.insert(v.end(), b.begin(), b.end());
   }
   return v;
@@ -44,7 +38,7 @@ Request post_all_reduce(const Collective& c) {
   return c.comm.iallreduce(input(c), c.recv, c.shape.count, c.dtype, c.redop);
 }
 Expectation expect_all_reduce(const Collective& c) {
-  return {pat(c.comm.rank(), 0, c.shape.count), reduced(c, 0, c.shape.count)};
+  return {patterns(c.comm.rank(), 0, c.shape.count), reduced(c, 0, c.shape.count)};
 }
 
 // In place, a member's contribution already sits at its own block of the receive buffer.
@@ -55,7 +49,7 @@ Request post_all_gather(const Collective& c) {
 }
 Expectation expect_all_gather(const Collective& c) {
   const std::uint64_t b = c.shape.block, me = static_cast<std::uint64_t>(c.comm.rank());
-  Expectation e{pat(c.comm.rank(), 0, b), blocks_of_all(c, 0)};
+  Expectation e{patterns(c.comm.rank(), 0, b), blocks_of_all(c, 0)};
   if (c.in_place) {
     std::vector<double> whole(c.shape.count, -1);
     std::copy(e.input.begin(), e.input.end(), whole.begin() + static_cast<std::ptrdiff_t>(me * b));
@@ -69,7 +63,7 @@ Request post_reduce_scatter(const Collective& c) {
 }
 Expectation expect_reduce_scatter(const Collective& c) {
   const std::uint64_t b = c.shape.block, me = static_cast<std::uint64_t>(c.comm.rank());
-  Expectation e{pat(c.comm.rank(), 0, c.shape.count), reduced(c, me * b, b)};
+  Expectation e{patterns(c.comm.rank(), 0, c.shape.count), reduced(c, me * b, b)};
   // In place, MPI leaves the block in front (MPI_IN_PLACE); NCCL at the member's own offset.
   if (c.in_place && std::string(c.comm.backend()) == "nccl") e.at = me * b;
   return e;
@@ -79,21 +73,21 @@ Request post_broadcast(const Collective& c) {
   return c.comm.ibroadcast(input(c), c.recv, c.shape.count, c.dtype, c.root);
 }
 Expectation expect_broadcast(const Collective& c) {
-  return {pat(c.comm.rank(), 0, c.shape.count), pat(c.root, 0, c.shape.count)};
+  return {patterns(c.comm.rank(), 0, c.shape.count), patterns(c.root, 0, c.shape.count)};
 }
 
 Request post_reduce(const Collective& c) {
   return c.comm.ireduce(input(c), c.recv, c.shape.count, c.dtype, c.redop, c.root);
 }
 Expectation expect_reduce(const Collective& c) {
-  Expectation e{pat(c.comm.rank(), 0, c.shape.count), {}};
+  Expectation e{patterns(c.comm.rank(), 0, c.shape.count), {}};
   if (c.comm.rank() == c.root) e.expected = reduced(c, 0, c.shape.count);
   return e;
 }
 
 Request post_alltoall(const Collective& c) { return c.comm.ialltoall(c.send, c.recv, c.shape.block, c.dtype); }
 Expectation expect_alltoall(const Collective& c) {
-  return {pat(c.comm.rank(), 0, c.shape.count), blocks_of_all(c, static_cast<std::uint64_t>(c.comm.rank()) * c.shape.block)};
+  return {patterns(c.comm.rank(), 0, c.shape.count), blocks_of_all(c, static_cast<std::uint64_t>(c.comm.rank()) * c.shape.block)};
 }
 
 constexpr unsigned kBoth = kMpi | kNccl;
