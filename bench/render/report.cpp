@@ -285,12 +285,4 @@ nlohmann::ordered_json run_json(int id, const RunResult& run, bool with_ranks) {
   return j;
 }
 
-nlohmann::ordered_json listing_json(const std::string& path, const RunListing& listing) {
-  std::ostringstream out, err;
-  const auto sink = make_sink(Format::json, out, err, listing_document(path, listing, nullptr));
-  write_listing(*sink, path, listing, nullptr);
-  sink->finish();
-  return nlohmann::ordered_json::parse(out.str());
-}
-
 }  // namespace pipebench::bench

@@ -37,10 +37,9 @@ std::string variability_line(const RunSummary& s);
 // One run: its summary, configuration, per-rank table and metadata.
 std::string render_run(const std::string& path, int id, const RunResult& run);
 
-// The same as JSON, times in seconds, bubble fractions 0..1. run_json is the run object of docs/json.md
-// (`run --json` and `report --run ID --json` print it with_ranks); the listing holds it without the
-// metadata, stages and ranks.
-nlohmann::ordered_json listing_json(const std::string& path, const RunListing& listing);
+// The same as JSON, times in seconds, bubble fractions 0..1: the run object of docs/json.md (`run --json`
+// and `report --run ID --json` print it with_ranks; the listing holds it without the metadata, stages
+// and ranks).
 nlohmann::ordered_json run_json(int id, const RunResult& run, bool with_ranks);
 
 }  // namespace pipebench::bench

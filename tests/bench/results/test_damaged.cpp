@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,15 @@ using testing::sample_run;
 using testing::usage_error;
 
 class Damaged : public testing::ScratchDir {};
+
+// The listing as `report --json` prints it.
+nlohmann::ordered_json listing_json(const std::string& file, const RunListing& l) {
+  std::ostringstream out, err;
+  const auto sink = make_sink(Format::json, out, err, listing_document(file, l, nullptr));
+  write_listing(*sink, file, l, nullptr);
+  sink->finish();
+  return nlohmann::ordered_json::parse(out.str());
+}
 
 std::string bytes_of(const std::string& file) {
   std::ifstream f(file, std::ios::binary);
