@@ -142,7 +142,6 @@ void register_products(const Shape& sh) {
           [&] { pk::linear_backward_weight<S, E>(x, dy, dw, db); });
     });
   }
-
 }
 
 // LayerNorm, causal softmax and GELU: their arithmetic per element, given beside each.
@@ -205,7 +204,6 @@ void register_elementwise(const Shape& sh) {
       pk::gelu_backward_input<S, E>(u, dg);
     });
   });
-
 }
 
 // The attention core over b*a heads: F, I with the probabilities stored, and I recomputing them.
@@ -231,7 +229,6 @@ void register_attention(const Shape& sh) {
           [&] { pk::attention_backward_input<S, E>(q, k, v, probs, dout, dq, dk, dv); });
     });
   }
-
 }
 
 // The first stage's embedding and the last stage's loss.
