@@ -44,7 +44,7 @@ std::string describe(const Layout& l, int m) {
   return "t=" + std::to_string(l.t) + " p=" + std::to_string(l.p) + " d=" + std::to_string(l.d) + " " + l.schedule +
          (l.v > 0 ? " v=" + std::to_string(l.v) : "") + (m > 0 ? " m=" + std::to_string(m) : "") + " b=" +
          std::to_string(l.micro_batch_size) + " recompute=" + recompute_name(l.recompute) +
-         (l.sequence_parallel ? " sp" : "") + (l.zero ? " zero-1" : "");
+         (l.sequence_parallel ? " sp" : "") + (l.zero ? " zero-" + std::to_string(l.zero) : "");
 }
 
 std::string gib(double bytes) { return fixed(bytes / kGiB, 2); }
@@ -55,7 +55,8 @@ struct Lists {
   std::vector<std::string> schedules;
   std::vector<int> vs, bs;
   std::vector<Recompute> rcs;
-  std::vector<bool> sps, zs;
+  std::vector<bool> sps;
+  std::vector<int> zs;
   bool sp_listed = false, zero_listed = false;
 };
 
@@ -76,7 +77,7 @@ Lists lists_of(const SearchSpace& space) {
   x.rcs = space.recomputes.empty() ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
                                    : space.recomputes;
   x.sps = space.sequence_parallel.empty() ? std::vector<bool>{false, true} : space.sequence_parallel;
-  x.zs = space.zero.empty() ? std::vector<bool>{false, true} : space.zero;
+  x.zs = space.zero.empty() ? std::vector<int>{0, 1} : space.zero;
   x.sp_listed = !space.sequence_parallel.empty();
   x.zero_listed = !space.zero.empty();
   return x;
@@ -113,7 +114,7 @@ std::vector<Candidate> screen_all(const Problem& pr, const Lists& x, SearchResul
           for (Recompute rc : x.rcs)
             for (bool sp : x.sps) {
               if (sp && mp[0] == 1 && !x.sp_listed) continue;
-              for (bool z : x.zs) {
+              for (int z : x.zs) {
                 if (z && mp[2] == 1 && !x.zero_listed) continue;
                 Layout l;
                 l.t = mp[0], l.p = mp[1], l.d = mp[2], l.v = v, l.schedule = name, l.micro_batch_size = b;
@@ -140,6 +141,7 @@ void simulate_best(const Problem& pr, std::vector<Candidate>& cands, std::size_t
       continue;
     }
     ++res.simulated;
+    pd.layer_ops.clear(), pd.embedding_ops.clear(), pd.head_ops.clear();  // --evaluate's breakdown alone
     if (!pd.fits) {
       refused.add("memory", describe(c.layout, pd.m) + ": " + gib(pd.memory_bytes) + " GiB of " + gib(pr.machine.memory_bytes),
                   pd.memory_bytes / pr.machine.memory_bytes);

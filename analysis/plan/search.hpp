@@ -20,7 +20,7 @@ struct SearchSpace {
   std::vector<int> micro_batch_sizes;         // empty: 1, 2, 4, 8
   std::vector<Recompute> recomputes;          // empty: all three
   std::vector<bool> sequence_parallel;        // empty: off and on (on only where t > 1)
-  std::vector<bool> zero;                     // empty: off and on (on only where d > 1)
+  std::vector<int> zero;                      // ZeRO stages; empty: 0 and 1 (1 only where d > 1)
   int top = 10;
 };
 
