@@ -27,12 +27,8 @@ Axis locate(const std::vector<double>& sizes, double x) {
   return {lo, hi, (std::log2(x) - a) / (b - a)};
 }
 
-}  // namespace
-
-double gemm_efficiency(const GemmTable& table, double m, double n, double k) {
-  if (table.empty()) return 1.0;
+double interpolate(const GemmTable& table, const Axis& am, const Axis& an, const Axis& ak) {
   const std::size_t N = table.sizes.size();
-  const Axis am = locate(table.sizes, m), an = locate(table.sizes, n), ak = locate(table.sizes, k);
   double sum = 0;
   for (int cm = 0; cm < 2; ++cm)
     for (int cn = 0; cn < 2; ++cn)
@@ -43,6 +39,19 @@ double gemm_efficiency(const GemmTable& table, double m, double n, double k) {
         sum += w * table.efficiency[i];
       }
   return sum;
+}
+
+}  // namespace
+
+double gemm_efficiency(const GemmTable& table, double m, double n, double k) {
+  if (table.empty()) return 1.0;
+  return interpolate(table, locate(table.sizes, m), locate(table.sizes, n), locate(table.sizes, k));
+}
+
+PassEfficiency pass_efficiency(const GemmTable& table, double m, double n, double k) {
+  if (table.empty()) return {};
+  const Axis am = locate(table.sizes, m), an = locate(table.sizes, n), ak = locate(table.sizes, k);
+  return {interpolate(table, am, an, ak), interpolate(table, am, ak, an), interpolate(table, ak, an, am)};
 }
 
 GemmTable saturating_table(double e_max, double half, const std::string& source) {

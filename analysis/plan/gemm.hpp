@@ -16,6 +16,12 @@ struct GemmTable {
 
 // Trilinear interpolation in log2 of each size; outside the grid the nearest edge. An empty table: 1.
 double gemm_efficiency(const GemmTable& table, double m, double n, double k);
+// The efficiencies of a product's three passes, F (m, n, k), I (m, k, n) and W (k, n, m), with each
+// size located on the grid once.
+struct PassEfficiency {
+  double f = 1, i = 1, w = 1;
+};
+PassEfficiency pass_efficiency(const GemmTable& table, double m, double n, double k);
 
 // The presets' tables: e_max * g(m) g(n) g(k), g(x) = x / (x + half) on the grid 64 .. 65,536, a
 // saturating form with two parameters per machine (docs/model.md says where each pair comes from).

@@ -128,6 +128,7 @@ namespace {
 struct Parts {
   PartCosts layer, embedding, head;
   double stash = 0, wstash = 0, embedding_stash = 0, head_stash = 0, head_wstash = 0;
+  double model_flops = 0, hardware_flops = 0;  // per step, all GPUs
 };
 
 Parts parts_of(const Problem& pr, const Layout& l, const AxisStrides& strides) {
@@ -154,7 +155,32 @@ Parts parts_of(const Problem& pr, const Layout& l, const AxisStrides& strides) {
   c.embedding_stash = tf::megatron_stash(md, split, l.recompute, tf::Part::embedding, values).forward;
   const tf::MegatronStash head = tf::megatron_stash(md, split, l.recompute, tf::Part::head, values);
   c.head_stash = head.forward, c.head_wstash = head.weight;
+  c.model_flops = transformer::model_flops_per_step(pr.model, pr.global_batch);
+  c.hardware_flops = c.model_flops + transformer::recompute_flops_per_step(pr.model, pr.global_batch, l.recompute,
+                                                                           transformer::Convention::megatron);
   return c;
+}
+
+}  // namespace
+
+struct PartsCache {
+  std::mutex mu;
+  std::map<std::tuple<int, int, int, int, bool, bool, bool, bool, bool>, Parts> parts;
+};
+
+std::shared_ptr<PartsCache> make_parts_cache() { return std::make_shared<PartsCache>(); }
+
+namespace {
+
+const Parts& cached_parts(const Problem& pr, const Layout& l, const AxisStrides& strides, Parts& own) {
+  if (!pr.cache) return own = parts_of(pr, l, strides);
+  const bool tp_inter = crosses_nodes(l.t, strides.tp, node_gpus(pr));
+  const auto key = std::make_tuple(l.t, l.cp, l.micro_batch_size, int(l.recompute), l.sequence_parallel, l.fp8,
+                                   l.tp_overlap, l.async_tp, tp_inter);
+  std::lock_guard<std::mutex> lock(pr.cache->mu);
+  auto it = pr.cache->parts.find(key);
+  if (it == pr.cache->parts.end()) it = pr.cache->parts.emplace(key, parts_of(pr, l, strides)).first;
+  return it->second;
 }
 
 void add_part(StagePlan& sp, int k, const PartCosts& c, double times) {
@@ -254,12 +280,14 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   const int S = p * sp.v;
   sp.stages_per_pipe = S;
   sp.layers = l.stage_layers;
-  if (sp.layers.empty())
-    for (int k = 0; k < S; ++k) sp.layers.push_back(layers_of(md.layers, S, k));
+  if (sp.layers.empty()) {
+    sp.layers.resize(S);
+    for (int k = 0; k < S; ++k) sp.layers[k] = layers_of(md.layers, S, k);
+  }
 
   const AxisStrides strides = strides_of(pr, l);
-  const Parts parts = parts_of(pr, l, strides);
-  sp.layer_ops = parts.layer.ops, sp.embedding_ops = parts.embedding.ops, sp.head_ops = parts.head.ops;
+  Parts own;
+  const Parts& parts = cached_parts(pr, l, strides, own);
   sp.layer_forward = parts.layer.compute_f + parts.layer.comm_f;
   sp.layer_backward = parts.layer.compute_i + parts.layer.compute_w + parts.layer.comm_i;
   stage_times(parts, sp);
@@ -276,9 +304,7 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   }
   static_and_dp(pr, l, fullest_rank_params(pr, l, sp, row), sp);
 
-  sp.model_flops = transformer::model_flops_per_step(md, pr.global_batch);
-  sp.hardware_flops = sp.model_flops + transformer::recompute_flops_per_step(md, pr.global_batch, l.recompute,
-                                                                             transformer::Convention::megatron);
+  sp.model_flops = parts.model_flops, sp.hardware_flops = parts.hardware_flops;
   return sp;
 }
 
@@ -423,7 +449,9 @@ Prediction evaluate(const Problem& pr, const Layout& l, const StagePlan& sp) {
   out.memory_bytes = sp.static_bytes + act;
   out.fits = out.memory_bytes <= pr.machine.memory_bytes;
   out.layer_forward = sp.layer_forward, out.layer_backward = sp.layer_backward;
-  out.layer_ops = sp.layer_ops, out.embedding_ops = sp.embedding_ops, out.head_ops = sp.head_ops;
+  Parts own;
+  const Parts& parts = cached_parts(pr, l, strides_of(pr, l), own);
+  out.layer_ops = parts.layer.ops, out.embedding_ops = parts.embedding.ops, out.head_ops = parts.head.ops;
   return out;
 }
 

@@ -6,6 +6,7 @@
 // per-stage times. Pure standard C++ (docs/design.md "Layout").
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -94,7 +95,7 @@ struct Layout {
 // One operation's time on one rank for one micro-batch, per pass (analysis/plan/ops.hpp); i includes
 // the recomputed forward `recompute`.
 struct OpCost {
-  std::string name;
+  const char* name = "";  // a static string
   const char* kind = "gemm";  // gemm, memory, tp, cp
   double f = 0, i = 0, w = 0, recompute = 0;
 };
@@ -129,6 +130,11 @@ struct AxisStrides {
 // --order allows, bench/cmd/plan_inputs.hpp rank_order); empty: Megatron's default order tp-dp-pp.
 using RankOrder = std::function<AxisStrides(int t, int p, int d)>;
 
+// The per-operation costs of the layouts a search screens, kept by what they depend on (t, cp, b,
+// recompute, SP, the precision, the overlaps, the TP tier): many layouts share them.
+struct PartsCache;
+std::shared_ptr<PartsCache> make_parts_cache();
+
 struct Problem {
   ModelSpec model;
   MachineSpec machine;
@@ -137,6 +143,7 @@ struct Problem {
   bool allow_cross_node_tp = false;
   RankOrder rank_order;   // empty: tp-dp-pp
   double value_bytes = 2;  // of activations and messages: 2 for BF16 training (4 for pipebench's fp32 runs)
+  std::shared_ptr<PartsCache> cache;  // empty: nothing kept (the search makes one)
 };
 
 // Why a layout cannot run, in the words the planner counts ("global batch", "layers", "schedule",
@@ -159,8 +166,7 @@ struct StagePlan {
   double dp_time = 0;                 // the gradient reduction (and ZeRO-1 parameter gather), whole
   double optimizer = 0;
   std::vector<int> layers;            // per stage depth
-  std::vector<OpCost> layer_ops, embedding_ops, head_ops;
-  double layer_forward = 0, layer_backward = 0;
+  double layer_forward = 0, layer_backward = 0;  // one layer's F and B (evaluate() gives its operations)
   double static_bytes = 0;            // weights + gradients + optimizer state of the fullest rank
   double weights = 0, gradients = 0, optimizer_state = 0;
   double model_flops = 0, hardware_flops = 0;  // per step, all GPUs

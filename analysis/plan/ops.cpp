@@ -36,9 +36,8 @@ double peak_of(const MachineSpec& mc, const Layout& l) { return l.fp8 ? mc.peak_
 // F, I and W of one product at the efficiency of each pass's own shape; the recomputed forward at F's.
 OpCost gemm_cost(const MachineSpec& mc, const Layout& l, const char* name, const tf::Gemm& g, const tf::Flops& x) {
   const double peak = peak_of(mc, l);
-  const double ef = gemm_efficiency(mc.gemm, g.m, g.n, g.k);
-  const double ei = gemm_efficiency(mc.gemm, g.m, g.k, g.n);
-  const double ew = gemm_efficiency(mc.gemm, g.k, g.n, g.m);
+  const PassEfficiency e = pass_efficiency(mc.gemm, g.m, g.n, g.k);
+  const double ef = e.f, ei = e.i, ew = e.w;
   OpCost c;
   c.name = name, c.kind = "gemm";
   c.f = x.forward / (peak * ef);
@@ -50,18 +49,17 @@ OpCost gemm_cost(const MachineSpec& mc, const Layout& l, const char* name, const
 
 // The element-wise operation that writes a kept tensor (Korthikanti et al. 2022's inventory).
 const char* writer_of(const tf::Kept& k) {
-  const std::string op = k.op, tensor = k.tensor;
-  if (op == "layer") return "residual";
-  if (op == "ln1" || op == "qkv") return "layernorm1";
-  if (op == "attention")
-    return tensor == "Q" || tensor == "K" || tensor == "V" ? "qkv-bias-split" : "softmax-dropout";
-  if (op == "proj") return "dropout-residual1";
-  if (op == "ln2" || op == "fc1") return "layernorm2";
-  if (op == "fc2" && tensor.find("dropout") != std::string::npos) return "dropout-residual2";
-  if (op == "gelu" || op == "fc2") return "activation";
-  if (op == "embedding") return "embedding";
-  if (op == "final_ln" || op == "output") return "final-layernorm";
-  if (op == "loss") return "cross-entropy";
+  const auto is = [&k](const char* op) { return std::strcmp(k.op, op) == 0; };
+  if (is("layer")) return "residual";
+  if (is("ln1") || is("qkv")) return "layernorm1";
+  if (is("attention")) return k.tensor[1] == '\0' ? "qkv-bias-split" : "softmax-dropout";  // Q, K, V
+  if (is("proj")) return "dropout-residual1";
+  if (is("ln2") || is("fc1")) return "layernorm2";
+  if (is("fc2") && std::strstr(k.tensor, "dropout")) return "dropout-residual2";
+  if (is("gelu") || is("fc2")) return "activation";
+  if (is("embedding")) return "embedding";
+  if (is("final_ln") || is("output")) return "final-layernorm";
+  if (is("loss")) return "cross-entropy";
   return "other";
 }
 
@@ -78,7 +76,7 @@ void add_memory_ops(const MachineSpec& mc, const std::vector<tf::Kept>& kept, do
   const double per_byte = mc.elementwise_passes / mc.hbm_bandwidth;
   for (const tf::Kept& k : kept) {
     const char* name = writer_of(k);
-    auto it = std::find_if(out.ops.begin(), out.ops.end(), [&](const OpCost& c) { return c.name == name; });
+    auto it = std::find_if(out.ops.begin(), out.ops.end(), [&](const OpCost& c) { return std::strcmp(c.name, name) == 0; });
     if (it == out.ops.end()) {
       OpCost c;
       c.name = name, c.kind = "memory";
@@ -86,7 +84,7 @@ void add_memory_ops(const MachineSpec& mc, const std::vector<tf::Kept>& kept, do
       it = out.ops.end() - 1;
     }
     const double f = per_byte * kept_bytes(k, value_bytes);
-    const bool rerun = rc == Recompute::full || (rc == Recompute::selective && std::strcmp(name, "softmax-dropout") == 0);
+    const bool rerun = rc == Recompute::full || (rc == Recompute::selective && !std::strcmp(name, "softmax-dropout"));
     it->f += f;
     it->i += 2 * f + (rerun ? f : 0);
     it->recompute += rerun ? f : 0;
@@ -116,7 +114,7 @@ void total(PartCosts& p, bool tp_overlap, bool async_tp) {
     }
     p.compute_f += c.f, p.compute_i += c.i, p.compute_w += c.w, p.recompute += c.recompute;
     if (!std::strcmp(c.kind, "gemm")) gemm_f += c.f;
-    if (c.name == "qkv" || c.name == "fc1") column_w += c.w;
+    if (!std::strcmp(c.name, "qkv") || !std::strcmp(c.name, "fc1")) column_w += c.w;
   }
   p.comm_f += tp_overlap ? std::max(0.0, tp_f - gemm_f) : tp_f;
   p.comm_i += async_tp ? std::max(0.0, tp_i - column_w) : tp_i;
@@ -133,6 +131,7 @@ PartCosts layer_part(const Problem& pr, const Layout& l, const AxisStrides& stri
   const ModelSpec md = shaped(pr, l);
   const tf::Split split = split_of(l);
   PartCosts p;
+  p.ops.reserve(16);
   for (const tf::OpFlops& x : tf::layer_ops(md, split, l.recompute, tf::Convention::megatron)) {
     p.ops.push_back(gemm_cost(mc, l, tf::op_name(x.op), tf::op_gemm(md, split, x.op), x.flops));
     // Causal flash attention skips the blocks above the diagonal (Dao 2023, FlashAttention-2 §3.1):

@@ -156,8 +156,10 @@ void simulate_best(const Problem& pr, std::vector<Candidate>& cands, std::size_t
 
 }  // namespace
 
-SearchResult search(const Problem& pr, const SearchSpace& space) {
+SearchResult search(const Problem& problem, const SearchSpace& space) {
   const auto start = std::chrono::steady_clock::now();
+  Problem pr = problem;
+  if (!pr.cache) pr.cache = make_parts_cache();
   SearchResult res;
   Counter refused;
   std::vector<Candidate> cands = screen_all(pr, lists_of(space), res, refused);
