@@ -29,4 +29,8 @@ PartCosts head_part(const Problem& pr, const Layout& l);
 // 2009).
 double collective(const MachineSpec& mc, bool inter, double bytes, int ranks, double factor);
 
+// The fullest rank's static bytes (weights, gradients, optimizer state of `params` parameters, sharded
+// by the ZeRO stage), its data-parallel time and its optimizer step, into `sp` (analysis/plan/state.cpp).
+void static_and_dp(const Problem& pr, const Layout& l, double params, StagePlan& sp);
+
 }  // namespace pipebench::analysis::plan
