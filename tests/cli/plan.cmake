@@ -78,3 +78,25 @@ add_test(NAME cli.plan_calibrated_runs
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_calibrated.py $<TARGET_FILE:pipebench>
                  ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/cli_work/plan_calibrated --tolerance 40 --attempts 3)
 set_tests_properties(cli.plan_calibrated_runs PROPERTIES LABELS "mpi;perf" PROCESSORS 2 TIMEOUT 240)
+# Issue 21: Llama 3 405B at Meta's layout (one layer fewer on the first and last stage, sharded data
+# parallelism keeping the weights) fits; bad layout strings, FP8 without an FP8 peak and the --evaluate
+# flags given to a search are one line each.
+pipebench_cli_test(plan_llama3_meta_layout RC 0
+  MATCH "\n +1  8  16  64  1  32  1  1f1b +none +on +2 [^\n]*\n# memory per GPU: weights 5.94 GiB, gradients 0.19, optimizer 0.56, activations 63.75, reserve 2.00. fits in 80.0 GiB"
+  ARGS plan --model llama3-405b --machine h100-80gb --global-batch 2048 --mapping 8x16x64 --schedule 1f1b
+       --micro-batch-size 1 --recompute none --sequence-parallel --zero 2 --evaluate
+       --pipeline-model-parallel-layout "Et*7|(t*8|)*14t*7L")
+pipebench_cli_test(plan_bad_layout_string RC 2
+  MATCH "^pipebench: error: --pipeline-model-parallel-layout 'Et.7.tL.t' is not allowed: 'L' belongs to the last stage alone"
+  ARGS plan --model gpt3-175b --global-batch 8 --mapping 8x2x1 --schedule 1f1b --micro-batch-size 1 --evaluate
+       --pipeline-model-parallel-layout "Et*7|tL|t")
+pipebench_cli_test(plan_layout_wrong_stages RC 2
+  MATCH "^pipebench: error: --evaluate: the configuration cannot run \\(layers\\): the pipeline layout has 2 stages of 8 layers, not p.v = 2 of 96\n$"
+  ARGS plan --model gpt3-175b --global-batch 8 --mapping 8x2x1 --schedule 1f1b --micro-batch-size 1 --evaluate
+       --pipeline-model-parallel-layout "Et*4|t*4L")
+pipebench_cli_test(plan_fp8_without_peak RC 2
+  MATCH "^pipebench: error: --evaluate: the configuration cannot run \\(precision\\): a100-80gb has no FP8 peak\n$"
+  ARGS plan --model gpt3-175b --global-batch 8 --mapping 8x1x1 --schedule 1f1b --micro-batch-size 1 --evaluate --fp8)
+pipebench_cli_test(plan_evaluate_flags_in_search RC 2
+  MATCH "^pipebench: error: --pipeline-model-parallel-layout, --tp-comm-overlap, --no-overlap-grad-reduce and --fp8 go with --evaluate\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --tp-comm-overlap)

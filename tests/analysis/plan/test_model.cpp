@@ -8,6 +8,7 @@
 #include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
 #include "analysis/plan/model.hpp"
+#include "plan_cases.hpp"
 #include "analysis/plan/search.hpp"
 #include "analysis/plan/validation.hpp"
 #include "analysis/transformer/flops.hpp"
@@ -16,21 +17,8 @@
 namespace pipebench::analysis::plan {
 namespace {
 
-Problem problem(const std::string& model, const std::string& machine, std::int64_t batch) {
-  Problem pr;
-  pr.model = model_preset(model);
-  pr.machine = machine_preset(machine);
-  pr.global_batch = batch;
-  return pr;
-}
-
-Layout layout(int t, int p, int d, const std::string& schedule, int b, Recompute rc, bool sp = false, bool zero = false,
-              int v = 0) {
-  Layout l;
-  l.t = t, l.p = p, l.d = d, l.schedule = schedule, l.micro_batch_size = b, l.recompute = rc;
-  l.sequence_parallel = sp, l.zero = zero, l.v = v;
-  return l;
-}
+using testing::layout;
+using testing::problem;
 
 // The counts themselves are the cost model's (tests/analysis/transformer/); here, that the planner's
 // presets and stage plan read them.

@@ -6,27 +6,15 @@
 #include "analysis/error.hpp"
 #include "analysis/plan/gemm.hpp"
 #include "analysis/plan/model.hpp"
+#include "plan_cases.hpp"
 #include "analysis/plan/ops.hpp"
 #include "analysis/transformer/flops.hpp"
 
 namespace pipebench::analysis::plan {
 namespace {
 
-Problem problem(const std::string& model, const std::string& machine, std::int64_t batch) {
-  Problem pr;
-  pr.model = model_preset(model);
-  pr.machine = machine_preset(machine);
-  pr.global_batch = batch;
-  return pr;
-}
-
-Layout layout(int t, int p, int d, const std::string& schedule, int b, Recompute rc, bool sp = false, int zero = 0,
-              int v = 0) {
-  Layout l;
-  l.t = t, l.p = p, l.d = d, l.schedule = schedule, l.micro_batch_size = b, l.recompute = rc;
-  l.sequence_parallel = sp, l.zero = zero, l.v = v;
-  return l;
-}
+using testing::layout;
+using testing::problem;
 
 TEST(PlanGemm, TableInterpolatesInLogOfEachSize) {
   GemmTable t;
