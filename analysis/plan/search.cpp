@@ -41,7 +41,7 @@ class Counter {
 };
 
 std::string describe(const Layout& l, int m) {
-  return "t=" + std::to_string(l.t) + " p=" + std::to_string(l.p) + " d=" + std::to_string(l.d) + " " + l.schedule +
+  return "t=" + std::to_string(l.t) + (l.cp > 1 ? " cp=" + std::to_string(l.cp) : "") + " p=" + std::to_string(l.p) + " d=" + std::to_string(l.d) + " " + l.schedule +
          (l.v > 0 ? " v=" + std::to_string(l.v) : "") + (m > 0 ? " m=" + std::to_string(m) : "") + " b=" +
          std::to_string(l.micro_batch_size) + " recompute=" + recompute_name(l.recompute) +
          (l.sequence_parallel ? " sp" : "") + (l.zero ? " zero-" + std::to_string(l.zero) : "");
@@ -64,10 +64,10 @@ Lists lists_of(const SearchSpace& space) {
   Lists x;
   x.maps = space.mappings;
   if (x.maps.empty())
-    for (int t = 1; t <= space.gpus; ++t) {
-      if (space.gpus % t) continue;
-      for (int p = 1; p <= space.gpus / t; ++p)
-        if ((space.gpus / t) % p == 0) x.maps.push_back({t, p, space.gpus / t / p});
+    for (int n = space.gpus / std::max(1, space.cp), t = 1; t <= n; ++t) {
+      if (n % t) continue;
+      for (int p = 1; p <= n / t; ++p)
+        if ((n / t) % p == 0) x.maps.push_back({t, p, n / t / p});
     }
   x.schedules = space.schedules;
   if (x.schedules.empty())
@@ -104,7 +104,7 @@ void screen_one(const Problem& pr, const Layout& l, std::vector<Candidate>& cand
 
 // Every layout of the lists, screened; SP only where t > 1 and ZeRO-1 only where d > 1 unless listed
 // (elsewhere they are the same configuration as without).
-std::vector<Candidate> screen_all(const Problem& pr, const Lists& x, SearchResult& res, Counter& refused) {
+std::vector<Candidate> screen_all(const Problem& pr, const Lists& x, int cp, SearchResult& res, Counter& refused) {
   std::vector<Candidate> cands;
   for (const auto& mp : x.maps)
     for (const auto& name : x.schedules) {
@@ -115,9 +115,9 @@ std::vector<Candidate> screen_all(const Problem& pr, const Lists& x, SearchResul
             for (bool sp : x.sps) {
               if (sp && mp[0] == 1 && !x.sp_listed) continue;
               for (int z : x.zs) {
-                if (z && mp[2] == 1 && !x.zero_listed) continue;
+                if (z && mp[2] * cp == 1 && !x.zero_listed) continue;
                 Layout l;
-                l.t = mp[0], l.p = mp[1], l.d = mp[2], l.v = v, l.schedule = name, l.micro_batch_size = b;
+                l.t = mp[0], l.p = mp[1], l.d = mp[2], l.cp = cp, l.v = v, l.schedule = name, l.micro_batch_size = b;
                 l.recompute = rc, l.sequence_parallel = sp, l.zero = z;
                 ++res.evaluated;
                 screen_one(pr, l, cands, refused);
@@ -162,7 +162,7 @@ SearchResult search(const Problem& problem, const SearchSpace& space) {
   if (!pr.cache) pr.cache = make_parts_cache();
   SearchResult res;
   Counter refused;
-  std::vector<Candidate> cands = screen_all(pr, lists_of(space), res, refused);
+  std::vector<Candidate> cands = screen_all(pr, lists_of(space), std::max(1, space.cp), res, refused);
   simulate_best(pr, cands, static_cast<std::size_t>(std::max(1, space.top)), res, refused);
   res.infeasible = refused.list();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

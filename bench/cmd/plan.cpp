@@ -38,7 +38,7 @@ struct PlanSettings {
   int gpus = 0, gpus_per_node = 0;
   bool allow_cross_node_tp = false;
   std::vector<Mapping> mappings;
-  int cp = 1, ep = 1;  // cp above 1 with --evaluate only; ep refused above 1 until the planner models it
+  int cp = 1, ep = 1;  // ep refused above 1 until the planner models it
   std::string pipeline_layout;
   bool tp_overlap = false, no_dp_overlap = false, fp8 = false;
   std::vector<std::string> schedules;
@@ -122,9 +122,13 @@ Space space_of(const PlanSettings& f, const std::vector<plan::Recompute>& rcs) {
   if (f.no_sp) space.sequence_parallel = {false};
   space.zero = f.zero;
   space.gpus = f.gpus;
+  space.cp = f.cp;
+  if (f.cp < 1 || (f.gpus && f.gpus % f.cp != 0))
+    throw UsageError("--context-parallel " + std::to_string(f.cp) + " is not allowed: it must divide --gpus " +
+                     std::to_string(f.gpus) + " (t cp p d GPUs)");
   s.gpus_text = std::to_string(f.gpus);
   for (const Mapping& m : f.mappings) {
-    const long long n = 1LL * m.t * m.p * m.d;
+    const long long n = 1LL * m.t * m.p * m.d * f.cp;
     if (n > topology::Grid::kMaxWorldSize)
       throw UsageError("--mapping " + to_string(m) + " has " + std::to_string(n) + " GPUs: at most " +
                        std::to_string(topology::Grid::kMaxWorldSize) + " (2^24)");
@@ -285,6 +289,7 @@ std::string head_lines(const PlanSettings& f, const plan::Problem& pr, const std
      << " s=" << model.seq << " V=" << model.vocab << ", "
      << num(double(analysis::transformer::total_params(model)) / 1e9, 3) << "B parameters) on " << gpus_text << " x "
      << pr.machine.name << ", global batch " << pr.global_batch << " sequences\n";
+  if (f.cp > 1) os << "# context parallel: cp = " << f.cp << " in every configuration (t cp p d GPUs)\n";
   os << "# machine: " << num(pr.machine.peak_flops / 1e12, 3) << " TFLOP/s peak, "
      << num(pr.machine.memory_bytes / plan::kGiB, 3) << " GiB; rates from " << pr.machine.rates_from << '\n';
   os << "# evaluated " << o.evaluated << " configuration" << (o.evaluated == 1 ? "" : "s") << " in " << num(o.seconds, 3)
@@ -335,8 +340,6 @@ void write_plan(std::ostream& out, Format format, const PlanSettings& f, const p
 
 void run(const PlanSettings& f) {
   // Everything is checked before any work.
-  if (!f.evaluate && f.cp != 1)
-    throw UsageError("--context-parallel " + std::to_string(f.cp) + " is not allowed in a search yet: give it with --evaluate");
   refuse_cp_ep(1, f.ep, "plan");
   if (!f.evaluate && (!f.pipeline_layout.empty() || f.tp_overlap || f.no_dp_overlap || f.fp8))
     throw UsageError("--pipeline-model-parallel-layout, --tp-comm-overlap, --no-overlap-grad-reduce and --fp8 go with --evaluate");
