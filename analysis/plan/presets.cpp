@@ -133,9 +133,9 @@ const std::vector<MachineSpec>& machine_presets() {
     h2.memory_bytes = 141e9;
     h2.hbm_bandwidth = 4.8e12;
     v.push_back(h2);
-    // DGX B200 datasheet: 72 PFLOP/s FP8 and 36 BF16... per system of 8 (dense: 4.5 PFLOP/s FP8 and 2.25
-    // BF16 per GPU), 1,440 GB HBM3e (180 GB per GPU) at 8 TB/s per GPU, NVLink 5 1.8 TB/s per GPU (both
-    // directions), 8x 400 Gb/s ConnectX-7. The Hopper table's shape, not yet validated on Blackwell.
+    // DGX B200 datasheet: 72 PFLOP/s FP8 training per system of 8 GPUs (4.5 PFLOP/s FP8 and 2.25 BF16
+    // dense per GPU), 1,440 GB HBM3e (180 GB per GPU) at 8 TB/s per GPU, NVLink 5 at 1.8 TB/s per GPU
+    // (both directions), 8x 400 Gb/s ConnectX-7. The Hopper table's shape, not yet validated on Blackwell.
     MachineSpec b = h;
     b.name = "b200-180gb";
     b.source = "NVIDIA DGX B200 datasheet (2.25 PFLOP/s BF16 and 4.5 FP8 dense per GPU, 180 GB, 8 TB/s, NVLink 1.8 TB/s); 8x NDR 400 Gb/s";
