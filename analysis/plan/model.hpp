@@ -143,7 +143,9 @@ struct Problem {
   bool allow_cross_node_tp = false;
   RankOrder rank_order;   // empty: tp-dp-pp
   double value_bytes = 2;  // of activations and messages: 2 for BF16 training (4 for pipebench's fp32 runs)
-  std::shared_ptr<PartsCache> cache;  // empty: nothing kept (the search makes one)
+  // Empty: nothing kept. The search makes one for its own copy of the problem; a cache belongs to one
+  // problem (its key holds the layout's fields only, not the model, machine or batch).
+  std::shared_ptr<PartsCache> cache;
 };
 
 // Why a layout cannot run, in the words the planner counts ("global batch", "layers", "schedule",
