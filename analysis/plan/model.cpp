@@ -18,31 +18,18 @@
 #include "analysis/transformer/activations.hpp"
 #include "analysis/transformer/flops.hpp"
 #include "analysis/transformer/params.hpp"
+#include "analysis/plan/ops.hpp"
 
 namespace pipebench::analysis::plan {
 
 namespace {
 
-// Per parameter, Megatron-LM's mixed-precision layout ("Distributed Optimizer" docs): 16-bit weights,
-// 32-bit main gradients, and 12 bytes of optimizer state (fp32 master weights, Adam's m and v), which
-// ZeRO-1 / the distributed optimizer shards over the d replicas: 18 bytes, or 6 + 12/d.
-constexpr double kWeightBytes = 2, kGradBytes = 4, kOptimizerBytes = 12;
-// An Adam step moves about 30 bytes per parameter through device memory (reads fp32 weight, gradient,
-// m, v; writes weight, m, v and the 16-bit copy): a memory-bound pass.
-constexpr double kOptimizerTraffic = 30;
 
 }  // namespace
 
 // ---- layouts ----------------------------------------------------------------------------------------
 
 namespace {
-
-// A ring collective over n ranks: `factor` x (n-1)/n of the bytes through each rank's link, and
-// `steps` x (n-1) latencies (Patarasuk and Yuan 2009; all-reduce: factor 2, steps 2).
-double ring(double bytes, int n, double bw, double lat, double factor) {
-  if (n <= 1) return 0;
-  return factor * (n - 1) / double(n) * bytes / bw + factor * (n - 1) * lat;
-}
 
 // GPUs per node: the problem's --gpus-per-node, else the machine's.
 int node_gpus(const Problem& pr) { return pr.gpus_per_node > 0 ? pr.gpus_per_node : pr.machine.gpus_per_node; }
@@ -92,6 +79,10 @@ Refusal check_layout(const Problem& pr, const Layout& l, int* m_out, int* v_out)
     return {"tensor", "t = " + std::to_string(l.t) + " spans nodes of " + std::to_string(gpn) + " GPUs" +
                           (tp_stride > 1 ? ", its ranks " + std::to_string(tp_stride) + " apart in the rank order" : "") +
                           " (--allow-cross-node-tp allows it)"};
+  if (l.cp < 1 || md.seq % l.cp != 0)
+    return {"context", "cp = " + std::to_string(l.cp) + " does not divide the sequence of " + std::to_string(md.seq)};
+  if (l.zero < 0 || l.zero > 3) return {"zero", "ZeRO stage " + std::to_string(l.zero) + " (0 to 3)"};
+  if (l.fp8 && !(pr.machine.peak_fp8_flops > 0)) return {"precision", pr.machine.name + " has no FP8 peak"};
   const std::int64_t per = std::int64_t{l.micro_batch_size} * l.d;
   if (pr.global_batch % per != 0)
     return {"global batch", "global batch " + std::to_string(pr.global_batch) + " is not a multiple of b*d = " +
@@ -107,6 +98,13 @@ Refusal check_layout(const Problem& pr, const Layout& l, int* m_out, int* v_out)
   const std::int64_t S = std::int64_t{l.p} * v;
   if (S > md.layers)
     return {"layers", std::to_string(S) + " stages (p*v) for " + std::to_string(md.layers) + " layers"};
+  if (!l.stage_layers.empty()) {
+    int sum = 0;
+    for (int x : l.stage_layers) sum += x < 0 ? md.layers + 1 : x;
+    if (static_cast<std::int64_t>(l.stage_layers.size()) != S || sum != md.layers)
+      return {"layers", "the pipeline layout has " + std::to_string(l.stage_layers.size()) + " stages of " +
+                            std::to_string(sum) + " layers, not p*v = " + std::to_string(S) + " of " + std::to_string(md.layers)};
+  }
   const Refusal m_refusal = check_m_rule(*row, l.p, m, v);
   if (!m_refusal.reason.empty()) return m_refusal;
   if (std::int64_t{l.p} * v * m > kMaxSchedulePairs)
@@ -118,99 +116,89 @@ Refusal check_layout(const Problem& pr, const Layout& l, int* m_out, int* v_out)
 
 namespace {
 
-// One layer's and the end stages' costs for one micro-batch on one GPU: the cost model's FLOPs and
-// Korthikanti's activation bytes (analysis/transformer/, convention megatron) at the machine's rates.
-struct LayerCosts {
-  double fc = 0, bc = 0, wc = 0;  // compute of F, B = I + W, and W
-  double tpf = 0, tpb = 0;        // tensor-parallel collectives in F and in B
-  double ar = 0;                  // one all-reduce of the n h activations
-  double head = 0;                // the output layer's F, and as much again in each of I and W
-  double stash = 0, wstash = 0;   // Korthikanti's bytes of a layer: F to the end of I/B, I to W
-  double act_scale = 1;           // what they are multiplied by: value bytes / 2
-  double embedding_stash = 0, head_stash = 0, head_wstash = 0;
+// Each stage depth's times and stashes from its layers (analysis/plan/ops.hpp: one layer's operations),
+// the embedding on the first and the head and loss on the last.
+struct Parts {
+  PartCosts layer, embedding, head;
+  double stash = 0, wstash = 0, embedding_stash = 0, head_stash = 0, head_wstash = 0;
+  double model_flops = 0, hardware_flops = 0;  // per step, all GPUs
 };
 
-LayerCosts layer_costs(const Problem& pr, const Layout& l, const AxisStrides& strides) {
+Parts parts_of(const Problem& pr, const Layout& l, const AxisStrides& strides) {
   namespace tf = transformer;
-  const MachineSpec& mc = pr.machine;
-  const int t = l.t, gpn = node_gpus(pr);
   ModelSpec md = pr.model;
   md.micro_batch = l.micro_batch_size;
-  const tf::Split split{t, l.sequence_parallel, true, 1};  // the vocabulary split over t, as Megatron-LM
-  const double n = tf::tokens(md, split), h = md.hidden;
-  const double rate = achieved_rate(mc, h / t);
-
-  // Compute of one layer for one micro-batch on one GPU (the layer's FLOPs split over t).
-  const tf::Flops flops = tf::layer_flops(md, split, l.recompute, tf::Convention::megatron);
+  const tf::Split split{l.t, l.sequence_parallel, true, std::max(1, l.cp)};
+  Parts c;
+  c.layer = layer_part(pr, l, strides);
+  c.embedding = embedding_part(pr, l, strides);
+  c.head = head_part(pr, l);
   // Korthikanti et al. 2022 count a GPT layer: the planner sizes every layer's activations as the GPT
-  // layer of the same h, a and s (grouped-query attention and another MLP would change them).
+  // layer of the same h, a and s (grouped-query attention and another MLP would change them), at the
+  // problem's value bytes.
   tf::Shape gpt = md;
   gpt.kv_heads = 0, gpt.ffn = 0, gpt.gated_mlp = false;
-  tf::MegatronOptions korthikanti;  // 16-bit values, 1-byte masks
+  tf::MegatronOptions korthikanti;
   korthikanti.flash_attention = md.flash_attention;
-  const tf::MegatronStash none = tf::megatron_stash(gpt, split, Recompute::none, tf::Part::layer, korthikanti);
   const tf::MegatronStash act = tf::megatron_stash(gpt, split, l.recompute, tf::Part::layer, korthikanti);
-  const double act_scale = pr.value_bytes / 2;  // Korthikanti's counts are for 16-bit values
-  // The memory-bound element-wise work (LayerNorm, dropout, softmax, GeLU, residuals): each byte of
-  // activations Korthikanti et al. 2022 count is written once and read about as often, so a layer's
-  // forward moves `elementwise_passes` times those bytes through device memory; its backward twice
-  // that. The s x s softmax terms are gone under flash attention (fused into the products).
-  const double elem = mc.elementwise_passes * act_scale * none.forward / mc.hbm_bandwidth;
-  double elem_recompute = 0;
-  if (l.recompute == Recompute::full) elem_recompute = elem;
-  if (l.recompute == Recompute::selective) elem_recompute = mc.elementwise_passes * none.scores / mc.hbm_bandwidth;
-  LayerCosts c;
-  c.fc = flops.forward / rate + elem;
-  c.wc = flops.backward_weight / rate;  // W: weight gradients
-  c.bc = (2 * flops.forward + flops.recompute) / rate + 2 * elem + elem_recompute;  // B = I + W
-
-  // Tensor parallelism (Shoeybi et al. 2019): two all-reduces of n*h values in the forward, two in the
-  // backward; with sequence parallelism an all-gather and a reduce-scatter for each, the same volume
-  // (Korthikanti et al. 2022). Full recomputation repeats the forward's in the backward.
-  const bool tp_inter = crosses_nodes(t, strides.tp, gpn);
-  const double tp_bw = tp_inter ? mc.inter_bandwidth : mc.intra_bandwidth;
-  const double tp_lat = tp_inter ? mc.inter_latency : mc.intra_latency;
-  c.ar = ring(pr.value_bytes * n * h, t, tp_bw, tp_lat, 2);
-  c.tpf = 2 * c.ar;
-  c.tpb = 2 * c.ar + (l.recompute == Recompute::full ? 2 * c.ar : 0);
-
-  // The head (tied embedding, vocabulary-parallel): its product on the last stage; the embedding's
-  // all-reduce on the first.
-  c.head = tf::head_flops(md, split).forward / rate;
-  c.stash = act.forward, c.wstash = act.weight, c.act_scale = act_scale;
+  const double scale = pr.value_bytes / 2;
+  c.stash = act.forward * scale, c.wstash = act.weight * scale;
   tf::MegatronOptions values;
   values.value_bytes = pr.value_bytes;
   c.embedding_stash = tf::megatron_stash(md, split, l.recompute, tf::Part::embedding, values).forward;
   const tf::MegatronStash head = tf::megatron_stash(md, split, l.recompute, tf::Part::head, values);
   c.head_stash = head.forward, c.head_wstash = head.weight;
+  c.model_flops = transformer::model_flops_per_step(pr.model, pr.global_batch);
+  c.hardware_flops = c.model_flops + transformer::recompute_flops_per_step(pr.model, pr.global_batch, l.recompute,
+                                                                           transformer::Convention::megatron);
   return c;
 }
 
-// Each stage depth's times and stashes from its share of the layers, the embedding on the first and the
-// head on the last.
-void stage_times(const LayerCosts& c, int layers, StagePlan& sp) {
+}  // namespace
+
+struct PartsCache {
+  std::mutex mu;
+  std::map<std::tuple<int, int, int, int, bool, bool, bool, bool, bool>, Parts> parts;
+};
+
+std::shared_ptr<PartsCache> make_parts_cache() { return std::make_shared<PartsCache>(); }
+
+namespace {
+
+const Parts& cached_parts(const Problem& pr, const Layout& l, const AxisStrides& strides, Parts& own) {
+  if (!pr.cache) return own = parts_of(pr, l, strides);
+  const bool tp_inter = crosses_nodes(l.t, strides.tp, node_gpus(pr));
+  const auto key = std::make_tuple(l.t, l.cp, l.micro_batch_size, int(l.recompute), l.sequence_parallel, l.fp8,
+                                   l.tp_overlap, l.async_tp, tp_inter);
+  std::lock_guard<std::mutex> lock(pr.cache->mu);
+  auto it = pr.cache->parts.find(key);
+  if (it == pr.cache->parts.end()) it = pr.cache->parts.emplace(key, parts_of(pr, l, strides)).first;
+  return it->second;
+}
+
+void add_part(StagePlan& sp, int k, const PartCosts& c, double times) {
+  sp.fc[k] += times * c.compute_f;
+  sp.bc[k] += times * (c.compute_i + c.compute_w);
+  sp.f[k] += times * (c.compute_f + c.comm_f);
+  sp.b[k] += times * (c.compute_i + c.compute_w + c.comm_i);
+  sp.w[k] += times * c.compute_w;
+}
+
+void stage_times(const Parts& c, StagePlan& sp) {
   const int S = sp.stages_per_pipe;
   sp.f.assign(S, 0), sp.b.assign(S, 0), sp.w.assign(S, 0), sp.fc.assign(S, 0), sp.bc.assign(S, 0);
   sp.stash.assign(S, 0), sp.wstash.assign(S, 0);
   for (int k = 0; k < S; ++k) {
-    const int nl = layers_of(layers, S, k);
-    sp.fc[k] = nl * c.fc;
-    sp.bc[k] = nl * c.bc;
-    sp.f[k] = nl * (c.fc + c.tpf);
-    sp.b[k] = nl * (c.bc + c.tpb);
-    sp.w[k] = nl * c.wc;
-    sp.stash[k] = nl * c.stash * c.act_scale;
-    sp.wstash[k] = nl * c.wstash * c.act_scale;
+    const int nl = sp.layers[k];
+    add_part(sp, k, c.layer, nl);
+    sp.stash[k] = nl * c.stash;
+    sp.wstash[k] = nl * c.wstash;
     if (k == 0) {
-      sp.f[k] += c.ar;
+      add_part(sp, k, c.embedding, 1);
       sp.stash[k] += c.embedding_stash;
     }
     if (k == S - 1) {
-      sp.fc[k] += c.head;
-      sp.bc[k] += 2 * c.head;
-      sp.f[k] += c.head;
-      sp.b[k] += 2 * c.head;
-      sp.w[k] += c.head;
+      add_part(sp, k, c.head, 1);
       sp.stash[k] += c.head_stash;
       sp.wstash[k] += c.head_wstash;
     }
@@ -221,69 +209,66 @@ void stage_times(const LayerCosts& c, int layers, StagePlan& sp) {
 
 }  // namespace
 
-StagePlan stage_plan(const Problem& pr, const Layout& l) {
-  StagePlan sp;
-  const Refusal refusal = check_layout(pr, l, &sp.m, &sp.v);
-  if (!refusal.reason.empty()) throw UsageError("configuration refused (" + refusal.reason + "): " + refusal.detail);
+namespace {
+
+// Parameters of the fullest rank: its layers (1/t of each) plus the embedding on the rank of the first
+// stage and the tied head's copy on the rank of the last stage (of each model copy). The planner splits
+// every part over t, the LayerNorms, biases and positions Megatron replicates too.
+double fullest_rank_params(const Problem& pr, const Layout& l, const StagePlan& sp, const ScheduleRow& row) {
   const ModelSpec& md = pr.model;
-  const MachineSpec& mc = pr.machine;
-  const int gpn = node_gpus(pr);
-  const int t = l.t, p = l.p, d = l.d;
-  const ScheduleRow& row = schedule_row(l.schedule);
-  sp.pipes = row.pipes;
-  const int S = p * sp.v;
-  sp.stages_per_pipe = S;
-
-  const double h = md.hidden, s = md.seq, b = l.micro_batch_size;
-  const double n = b * s;  // tokens per micro-batch
-  const double kHalf = pr.value_bytes;  // bytes per activation value (2: BF16)
-  const AxisStrides strides = strides_of(pr, l);
-  const LayerCosts lc = layer_costs(pr, l, strides);
-
-  stage_times(lc, md.layers, sp);
-
-  // Pipeline transfers: n*h 16-bit values per boundary; with t > 1 Megatron's scatter/gather sends 1/t
-  // of them per GPU across nodes and all-gathers over NVLink (Narayanan et al. 2021, Section 4.1).
-  // Neighbouring stages are the rank order's pipeline stride apart (t*d in tp-dp-pp, t in tp-pp-dp, 1
-  // in pp-dp-tp): on other nodes once the block of a pipeline group is larger than a node.
-  if (p > 1) {
-    const bool inter = crosses_nodes(p, strides.pp, gpn);
-    const double bytes = kHalf * n * h / (inter ? t : 1);
-    sp.p2p = inter ? mc.inter_latency + bytes / mc.inter_bandwidth : mc.intra_latency + bytes / mc.intra_bandwidth;
-  }
-
-  // Parameters per rank: its layers (1/t of each) plus the embedding on the rank of the first stage
-  // and the tied head's copy on the rank of the last stage (of each model copy). The planner splits
-  // every part over t, the LayerNorms, biases and positions Megatron replicates too.
+  const int t = l.t, p = l.p, S = sp.stages_per_pipe;
   std::vector<double> rank_params(p, 0.0);
   const double lp = double(transformer::layer_params(md)) / t;
   const double vh = double(transformer::embedding_params(md)), ep = (vh + double(transformer::position_params(md))) / t;
   for (int c = 0; c < sp.pipes; ++c)
     for (int k = 0; k < S; ++k) {
       const int r = row.rank_of_stage(p, c * S + k);
-      rank_params[r] += layers_of(md.layers, S, k) * lp;
+      rank_params[r] += sp.layers[k] * lp;
       if (k == 0) rank_params[r] += ep;
       if (k == S - 1 && !(p == 1 && sp.v == 1 && sp.pipes == 1)) rank_params[r] += vh / t;
     }
-  const double params = *std::max_element(rank_params.begin(), rank_params.end());
-  sp.weights = kWeightBytes * params;
-  sp.gradients = kGradBytes * params;
-  sp.optimizer_state = kOptimizerBytes * params / (l.zero ? d : 1);
-  sp.static_bytes = sp.weights + sp.gradients + sp.optimizer_state + mc.memory_reserve_bytes;
+  return *std::max_element(rank_params.begin(), rank_params.end());
+}
 
-  // Data parallelism: an all-reduce of the fp32 gradients, or with ZeRO-1 a reduce-scatter of them and
-  // an all-gather of the 16-bit weights. Inside a node when the block of a group fits in one: the t*d
-  // ranks of a pipeline stage in the order tp-dp-pp, all t*p*d in tp-pp-dp.
-  const bool dp_inter = crosses_nodes(d, strides.dp, gpn);
-  const double dp_bw = dp_inter ? mc.inter_bandwidth : mc.intra_bandwidth;
-  const double dp_lat = dp_inter ? mc.inter_latency : mc.intra_latency;
-  sp.dp_time = l.zero ? ring(kGradBytes * params, d, dp_bw, dp_lat, 1) + ring(kWeightBytes * params, d, dp_bw, dp_lat, 1)
-                      : ring(kGradBytes * params, d, dp_bw, dp_lat, 2);
-  sp.optimizer = kOptimizerTraffic * params / (l.zero ? d : 1) / mc.hbm_bandwidth;
+}  // namespace
 
-  sp.model_flops = transformer::model_flops_per_step(md, pr.global_batch);
-  sp.hardware_flops = sp.model_flops + transformer::recompute_flops_per_step(md, pr.global_batch, l.recompute,
-                                                                             transformer::Convention::megatron);
+StagePlan stage_plan(const Problem& pr, const Layout& l) {
+  StagePlan sp;
+  const Refusal refusal = check_layout(pr, l, &sp.m, &sp.v);
+  if (!refusal.reason.empty()) throw UsageError("configuration refused (" + refusal.reason + "): " + refusal.detail);
+  const ModelSpec& md = pr.model;
+  const MachineSpec& mc = pr.machine;
+  const int t = l.t, p = l.p;
+  const ScheduleRow& row = schedule_row(l.schedule);
+  sp.pipes = row.pipes;
+  const int S = p * sp.v;
+  sp.stages_per_pipe = S;
+  sp.layers = l.stage_layers;
+  if (sp.layers.empty()) {
+    sp.layers.resize(S);
+    for (int k = 0; k < S; ++k) sp.layers[k] = layers_of(md.layers, S, k);
+  }
+
+  const AxisStrides strides = strides_of(pr, l);
+  Parts own;
+  const Parts& parts = cached_parts(pr, l, strides, own);
+  sp.layer_forward = parts.layer.compute_f + parts.layer.comm_f;
+  sp.layer_backward = parts.layer.compute_i + parts.layer.compute_w + parts.layer.comm_i;
+  stage_times(parts, sp);
+
+  // Pipeline transfers: the n h values of a boundary; with t > 1 Megatron's scatter/gather sends 1/t
+  // of them per GPU across nodes and all-gathers over NVLink (Narayanan et al. 2021, Section 4.1).
+  // Neighbouring stages are the rank order's pipeline stride apart (t*d in tp-dp-pp, t in tp-pp-dp, 1
+  // in pp-dp-tp): on other nodes once the block of a pipeline group is larger than a node.
+  if (p > 1) {
+    const bool inter = crosses_nodes(p, strides.pp, node_gpus(pr)) || l.cp > 1;
+    const double n = double(l.micro_batch_size) * md.seq / std::max(1, l.cp);
+    const double bytes = pr.value_bytes * n * md.hidden / (inter ? t : 1);
+    sp.p2p = inter ? mc.inter_latency + bytes / mc.inter_bandwidth : mc.intra_latency + bytes / mc.intra_bandwidth;
+  }
+  static_and_dp(pr, l, fullest_rank_params(pr, l, sp, row), sp);
+
+  sp.model_flops = parts.model_flops, sp.hardware_flops = parts.hardware_flops;
   return sp;
 }
 
@@ -335,8 +320,11 @@ int formula_peak(const std::string& schedule, int p, int m, int v) {
   return peak;
 }
 
-double dp_exposed(const MachineSpec& mc, const StagePlan& sp, const RankWork& w) {
-  return std::max(0.0, sp.dp_time - mc.dp_overlap * w.backward);
+// With bucketed overlap the reduction hides behind the last micro-batch's backward (ZeRO-3's gathers,
+// spread over every micro-batch, behind all the rank's work); without it, it all follows the backward.
+double dp_exposed(const MachineSpec& mc, const Layout& l, const StagePlan& sp, const RankWork& w) {
+  if (!l.dp_overlap) return sp.dp_time;
+  return std::max(0.0, sp.dp_time - mc.dp_overlap * (l.zero >= 3 ? w.busy : w.backward));
 }
 
 }  // namespace
@@ -348,7 +336,7 @@ Screen screen(const Problem& pr, const Layout& l, const StagePlan& sp) {
   double fmin = sp.f[0], fsum = 0, bsum = 0, wsum = 0;
   for (int k = 0; k < S; ++k) fmin = std::min(fmin, sp.f[k]), fsum += sp.f[k], bsum += sp.b[k], wsum += sp.w[k];
   const double F = fsum / S, B = bsum / S, W = wsum / S;
-  const double tail = dp_exposed(pr.machine, sp, w) + sp.optimizer;
+  const double tail = dp_exposed(pr.machine, l, sp, w) + sp.optimizer;
   const ScheduleRow& row = schedule_row(l.schedule);
   const double fill = row.waits_for_fill ? (l.p - 1) * (fmin + sp.p2p) : 0.0;
   sc.step_lower_bound = w.busy + fill + tail;
@@ -398,7 +386,7 @@ Prediction evaluate(const Problem& pr, const Layout& l, const StagePlan& sp) {
   out.m = sp.m;
   out.v = sp.v;
   out.simulated = true;
-  const double dp = dp_exposed(pr.machine, sp, w);
+  const double dp = dp_exposed(pr.machine, l, sp, w);
   out.step_time = with.metrics.makespan + dp + sp.optimizer;
   out.breakdown.compute = w.compute;
   out.breakdown.tp = std::max(0.0, busy_max - w.compute);
@@ -408,7 +396,7 @@ Prediction evaluate(const Problem& pr, const Layout& l, const StagePlan& sp) {
   out.breakdown.other = sp.optimizer;
   out.bubble_fraction = with.metrics.bubble_fraction;
 
-  const int gpus = l.t * l.p * l.d;
+  const double gpus = double(l.t) * l.p * l.d * std::max(1, l.cp);
   out.tokens_per_second = double(pr.global_batch) * pr.model.seq / out.step_time;
   out.model_tflops_per_gpu = sp.model_flops / out.step_time / gpus / 1e12;
   out.hardware_tflops_per_gpu = sp.hardware_flops / out.step_time / gpus / 1e12;
@@ -424,6 +412,10 @@ Prediction evaluate(const Problem& pr, const Layout& l, const StagePlan& sp) {
   out.activation_bytes = act;
   out.memory_bytes = sp.static_bytes + act;
   out.fits = out.memory_bytes <= pr.machine.memory_bytes;
+  out.layer_forward = sp.layer_forward, out.layer_backward = sp.layer_backward;
+  Parts own;
+  const Parts& parts = cached_parts(pr, l, strides_of(pr, l), own);
+  out.layer_ops = parts.layer.ops, out.embedding_ops = parts.embedding.ops, out.head_ops = parts.head.ops;
   return out;
 }
 

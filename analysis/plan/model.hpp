@@ -6,10 +6,12 @@
 // per-stage times. Pure standard C++ (docs/design.md "Layout").
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "analysis/breakdown.hpp"
+#include "analysis/plan/gemm.hpp"
 #include "analysis/recompute.hpp"
 #include "analysis/schedule.hpp"
 #include "analysis/transformer/shape.hpp"
@@ -40,6 +42,7 @@ struct MachineSpec {
   std::string name;
   std::string source;          // the public sources of the figures, one line
   double peak_flops = 0;       // dense BF16 tensor FLOP/s per GPU
+  double peak_fp8_flops = 0;   // dense FP8 tensor FLOP/s per GPU (0: none)
   double memory_bytes = 0;     // device memory
   double hbm_bandwidth = 0;    // device memory bandwidth, bytes/s
   int gpus_per_node = 8;
@@ -47,10 +50,10 @@ struct MachineSpec {
   double inter_bandwidth = 0;  // network, per GPU per direction
   double intra_latency = 0;
   double inter_latency = 0;
-  // The fitted part (one set per machine preset, docs/model.md "Validation"): the fraction of peak that
-  // matrix products reach, as matmul_efficiency * x / (x + gemm_half_width), x = h/t the per-GPU width.
-  double matmul_efficiency = 0.7;
-  double gemm_half_width = 0;
+  // The fraction of the link's bandwidth a ring collective reaches (nccl-tests' bus bandwidth / link).
+  double intra_efficiency = 1.0, inter_efficiency = 1.0;
+  // The fraction of peak each matrix product reaches, by its (m, n, k) (analysis/plan/gemm.hpp).
+  GemmTable gemm;
   double elementwise_passes = 2;      // device-memory passes over a layer's activations per forward
   double dp_overlap = 1.0;            // fraction of the last backward the gradient reduction can hide behind
   double memory_reserve_bytes = 0;    // per GPU, for the runtime (context, workspaces, fragmentation)
@@ -62,8 +65,6 @@ const std::vector<MachineSpec>& machine_presets();
 const MachineSpec& machine_preset(const std::string& name);  // UsageError listing the names
 // UsageError naming the first field out of range.
 void check_machine(const MachineSpec& m);
-// The achieved matrix-product rate for per-GPU width x = h/t.
-double achieved_rate(const MachineSpec& m, double width);
 
 using analysis::parse_recompute;  // analysis/recompute.hpp
 using analysis::Recompute;
@@ -76,7 +77,27 @@ struct Layout {
   int micro_batch_size = 1;
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;
-  bool zero = false;  // ZeRO-1: optimizer state sharded over the data-parallel group
+  // ZeRO stage over the data-parallel group: 1 the optimizer state sharded (Megatron's distributed
+  // optimizer), 2 the gradients too, 3 the weights too (FSDP, gathered per layer in F and in I).
+  int zero = 0;
+  int cp = 1;               // context-parallel ranks (all-gather of K and V, Meta 2024)
+  bool fp8 = false;         // products at the FP8 peak
+  bool tp_overlap = false;  // --tp-comm-overlap: TP collectives behind the GEMMs
+  bool dp_overlap = true;   // gradient buckets reduced during the backward (torch DDP, --overlap-grad-reduce)
+  // The backward's TP collectives behind the column-parallel products' weight gradients (Megatron-LM
+  // since 2022, --async-tensor-model-parallel-allreduce; off in the 2021 code of Narayanan et al.).
+  bool async_tp = true;
+  // Layers of each of the p v stages, first to last (Megatron-Core's --pipeline-model-parallel-layout);
+  // empty: as even as possible.
+  std::vector<int> stage_layers;
+};
+
+// One operation's time on one rank for one micro-batch, per pass (analysis/plan/ops.hpp); i includes
+// the recomputed forward `recompute`.
+struct OpCost {
+  const char* name = "";  // a static string
+  const char* kind = "gemm";  // gemm, memory, tp, cp
+  double f = 0, i = 0, w = 0, recompute = 0;
 };
 
 struct Prediction {
@@ -94,6 +115,8 @@ struct Prediction {
   bool fits = false;
   Breakdown breakdown;  // analysis/breakdown.hpp: compute, tp, pp, dp, bubble, other
   bool simulated = false;  // false: closed-form screening figures only
+  std::vector<OpCost> layer_ops, embedding_ops, head_ops;  // one layer's, the first and last stage's extras
+  double layer_forward = 0, layer_backward = 0;             // one layer's F and B with the exposed collectives
 };
 
 // Where the rank order puts one layout's groups: the distance in global rank between neighbours along
@@ -107,6 +130,11 @@ struct AxisStrides {
 // --order allows, bench/cmd/plan_inputs.hpp rank_order); empty: Megatron's default order tp-dp-pp.
 using RankOrder = std::function<AxisStrides(int t, int p, int d)>;
 
+// The per-operation costs of the layouts a search screens, kept by what they depend on (t, cp, b,
+// recompute, SP, the precision, the overlaps, the TP tier): many layouts share them.
+struct PartsCache;
+std::shared_ptr<PartsCache> make_parts_cache();
+
 struct Problem {
   ModelSpec model;
   MachineSpec machine;
@@ -115,6 +143,9 @@ struct Problem {
   bool allow_cross_node_tp = false;
   RankOrder rank_order;   // empty: tp-dp-pp
   double value_bytes = 2;  // of activations and messages: 2 for BF16 training (4 for pipebench's fp32 runs)
+  // Empty: nothing kept. The search makes one for its own copy of the problem; a cache belongs to one
+  // problem (its key holds the layout's fields only, not the model, machine or batch).
+  std::shared_ptr<PartsCache> cache;
 };
 
 // Why a layout cannot run, in the words the planner counts ("global batch", "layers", "schedule",
@@ -136,10 +167,17 @@ struct StagePlan {
   double p2p = 0;                     // one pipeline transfer
   double dp_time = 0;                 // the gradient reduction (and ZeRO-1 parameter gather), whole
   double optimizer = 0;
+  std::vector<int> layers;            // per stage depth
+  double layer_forward = 0, layer_backward = 0;  // one layer's F and B (evaluate() gives its operations)
   double static_bytes = 0;            // weights + gradients + optimizer state of the fullest rank
   double weights = 0, gradients = 0, optimizer_state = 0;
   double model_flops = 0, hardware_flops = 0;  // per step, all GPUs
 };
+// Megatron-Core's --pipeline-model-parallel-layout: stages split by '|', 't' a layer, 'E' the embedding
+// (first stage), 'L' the loss and head (last stage), "x*N" and "(...)*N" repeat, ',' and spaces
+// ignored; "Ettt|tttt|tttL". Returns the layers per stage; UsageError naming the string otherwise.
+std::vector<int> parse_pipeline_layout(const std::string& text);
+
 // Throws UsageError for a refused layout (check_layout first to count refusals without throwing).
 StagePlan stage_plan(const Problem& pr, const Layout& l);
 

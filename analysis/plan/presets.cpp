@@ -7,6 +7,13 @@
 
 namespace pipebench::analysis::plan {
 
+// The fitted parameters (docs/model.md "Machine presets"): each GEMM table's e_max and half width, and
+// the fraction of a link's bandwidth a ring collective reaches.
+constexpr double kAmpereGemm[2] = {0.73, 149};
+constexpr double kHopperGemm[2] = {0.66, 149};
+constexpr double kNvlinkEfficiency = 0.80, kNetworkEfficiency = 0.90;
+constexpr double kElementwisePasses = 1.5;
+
 const std::vector<ModelSpec>& model_presets() {
   static const std::vector<ModelSpec> presets = [] {
     std::vector<ModelSpec> v;
@@ -60,29 +67,42 @@ const T& find_preset(const std::vector<T>& all, const std::string& name, const c
 
 const ModelSpec& model_preset(const std::string& name) { return find_preset(model_presets(), name, "--model"); }
 
+namespace {
+
+// The figures every preset shares: 8 GPUs per node, latencies of 5 us inside a node and 10 us between
+// nodes and the 2 GiB reserve (pipebench's choice), one element-wise pass, the gradient reduction hidden
+// behind the last backward where it can be. The GEMM tables' two parameters per generation and the
+// links' efficiencies: docs/model.md "Machine presets" (fitted on one source's rows, then frozen).
+MachineSpec base(const std::string& name, const std::string& source) {
+  MachineSpec m;
+  m.name = name, m.source = source;
+  m.gpus_per_node = 8;
+  m.intra_latency = 5e-6;
+  m.inter_latency = 10e-6;
+  m.elementwise_passes = kElementwisePasses;
+  m.dp_overlap = 1.0;
+  m.memory_reserve_bytes = 2 * kGiB;
+  return m;
+}
+
+}  // namespace
+
 const std::vector<MachineSpec>& machine_presets() {
   static const std::vector<MachineSpec> presets = [] {
     std::vector<MachineSpec> v;
-    // NVIDIA A100 Tensor Core GPU datasheet: BF16 dense 312 TFLOP/s; 40 GB HBM2 at 1,555 GB/s (80 GB
-    // HBM2e at 2,039 GB/s); NVLink 600 GB/s per GPU (both directions). DGX A100 user guide: eight
+    // NVIDIA A100 Tensor Core GPU datasheet: BF16 dense 312 TFLOP/s (no FP8); 40 GB HBM2 at 1,555 GB/s
+    // (80 GB HBM2e at 2,039 GB/s); NVLink 600 GB/s per GPU (both directions). DGX A100 user guide: eight
     // 200 Gb/s HDR InfiniBand adapters for the compute fabric, one per GPU (25 GB/s per direction).
-    MachineSpec a;
-    a.name = "a100-40gb";
-    a.source = "NVIDIA A100 datasheet (312 TFLOP/s BF16 dense, 40 GB, 1,555 GB/s, NVLink 600 GB/s); DGX A100: 8x HDR 200 Gb/s";
+    const GemmTable ampere = saturating_table(kAmpereGemm[0], kAmpereGemm[1], "saturating form, fitted on Narayanan et al. 2021 Table 1");
+    MachineSpec a = base("a100-40gb", "NVIDIA A100 datasheet (312 TFLOP/s BF16 dense, 40 GB, 1,555 GB/s, NVLink 600 GB/s); DGX A100: 8x HDR 200 Gb/s");
     a.peak_flops = 312e12;
     a.memory_bytes = 40 * kGiB;
     a.hbm_bandwidth = 1555e9;
-    a.gpus_per_node = 8;
     a.intra_bandwidth = 300e9;
     a.inter_bandwidth = 25e9;
-    a.intra_latency = 5e-6;
-    a.inter_latency = 10e-6;
-    // Fitted once for the A100 presets against docs/model.md's validation table.
-    a.matmul_efficiency = 0.60;
-    a.gemm_half_width = 400;
-    a.elementwise_passes = 1;
-    a.dp_overlap = 1.0;
-    a.memory_reserve_bytes = 2 * kGiB;
+    a.intra_efficiency = kNvlinkEfficiency;
+    a.inter_efficiency = kNetworkEfficiency;
+    a.gemm = ampere;
     v.push_back(a);
     MachineSpec a8 = a;
     a8.name = "a100-80gb";
@@ -90,26 +110,41 @@ const std::vector<MachineSpec>& machine_presets() {
     a8.memory_bytes = 80 * kGiB;
     a8.hbm_bandwidth = 2039e9;
     v.push_back(a8);
-    // NVIDIA H100 Tensor Core GPU datasheet (SXM): BF16 989 TFLOP/s dense (1,979 with sparsity), 80 GB
-    // HBM3 at 3.35 TB/s, NVLink 900 GB/s per GPU. DGX H100: eight 400 Gb/s ConnectX-7 (NDR) ports for the
-    // compute fabric, one per GPU (50 GB/s per direction).
-    MachineSpec h;
-    h.name = "h100-80gb";
-    h.source = "NVIDIA H100 SXM datasheet (989 TFLOP/s BF16 dense, 80 GB, 3.35 TB/s, NVLink 900 GB/s); DGX H100: 8x NDR 400 Gb/s";
+    // NVIDIA H100 Tensor Core GPU datasheet (SXM): BF16 989 TFLOP/s dense (1,979 with sparsity), FP8
+    // 1,979 dense, 80 GB HBM3 at 3.35 TB/s, NVLink 900 GB/s per GPU. DGX H100: eight 400 Gb/s
+    // ConnectX-7 (NDR) ports for the compute fabric, one per GPU (50 GB/s per direction).
+    const GemmTable hopper = saturating_table(kHopperGemm[0], kHopperGemm[1], "saturating form, fitted on Meta 2024 Table 4 (8,192 GPUs)");
+    MachineSpec h = base("h100-80gb", "NVIDIA H100 SXM datasheet (989 TFLOP/s BF16 dense, 80 GB, 3.35 TB/s, NVLink 900 GB/s); DGX H100: 8x NDR 400 Gb/s");
     h.peak_flops = 989e12;
+    h.peak_fp8_flops = 1979e12;
     h.memory_bytes = 80 * kGiB;
     h.hbm_bandwidth = 3.35e12;
-    h.gpus_per_node = 8;
     h.intra_bandwidth = 450e9;
     h.inter_bandwidth = 50e9;
-    h.intra_latency = 5e-6;
-    h.inter_latency = 10e-6;
-    h.matmul_efficiency = 0.81;
-    h.gemm_half_width = 400;
-    h.elementwise_passes = 1;
-    h.dp_overlap = 1.0;
-    h.memory_reserve_bytes = 2 * kGiB;
+    h.intra_efficiency = kNvlinkEfficiency;
+    h.inter_efficiency = kNetworkEfficiency;
+    h.gemm = hopper;
     v.push_back(h);
+    // H200 SXM datasheet: the H100's compute (989 BF16, 1,979 FP8 dense) with 141 GB HBM3e at 4.8 TB/s;
+    // DGX H200: NVLink 900 GB/s per GPU, 8x 400 Gb/s ConnectX-7.
+    MachineSpec h2 = h;
+    h2.name = "h200-141gb";
+    h2.source = "NVIDIA H200 SXM datasheet (989 TFLOP/s BF16 dense, 141 GB, 4.8 TB/s, NVLink 900 GB/s); DGX H200: 8x NDR 400 Gb/s";
+    h2.memory_bytes = 141e9;
+    h2.hbm_bandwidth = 4.8e12;
+    v.push_back(h2);
+    // DGX B200 datasheet: 72 PFLOP/s FP8 training per system of 8 GPUs (4.5 PFLOP/s FP8 and 2.25 BF16
+    // dense per GPU), 1,440 GB HBM3e (180 GB per GPU) at 8 TB/s per GPU, NVLink 5 at 1.8 TB/s per GPU
+    // (both directions), 8x 400 Gb/s ConnectX-7. The Hopper table's shape, not yet validated on Blackwell.
+    MachineSpec b = h;
+    b.name = "b200-180gb";
+    b.source = "NVIDIA DGX B200 datasheet (2.25 PFLOP/s BF16 and 4.5 FP8 dense per GPU, 180 GB, 8 TB/s, NVLink 1.8 TB/s); 8x NDR 400 Gb/s";
+    b.peak_flops = 2250e12;
+    b.peak_fp8_flops = 4500e12;
+    b.memory_bytes = 180e9;
+    b.hbm_bandwidth = 8e12;
+    b.intra_bandwidth = 900e9;
+    v.push_back(b);
     return v;
   }();
   return presets;

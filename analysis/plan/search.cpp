@@ -41,10 +41,10 @@ class Counter {
 };
 
 std::string describe(const Layout& l, int m) {
-  return "t=" + std::to_string(l.t) + " p=" + std::to_string(l.p) + " d=" + std::to_string(l.d) + " " + l.schedule +
+  return "t=" + std::to_string(l.t) + (l.cp > 1 ? " cp=" + std::to_string(l.cp) : "") + " p=" + std::to_string(l.p) + " d=" + std::to_string(l.d) + " " + l.schedule +
          (l.v > 0 ? " v=" + std::to_string(l.v) : "") + (m > 0 ? " m=" + std::to_string(m) : "") + " b=" +
          std::to_string(l.micro_batch_size) + " recompute=" + recompute_name(l.recompute) +
-         (l.sequence_parallel ? " sp" : "") + (l.zero ? " zero-1" : "");
+         (l.sequence_parallel ? " sp" : "") + (l.zero ? " zero-" + std::to_string(l.zero) : "");
 }
 
 std::string gib(double bytes) { return fixed(bytes / kGiB, 2); }
@@ -55,7 +55,8 @@ struct Lists {
   std::vector<std::string> schedules;
   std::vector<int> vs, bs;
   std::vector<Recompute> rcs;
-  std::vector<bool> sps, zs;
+  std::vector<bool> sps;
+  std::vector<int> zs;
   bool sp_listed = false, zero_listed = false;
 };
 
@@ -63,10 +64,10 @@ Lists lists_of(const SearchSpace& space) {
   Lists x;
   x.maps = space.mappings;
   if (x.maps.empty())
-    for (int t = 1; t <= space.gpus; ++t) {
-      if (space.gpus % t) continue;
-      for (int p = 1; p <= space.gpus / t; ++p)
-        if ((space.gpus / t) % p == 0) x.maps.push_back({t, p, space.gpus / t / p});
+    for (int n = space.gpus / std::max(1, space.cp), t = 1; t <= n; ++t) {
+      if (n % t) continue;
+      for (int p = 1; p <= n / t; ++p)
+        if ((n / t) % p == 0) x.maps.push_back({t, p, n / t / p});
     }
   x.schedules = space.schedules;
   if (x.schedules.empty())
@@ -76,7 +77,7 @@ Lists lists_of(const SearchSpace& space) {
   x.rcs = space.recomputes.empty() ? std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full}
                                    : space.recomputes;
   x.sps = space.sequence_parallel.empty() ? std::vector<bool>{false, true} : space.sequence_parallel;
-  x.zs = space.zero.empty() ? std::vector<bool>{false, true} : space.zero;
+  x.zs = space.zero.empty() ? std::vector<int>{0, 1} : space.zero;
   x.sp_listed = !space.sequence_parallel.empty();
   x.zero_listed = !space.zero.empty();
   return x;
@@ -103,7 +104,7 @@ void screen_one(const Problem& pr, const Layout& l, std::vector<Candidate>& cand
 
 // Every layout of the lists, screened; SP only where t > 1 and ZeRO-1 only where d > 1 unless listed
 // (elsewhere they are the same configuration as without).
-std::vector<Candidate> screen_all(const Problem& pr, const Lists& x, SearchResult& res, Counter& refused) {
+std::vector<Candidate> screen_all(const Problem& pr, const Lists& x, int cp, SearchResult& res, Counter& refused) {
   std::vector<Candidate> cands;
   for (const auto& mp : x.maps)
     for (const auto& name : x.schedules) {
@@ -113,10 +114,10 @@ std::vector<Candidate> screen_all(const Problem& pr, const Lists& x, SearchResul
           for (Recompute rc : x.rcs)
             for (bool sp : x.sps) {
               if (sp && mp[0] == 1 && !x.sp_listed) continue;
-              for (bool z : x.zs) {
-                if (z && mp[2] == 1 && !x.zero_listed) continue;
+              for (int z : x.zs) {
+                if (z && mp[2] * cp == 1 && !x.zero_listed) continue;
                 Layout l;
-                l.t = mp[0], l.p = mp[1], l.d = mp[2], l.v = v, l.schedule = name, l.micro_batch_size = b;
+                l.t = mp[0], l.p = mp[1], l.d = mp[2], l.cp = cp, l.v = v, l.schedule = name, l.micro_batch_size = b;
                 l.recompute = rc, l.sequence_parallel = sp, l.zero = z;
                 ++res.evaluated;
                 screen_one(pr, l, cands, refused);
@@ -140,6 +141,7 @@ void simulate_best(const Problem& pr, std::vector<Candidate>& cands, std::size_t
       continue;
     }
     ++res.simulated;
+    pd.layer_ops.clear(), pd.embedding_ops.clear(), pd.head_ops.clear();  // --evaluate's breakdown alone
     if (!pd.fits) {
       refused.add("memory", describe(c.layout, pd.m) + ": " + gib(pd.memory_bytes) + " GiB of " + gib(pr.machine.memory_bytes),
                   pd.memory_bytes / pr.machine.memory_bytes);
@@ -154,11 +156,13 @@ void simulate_best(const Problem& pr, std::vector<Candidate>& cands, std::size_t
 
 }  // namespace
 
-SearchResult search(const Problem& pr, const SearchSpace& space) {
+SearchResult search(const Problem& problem, const SearchSpace& space) {
   const auto start = std::chrono::steady_clock::now();
+  Problem pr = problem;
+  if (!pr.cache) pr.cache = make_parts_cache();
   SearchResult res;
   Counter refused;
-  std::vector<Candidate> cands = screen_all(pr, lists_of(space), res, refused);
+  std::vector<Candidate> cands = screen_all(pr, lists_of(space), std::max(1, space.cp), res, refused);
   simulate_best(pr, cands, static_cast<std::size_t>(std::max(1, space.top)), res, refused);
   res.infeasible = refused.list();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -13,14 +13,15 @@
 namespace pipebench::analysis::plan {
 
 struct SearchSpace {
-  int gpus = 0;
-  std::vector<std::array<int, 3>> mappings;  // t, p, d; empty: every divisor triple of gpus
+  int gpus = 0;                               // t cp p d
+  int cp = 1;                                 // context-parallel size of every layout
+  std::vector<std::array<int, 3>> mappings;  // t, p, d; empty: every divisor triple of gpus / cp
   std::vector<std::string> schedules;        // empty: every generated schedule
   std::vector<int> vs;                        // chunks for schedules that take a v; empty: 2, 4
   std::vector<int> micro_batch_sizes;         // empty: 1, 2, 4, 8
   std::vector<Recompute> recomputes;          // empty: all three
   std::vector<bool> sequence_parallel;        // empty: off and on (on only where t > 1)
-  std::vector<bool> zero;                     // empty: off and on (on only where d > 1)
+  std::vector<int> zero;                      // ZeRO stages; empty: 0 and 1 (1 only where d > 1)
   int top = 10;
 };
 

@@ -93,6 +93,27 @@ const char* op_name(Op op) {
   return "?";
 }
 
+Gemm op_gemm(const Shape& m, const Split& split, Op op, bool moe) {
+  const double t = split.t, n = tokens(m, split), h = m.hidden, kv = static_cast<double>(m.kv_width());
+  const double d = static_cast<double>(m.head_dim()), s = m.seq, g = m.fc1_factor();
+  const double f = static_cast<double>(moe ? m.expert_ffn_size() : m.ffn_size());
+  // An expert's tokens: each token goes to top_k routed experts (spread evenly over them) and every
+  // shared one; one product of an expert's width stands for all of them.
+  const double rows = moe && m.experts > 0 ? n * (m.top_k + m.shared_experts) / (m.experts + m.shared_experts) : n;
+  const double heads = static_cast<double>(m.micro_batch) * m.heads / t;
+  switch (op) {
+    case Op::qkv: return {1, n, (h + 2 * kv) / t, h};
+    case Op::scores: return {heads, n / m.micro_batch, s, d};
+    case Op::values: return {heads, n / m.micro_batch, d, s};
+    case Op::proj: return {1, n, h, h / t};
+    case Op::fc1: return {1, rows, g * f / t, h};
+    case Op::fc2: return {1, rows, h, f / t};
+    case Op::router: return {1, n, double(m.experts), h};
+    case Op::head: return {1, n, split.vocab_split() ? double(m.vocab) / t : double(m.vocab), h};
+  }
+  return {};
+}
+
 double layer_forward_flops_per_token(const Shape& m, bool moe) {
   double sum = 0;
   for (const Product& p : kLayer)

@@ -45,6 +45,16 @@ struct OpFlops {
   Flops flops;
 };
 
+// The forward matrix product of `op` on one rank of `split` for one micro-batch: `batch` independent
+// [m, k] x [k, n] products (the attention's per head). I runs dX = dY W^T, an [m, n] x [n, k]; W runs
+// dW = X^T dY, a [k, m] x [m, n]. MoE fc1 and fc2 count the routed tokens of one expert's share
+// (tokens x (top_k + shared) spread evenly). Their FLOPs are layer_ops' (2 m n k batch, summed over the
+// passes); these are the shapes a per-shape efficiency table is looked up with (analysis/plan/).
+struct Gemm {
+  double batch = 1, m = 0, n = 0, k = 0;
+};
+Gemm op_gemm(const Shape& m, const Split& split, Op op, bool moe = false);
+
 // Forward FLOPs of one token through one layer, all tensor-parallel ranks together (GPT: 24h^2 + 4sh),
 // and through the output layer (2hV).
 double layer_forward_flops_per_token(const Shape& m, bool moe = false);

@@ -38,7 +38,9 @@ struct PlanSettings {
   int gpus = 0, gpus_per_node = 0;
   bool allow_cross_node_tp = false;
   std::vector<Mapping> mappings;
-  int cp = 1, ep = 1;  // refused above 1 until the planner models them
+  int cp = 1, ep = 1;  // ep refused above 1 until the planner models it
+  std::string pipeline_layout;
+  bool tp_overlap = false, no_dp_overlap = false, fp8 = false;
   std::vector<std::string> schedules;
   std::vector<int> vs;
   std::vector<std::string> recomputes;
@@ -118,11 +120,15 @@ Space space_of(const PlanSettings& f, const std::vector<plan::Recompute>& rcs) {
   space.recomputes = rcs;
   if (f.sp) space.sequence_parallel = {true};
   if (f.no_sp) space.sequence_parallel = {false};
-  for (int z : f.zero) space.zero.push_back(z == 1);
+  space.zero = f.zero;
   space.gpus = f.gpus;
+  space.cp = f.cp;
+  if (f.cp < 1 || (f.gpus && f.gpus % f.cp != 0))
+    throw UsageError("--context-parallel " + std::to_string(f.cp) + " is not allowed: it must divide --gpus " +
+                     std::to_string(f.gpus) + " (t cp p d GPUs)");
   s.gpus_text = std::to_string(f.gpus);
   for (const Mapping& m : f.mappings) {
-    const long long n = 1LL * m.t * m.p * m.d;
+    const long long n = 1LL * m.t * m.p * m.d * f.cp;
     if (n > topology::Grid::kMaxWorldSize)
       throw UsageError("--mapping " + to_string(m) + " has " + std::to_string(n) + " GPUs: at most " +
                        std::to_string(topology::Grid::kMaxWorldSize) + " (2^24)");
@@ -160,7 +166,12 @@ plan::Layout evaluated_layout(const PlanSettings& f, const std::vector<plan::Rec
   l.micro_batch_size = f.micro_batch_sizes[0];
   l.recompute = rcs.empty() ? plan::Recompute::none : rcs[0];
   l.sequence_parallel = f.sp;
-  l.zero = !f.zero.empty() && f.zero[0] == 1;
+  l.zero = f.zero.empty() ? 0 : f.zero[0];
+  l.cp = f.cp;
+  l.fp8 = f.fp8;
+  l.tp_overlap = f.tp_overlap;
+  l.dp_overlap = !f.no_dp_overlap;
+  if (!f.pipeline_layout.empty()) l.stage_layers = plan::parse_pipeline_layout(f.pipeline_layout);
   return l;
 }
 
@@ -214,6 +225,21 @@ Table plan_table() {
   return Table(columns);
 }
 
+// Per operation of one layer, of the embedding (first stage) and of the head and loss (last stage): its
+// kind and its F, I (with the recomputed forward) and W seconds on one rank for one micro-batch.
+nlohmann::ordered_json ops_json(const plan::Prediction& p) {
+  nlohmann::ordered_json out;
+  const std::pair<const char*, const std::vector<plan::OpCost>*> parts[] = {
+      {"layer", &p.layer_ops}, {"embedding", &p.embedding_ops}, {"head", &p.head_ops}};
+  for (const auto& [part, ops] : parts) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const plan::OpCost& c : *ops)
+      list.push_back({{"name", c.name}, {"kind", c.kind}, {"f", c.f}, {"i", c.i}, {"w", c.w}, {"recompute", c.recompute}});
+    out[part] = list;
+  }
+  return out;
+}
+
 nlohmann::ordered_json config_json(const plan::Prediction& p) {
   nlohmann::ordered_json j;
   const plan::Layout& l = p.layout;
@@ -222,7 +248,8 @@ nlohmann::ordered_json config_json(const plan::Prediction& p) {
   j["schedule"] = l.schedule;
   j["recompute"] = plan::recompute_name(l.recompute);
   j["sequence_parallel"] = l.sequence_parallel;
-  j["zero"] = l.zero ? 1 : 0;
+  j["zero"] = l.zero;
+  j["context_parallel"] = l.cp;
   j["step_time"] = p.step_time;
   j["tokens_per_second"] = p.tokens_per_second;
   j["model_tflops_per_gpu"] = p.model_tflops_per_gpu;
@@ -234,6 +261,7 @@ nlohmann::ordered_json config_json(const plan::Prediction& p) {
   const analysis::Breakdown& b = p.breakdown;
   j["breakdown"] = {{"compute", b.compute}, {"tp", b.tp},         {"pp", b.pp},
                     {"dp", b.dp},           {"bubble", b.bubble}, {"other", b.other}};
+  if (!p.layer_ops.empty()) j["operations"] = ops_json(p);
   return j;
 }
 
@@ -244,7 +272,7 @@ Record record_of(int rank, const plan::Prediction& p) {
   Record r;
   r.cells = {std::to_string(rank), std::to_string(l.t), std::to_string(l.p), std::to_string(l.d),
              std::to_string(p.v), std::to_string(p.m), std::to_string(l.micro_batch_size), l.schedule,
-             plan::recompute_name(l.recompute), l.sequence_parallel ? "on" : "off", l.zero ? "1" : "0",
+             plan::recompute_name(l.recompute), l.sequence_parallel ? "on" : "off", std::to_string(l.zero),
              fixed(p.step_time, 3), fixed(p.tokens_per_second, 0), fixed(p.model_tflops_per_gpu, 1),
              fixed(100 * p.mfu, 1), fixed(p.memory_bytes / plan::kGiB, 1),
              fixed(100 * p.bubble_fraction, 1), fixed(b.compute, 3), fixed(b.tp, 3), fixed(b.pp, 3),
@@ -261,6 +289,7 @@ std::string head_lines(const PlanSettings& f, const plan::Problem& pr, const std
      << " s=" << model.seq << " V=" << model.vocab << ", "
      << num(double(analysis::transformer::total_params(model)) / 1e9, 3) << "B parameters) on " << gpus_text << " x "
      << pr.machine.name << ", global batch " << pr.global_batch << " sequences\n";
+  if (f.cp > 1) os << "# context parallel: cp = " << f.cp << " in every configuration (t cp p d GPUs)\n";
   os << "# machine: " << num(pr.machine.peak_flops / 1e12, 3) << " TFLOP/s peak, "
      << num(pr.machine.memory_bytes / plan::kGiB, 3) << " GiB; rates from " << pr.machine.rates_from << '\n';
   os << "# evaluated " << o.evaluated << " configuration" << (o.evaluated == 1 ? "" : "s") << " in " << num(o.seconds, 3)
@@ -311,7 +340,9 @@ void write_plan(std::ostream& out, Format format, const PlanSettings& f, const p
 
 void run(const PlanSettings& f) {
   // Everything is checked before any work.
-  refuse_cp_ep(f.cp, f.ep, "plan");
+  refuse_cp_ep(1, f.ep, "plan");
+  if (!f.evaluate && (!f.pipeline_layout.empty() || f.tp_overlap || f.no_dp_overlap || f.fp8))
+    throw UsageError("--pipeline-model-parallel-layout, --tp-comm-overlap, --no-overlap-grad-reduce and --fp8 go with --evaluate");
   const Format format = output_format(f.json, f.csv);
   if (f.top < 1) throw UsageError("--top 0 is not allowed: need K >= 1");
   const plan::Problem pr = problem_of(f);
@@ -362,8 +393,14 @@ void add_plan_command(CLI::App& app) {
       ->description("Activation recomputation: a comma list of none, selective, full (default: all three)");
   cmd->add_flag("--sequence-parallel", f->sp, "Sequence parallelism on only (default: searched, on and off)");
   cmd->add_flag("--no-sequence-parallel", f->no_sp, "Sequence parallelism off only");
-  add(*cmd, Flag{"--zero", "ZeRO stage of the optimizer state: 0, 1 or the list 0,1 (default: both)", 0, 1}, f->zero);
-  add(*cmd, Flag{"--machine", "Machine preset (a100-40gb, a100-80gb, h100-80gb) or a TOML machine file (docs/model.md)"},
+  add(*cmd, Flag{"--zero", "ZeRO stage: 0, 1 (optimizer state sharded), 2 (and gradients), 3 (and weights), or a list (default 0,1)", 0, 3},
+      f->zero);
+  add(*cmd, Flag{"--pipeline-model-parallel-layout", "Layers per stage as Megatron-Core writes them, e.g. \"Et*3|t*4|t*3L\" (--evaluate)"},
+      f->pipeline_layout);
+  cmd->add_flag("--tp-comm-overlap", f->tp_overlap, "Tensor-parallel collectives overlapped with the GEMMs (--evaluate)");
+  cmd->add_flag("--no-overlap-grad-reduce", f->no_dp_overlap, "Gradient reduction after the backward, not overlapped (--evaluate)");
+  cmd->add_flag("--fp8", f->fp8, "Matrix products at the machine's FP8 peak (--evaluate)");
+  add(*cmd, Flag{"--machine", "Machine preset (a100-40gb, a100-80gb, h100-80gb, h200-141gb, b200-180gb) or a TOML machine file (docs/model.md)"},
       f->machine);
   add(*cmd, Flag{"--calibrate", "Take the FLOP rate and link of this results file (transformer runs, comm fits)"},
       f->calibrate);

@@ -19,7 +19,8 @@ const std::vector<std::string>& machine_file_keys() {
       "name",          "base",           "source",           "peak_tflops",          "memory_gib",
       "hbm_gbps",      "gpus_per_node",  "intra_node_gbps",  "inter_node_gbps",      "intra_node_latency_us",
       "inter_node_latency_us",           "matmul_efficiency", "gemm_half_width",     "elementwise_passes",
-      "dp_overlap",    "memory_reserve_gib", "action_gap_us"};
+      "dp_overlap",    "memory_reserve_gib", "action_gap_us",  "peak_fp8_tflops",      "intra_node_efficiency",
+      "inter_node_efficiency"};
   return keys;
 }
 
@@ -71,8 +72,20 @@ plan::MachineSpec machine_from_entries(const std::vector<ConfigEntry>& entries, 
   number("inter_node_gbps", 1e9, &m.inter_bandwidth, false);
   number("intra_node_latency_us", 1e-6, &m.intra_latency, true);
   number("inter_node_latency_us", 1e-6, &m.inter_latency, true);
-  number("matmul_efficiency", 1, &m.matmul_efficiency, true);
-  number("gemm_half_width", 1, &m.gemm_half_width, true);
+  // A GEMM table of the presets' saturating form from its two parameters (docs/model.md).
+  double e_max = 0, half = -1;
+  number("matmul_efficiency", 1, &e_max, true);
+  number("gemm_half_width", 1, &half, true);
+  if (by_key.count("matmul_efficiency") || by_key.count("gemm_half_width")) {
+    if (by_key.count("matmul_efficiency") && !(e_max > 0 && e_max <= 1))
+      throw UsageError(label + ": matmul_efficiency = " + num(e_max) + " is not allowed: must be in (0, 1]");
+    if (!by_key.count("matmul_efficiency") || !by_key.count("gemm_half_width"))
+      throw UsageError(label + ": keys 'matmul_efficiency' and 'gemm_half_width' go together (the GEMM table's e_max and half width)");
+    m.gemm = plan::saturating_table(e_max, half, "machine file " + file);
+  }
+  number("peak_fp8_tflops", 1e12, &m.peak_fp8_flops, true);
+  number("intra_node_efficiency", 1, &m.intra_efficiency, true);
+  number("inter_node_efficiency", 1, &m.inter_efficiency, true);
   number("elementwise_passes", 1, &m.elementwise_passes, true);
   number("dp_overlap", 1, &m.dp_overlap, true);
   number("memory_reserve_gib", plan::kGiB, &m.memory_reserve_bytes, true);
@@ -102,8 +115,8 @@ plan::MachineSpec load_machine(const std::string& text) {
 
 plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
   m.peak_flops = c.flop_rate;
-  m.matmul_efficiency = 1;
-  m.gemm_half_width = 0;
+  m.gemm = {};  // the measured rate is the products' whole rate
+  m.intra_efficiency = m.inter_efficiency = 1;  // the fit is the achieved link
   m.elementwise_passes = 0;
   m.intra_bandwidth = m.inter_bandwidth = c.beta;
   m.intra_latency = m.inter_latency = c.alpha;

@@ -45,10 +45,18 @@ foreach(_case "context-parallel;2" "expert-parallel;4")
   pipebench_mpirun_test(run_${_flag}_refused NP 2 RC 2 ONCE "pipebench: error:"
     MATCH "pipebench: error: --${_flag} ${_n} is not allowed in pipebench run yet: expected 1 \\(pipebench topology and pipebench comm take it\\)\n"
     ARGS --${_flag} ${_n} -o never.h5)
-  pipebench_cli_test(plan_${_flag}_refused RC 2
-    MATCH "^pipebench: error: --${_flag} ${_n} is not allowed in pipebench plan yet: expected 1 \\(pipebench topology and pipebench comm take it\\)\n$"
-    ARGS plan --model gpt3-175b --gpus 64 --global-batch 64 --${_flag} ${_n})
 endforeach()
+# plan predicts and searches context-parallel layouts (t cp p d GPUs, docs/model.md); no expert
+# parallelism yet.
+pipebench_cli_test(plan_expert-parallel_refused RC 2
+  MATCH "^pipebench: error: --expert-parallel 4 is not allowed in pipebench plan yet: expected 1 \\(pipebench topology and pipebench comm take it\\)\n$"
+  ARGS plan --model gpt3-175b --gpus 64 --global-batch 64 --expert-parallel 4)
+pipebench_cli_test(plan_context-parallel_refused RC 2
+  MATCH "^pipebench: error: --context-parallel 3 is not allowed: it must divide --gpus 64 .t cp p d GPUs.\n$"
+  ARGS plan --model gpt3-175b --gpus 64 --global-batch 64 --context-parallel 3)
+pipebench_cli_test(plan_context-parallel_search RC 0
+  MATCH "# pipebench plan: llama3-405b [^\n]* on 16384 x h100-80gb.*\n +1  8  +[0-9]+ +[0-9]+ "
+  ARGS plan --model llama3-405b --machine h100-80gb --gpus 16384 --global-batch 2048 --context-parallel 2 --top 1)
 # Given as 1 they change nothing: the same run as without them.
 pipebench_mpirun_test(run_size_one_cp_ep NP 2 RC 0 MATCH "# pipebench run: 2 ranks, 1 configuration"
   ARGS --schedule 1f1b -m 2 --context-parallel 1 --expert-parallel 1 ${_quick} -o one.h5)

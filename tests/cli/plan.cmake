@@ -10,7 +10,7 @@ pipebench_cli_test(plan_global_batch_bubbles RC 0
   ARGS plan --model gpt3-175b --global-batch 1024 --micro-batch-size 1 --mapping 8x8x64,8x8x16 --schedule 1f1b
        --recompute full --no-sequence-parallel --zero 0)
 pipebench_cli_test(plan_evaluate_json RC 0
-  MATCH "^{\n  \"evaluated\": 1,\n  \"seconds\": [0-9.e-]+,\n  \"configurations\": .\n    {\n      \"t\": 8,\n      \"p\": 8,\n      \"d\": 16,\n      \"v\": 1,\n      \"m\": 64,\n      \"micro_batch_size\": 1,\n      \"schedule\": \"1f1b\",\n      \"recompute\": \"selective\",\n      \"sequence_parallel\": true,\n      \"zero\": 1,\n      \"step_time\": [0-9.]+,\n      \"tokens_per_second\": [0-9.]+,\n      \"model_tflops_per_gpu\": [0-9.]+,\n      \"hardware_tflops_per_gpu\": [0-9.]+,\n      \"mfu\": 0.[0-9]+,\n      \"memory_bytes_per_gpu\": [0-9.]+,\n      \"bubble_fraction\": 0.[0-9]+,\n      \"fits\": true,\n      \"breakdown\": {\n        \"compute\": [0-9.]+,\n        \"tp\": [0-9.]+,\n        \"pp\": [0-9.]+,\n        \"dp\": [0-9.]+,\n        \"bubble\": [0-9.]+,\n        \"other\": [0-9.e-]+\n      }\n    }\n  .\n}\n$"
+  MATCH "^{\n  \"evaluated\": 1,\n  \"seconds\": [0-9.e-]+,\n  \"configurations\": .\n    {\n      \"t\": 8,\n      \"p\": 8,\n      \"d\": 16,\n      \"v\": 1,\n      \"m\": 64,\n      \"micro_batch_size\": 1,\n      \"schedule\": \"1f1b\",\n      \"recompute\": \"selective\",\n      \"sequence_parallel\": true,\n      \"zero\": 1,\n      \"context_parallel\": 1,\n      \"step_time\": [0-9.]+,\n      \"tokens_per_second\": [0-9.]+,\n      \"model_tflops_per_gpu\": [0-9.]+,\n      \"hardware_tflops_per_gpu\": [0-9.]+,\n      \"mfu\": 0.[0-9]+,\n      \"memory_bytes_per_gpu\": [0-9.]+,\n      \"bubble_fraction\": 0.[0-9]+,\n      \"fits\": true,\n      \"breakdown\": {\n        \"compute\": [0-9.]+,\n        \"tp\": [0-9.]+,\n        \"pp\": [0-9.]+,\n        \"dp\": [0-9.]+,\n        \"bubble\": [0-9.]+,\n        \"other\": [0-9.e-]+\n      },\n      \"operations\": {\n        \"layer\": .\n          {\n            \"name\": \"qkv\",\n            \"kind\": \"gemm\",\n            \"f\": [0-9.e-]+,[^$]*\"head\": [^$]*\n    }\n  .\n}\n$"
   ARGS plan --model gpt3-175b --global-batch 1024 --mapping 8x8x16 --schedule 1f1b --micro-batch-size 1
        --recompute selective --sequence-parallel --zero 1 --evaluate --json)
 pipebench_cli_test(plan_evaluate_memory RC 0 MATCH "# memory per GPU: weights [0-9.]+ GiB, gradients [0-9.]+, optimizer [0-9.]+, activations [0-9.]+, reserve 2.00. does NOT fit in 80.0 GiB"
@@ -22,7 +22,7 @@ pipebench_cli_test(plan_machine_file RC 0 MATCH "on 64 x a100-slow-net.*rates fr
 pipebench_cli_test(plan_unknown_model RC 2
   MATCH "^pipebench: error: --model 'gpt-5' is not allowed: expected one of gpt3-175b, llama3-405b, bloom-176b, mt-nlg-530b\n$"
   ARGS plan --model gpt-5 --gpus 8 --global-batch 8)
-pipebench_cli_test(plan_unknown_machine RC 2 MATCH "^pipebench: error: --machine 'tpu-v4' is not allowed: expected one of a100-40gb, a100-80gb, h100-80gb\n$"
+pipebench_cli_test(plan_unknown_machine RC 2 MATCH "^pipebench: error: --machine 'tpu-v4' is not allowed: expected one of a100-40gb, a100-80gb, h100-80gb, h200-141gb, b200-180gb\n$"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --machine tpu-v4)
 pipebench_cli_test(plan_batch_not_divisible RC 2
   MATCH "^pipebench: error: --evaluate: the configuration cannot run \\(global batch\\): global batch 1000 is not a multiple of b.d = 16\n$"
@@ -47,8 +47,8 @@ pipebench_cli_test(plan_evaluate_two_mappings RC 2 MATCH "^pipebench: error: --e
   ARGS plan --model gpt3-175b --global-batch 8 --mapping 8x1x1,4x2x1 --schedule 1f1b --micro-batch-size 1 --evaluate)
 pipebench_cli_test(plan_bad_recompute RC 2 MATCH "^pipebench: error: --recompute 'some' is not allowed: expected one of none, selective, full\n$"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --recompute some)
-pipebench_cli_test(plan_bad_zero RC 2 MATCH "^pipebench: error: --zero '2' is not allowed"
-  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --zero 2)
+pipebench_cli_test(plan_bad_zero RC 2 MATCH "^pipebench: error: --zero '4' is not allowed"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --zero 4)
 # --order is topology::Grid's: any order of tp, pp and dp runs (pipeline neighbours 1 apart in pp-dp-tp,
 # tests/bench/cmd/test_plan_order.cpp), a bad one gets Grid's own message.
 pipebench_cli_test(plan_bad_order RC 2 MATCH "^pipebench: error: order 'tp-dp': axis 'pp' is missing. allowed: tp, pp, dp [^\n]*\n$"
@@ -78,3 +78,25 @@ add_test(NAME cli.plan_calibrated_runs
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_calibrated.py $<TARGET_FILE:pipebench>
                  ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/cli_work/plan_calibrated --tolerance 40 --attempts 3)
 set_tests_properties(cli.plan_calibrated_runs PROPERTIES LABELS "mpi;perf" PROCESSORS 2 TIMEOUT 240)
+# Issue 21: Llama 3 405B at Meta's layout (one layer fewer on the first and last stage, sharded data
+# parallelism keeping the weights) fits; bad layout strings, FP8 without an FP8 peak and the --evaluate
+# flags given to a search are one line each.
+pipebench_cli_test(plan_llama3_meta_layout RC 0
+  MATCH "\n +1  8  16  64  1  32  1  1f1b +none +on +2 [^\n]*\n# memory per GPU: weights 5.94 GiB, gradients 0.19, optimizer 0.56, activations 63.75, reserve 2.00. fits in 80.0 GiB"
+  ARGS plan --model llama3-405b --machine h100-80gb --global-batch 2048 --mapping 8x16x64 --schedule 1f1b
+       --micro-batch-size 1 --recompute none --sequence-parallel --zero 2 --evaluate
+       --pipeline-model-parallel-layout "Et*7|(t*8|)*14t*7L")
+pipebench_cli_test(plan_bad_layout_string RC 2
+  MATCH "^pipebench: error: --pipeline-model-parallel-layout 'Et.7.tL.t' is not allowed: 'L' belongs to the last stage alone"
+  ARGS plan --model gpt3-175b --global-batch 8 --mapping 8x2x1 --schedule 1f1b --micro-batch-size 1 --evaluate
+       --pipeline-model-parallel-layout "Et*7|tL|t")
+pipebench_cli_test(plan_layout_wrong_stages RC 2
+  MATCH "^pipebench: error: --evaluate: the configuration cannot run \\(layers\\): the pipeline layout has 2 stages of 8 layers, not p.v = 2 of 96\n$"
+  ARGS plan --model gpt3-175b --global-batch 8 --mapping 8x2x1 --schedule 1f1b --micro-batch-size 1 --evaluate
+       --pipeline-model-parallel-layout "Et*4|t*4L")
+pipebench_cli_test(plan_fp8_without_peak RC 2
+  MATCH "^pipebench: error: --evaluate: the configuration cannot run \\(precision\\): a100-80gb has no FP8 peak\n$"
+  ARGS plan --model gpt3-175b --global-batch 8 --mapping 8x1x1 --schedule 1f1b --micro-batch-size 1 --evaluate --fp8)
+pipebench_cli_test(plan_evaluate_flags_in_search RC 2
+  MATCH "^pipebench: error: --pipeline-model-parallel-layout, --tp-comm-overlap, --no-overlap-grad-reduce and --fp8 go with --evaluate\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --tp-comm-overlap)

@@ -2,10 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
+#include <set>
 
 #include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
 #include "analysis/plan/model.hpp"
+#include "plan_cases.hpp"
 #include "analysis/plan/search.hpp"
 #include "analysis/plan/validation.hpp"
 #include "analysis/transformer/flops.hpp"
@@ -14,21 +17,8 @@
 namespace pipebench::analysis::plan {
 namespace {
 
-Problem problem(const std::string& model, const std::string& machine, std::int64_t batch) {
-  Problem pr;
-  pr.model = model_preset(model);
-  pr.machine = machine_preset(machine);
-  pr.global_batch = batch;
-  return pr;
-}
-
-Layout layout(int t, int p, int d, const std::string& schedule, int b, Recompute rc, bool sp = false, bool zero = false,
-              int v = 0) {
-  Layout l;
-  l.t = t, l.p = p, l.d = d, l.schedule = schedule, l.micro_batch_size = b, l.recompute = rc;
-  l.sequence_parallel = sp, l.zero = zero, l.v = v;
-  return l;
-}
+using testing::layout;
+using testing::problem;
 
 // The counts themselves are the cost model's (tests/analysis/transformer/); here, that the planner's
 // presets and stage plan read them.
@@ -112,18 +102,39 @@ TEST(PlanModel, RefusalsNameTheConstraint) {
   EXPECT_THROW(machine_preset("tpu"), UsageError);
 }
 
-// The published runs of docs/model.md: mean absolute error at most 10 % with one parameter set per
-// machine, and the trends right (throughput falls as d grows at a fixed global batch).
-TEST(PlanValidation, PublishedRunsWithinTenPercent) {
+// The published runs of docs/model.md "Validation", recomputed: every row's error to 0.05 percentage
+// points (a change of the model shows here and in the docs' table), the mean and the trends (throughput
+// falls as d grows at a fixed global batch: MT-NLG, Llama 3).
+TEST(PlanValidation, PublishedRunsTable) {
   std::vector<ValidationRow> rows = validation_rows();
   const double mae = validate(rows);
-  EXPECT_LE(mae, 0.10);
-  for (const auto& r : rows) EXPECT_LT(std::abs(r.predicted / r.published - 1), 0.25) << r.run;
-  // MT-NLG on 2240, 2800, 3360 GPUs; Llama 3 on 8192, 16384.
-  ASSERT_EQ(rows.size(), 8u);
-  EXPECT_GT(rows[2].predicted, rows[3].predicted);
-  EXPECT_GT(rows[3].predicted, rows[4].predicted);
-  EXPECT_GT(rows[6].predicted, rows[7].predicted);
+  const double expected[] = {
+      -1.61, 0.01, 0.63, 2.53, -4.86, 2.19, -0.43, 0.23, 0.20, -4.11,
+      -0.75, -1.47, -2.36, -2.32, -3.01, -3.94, 1.08, 3.79, 3.60, -0.83,
+      1.08, -1.96, 1.08, 2.30, 3.60, -1.87, -5.45, -6.72, -1.33, -0.60,
+      3.88, 3.03, 8.61, 9.82, 19.06, 20.06, 24.61, -1.11, 3.35, -7.23,
+      0.15,
+  };
+  ASSERT_EQ(rows.size(), std::size(expected));
+  for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_NEAR(100 * rows[i].error(), expected[i], 0.05) << rows[i].run;
+  EXPECT_NEAR(100 * mae, 4.07, 0.01);
+  std::set<std::string> sources;
+  for (const auto& r : rows) sources.insert(r.source_id);
+  EXPECT_EQ(sources.size(), 7u);
+  // Megatron-LM's rows (not the Megatron-DeepSpeed ones, docs/model.md) within 10 %.
+  for (const auto& r : rows) {
+    if (r.framework == "Megatron-DeepSpeed") continue;
+    EXPECT_LT(std::abs(r.error()), 0.10) << r.run;
+  }
+  const auto at = [&](const std::string& run) {
+    for (const auto& r : rows)
+      if (r.run == run) return r.predicted;
+    ADD_FAILURE() << run;
+    return 0.0;
+  };
+  EXPECT_GT(at("MT-NLG 530B, 2240 GPUs"), at("MT-NLG 530B, 2800 GPUs"));
+  EXPECT_GT(at("MT-NLG 530B, 2800 GPUs"), at("MT-NLG 530B, 3360 GPUs"));
+  EXPECT_GT(at("Llama 3 405B, 8192 GPUs"), at("Llama 3 405B, 16384 GPUs"));
 }
 
 // Pruning by the lower bound never drops the best: the search's top equals an exhaustive evaluation.

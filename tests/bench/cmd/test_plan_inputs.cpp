@@ -69,6 +69,14 @@ TEST_F(PlanInputs, MachineFileFromBaseOrFromScratch) {
   EXPECT_DOUBLE_EQ(s.peak_flops, 100e12);
   EXPECT_EQ(s.gpus_per_node, 4);
   EXPECT_EQ(load_machine("a100-40gb").name, "a100-40gb");
+  EXPECT_TRUE(s.gemm.empty());  // no table: every product at the peak
+  // The GEMM table from its two parameters, the FP8 peak and the links' efficiencies (docs/model.md).
+  const auto g = load_machine(write("g.toml", "[machine]\nbase = \"h100-80gb\"\nmatmul_efficiency = 0.5\n"
+                                              "gemm_half_width = 0\npeak_fp8_tflops = 1000\ninter_node_efficiency = 0.5\n"));
+  EXPECT_DOUBLE_EQ(analysis::plan::gemm_efficiency(g.gemm, 4096, 4096, 4096), 0.5);
+  EXPECT_DOUBLE_EQ(g.peak_fp8_flops, 1e15);
+  EXPECT_DOUBLE_EQ(g.inter_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(g.intra_efficiency, analysis::plan::machine_preset("h100-80gb").intra_efficiency);
 }
 
 TEST_F(PlanInputs, MalformedMachineFilesAreOneLineErrors) {
@@ -86,6 +94,9 @@ TEST_F(PlanInputs, MalformedMachineFilesAreOneLineErrors) {
   EXPECT_NE(error("[run]\nbase = \"a100-80gb\"\n").find("table '[run]' is not allowed: the only table is [machine]"),
             std::string::npos);
   EXPECT_NE(error("[machine]\nbase = \"a100-80gb\"\nmatmul_efficiency = 1.5\n").find("matmul_efficiency = 1.5 is not allowed"),
+            std::string::npos);
+  EXPECT_NE(error("[machine]\nbase = \"a100-80gb\"\ngemm_half_width = 100\n").find("go together"), std::string::npos);
+  EXPECT_NE(error("[machine]\nbase = \"a100-80gb\"\ninter_node_efficiency = 1.5\n").find("inter_node_efficiency = 1.5 is not allowed"),
             std::string::npos);
   EXPECT_NE(error("[machine]\nbase = \"tpu\"\n").find("line 2: key 'base': --machine 'tpu' is not allowed"),
             std::string::npos);

@@ -1,0 +1,52 @@
+// The static memory and data-parallel traffic of a layout by ZeRO stage (analysis/plan/ops.hpp,
+// docs/model.md "Memory per GPU").
+#include <algorithm>
+
+#include "analysis/plan/ops.hpp"
+#include "analysis/transformer/params.hpp"
+
+namespace pipebench::analysis::plan {
+
+namespace {
+
+// Per parameter, Megatron-LM's mixed-precision layout ("Distributed Optimizer" docs): 16-bit weights,
+// 32-bit main gradients, and 12 bytes of optimizer state (fp32 master weights, Adam's m and v), which
+// ZeRO-1 / the distributed optimizer shards over the d replicas: 18 bytes, or 6 + 12/d.
+constexpr double kWeightBytes = 2, kGradBytes = 4, kOptimizerBytes = 12;
+// An Adam step moves about 30 bytes per parameter through device memory (reads fp32 weight, gradient,
+// m, v; writes weight, m, v and the 16-bit copy): a memory-bound pass.
+constexpr double kOptimizerTraffic = 30;
+
+}  // namespace
+
+// Static memory and data-parallel traffic by ZeRO stage over the cp d ranks that hold a replica's
+// shard (Rajbhandari et al. 2020; Megatron's distributed optimizer is stage 1): 1 shards the 12 bytes of
+// optimizer state, 2 the 4 of the fp32 gradients too, 3 the 16-bit weights too, which are then gathered
+// per layer (two layers' worth held) in F and again in I for every micro-batch, with the gradients
+// reduce-scattered after each. Stage 0: an all-reduce of the gradients; 1 and 2: their reduce-scatter and
+// the weights' all-gather once a step.
+void static_and_dp(const Problem& pr, const Layout& l, double params, StagePlan& sp) {
+  const MachineSpec& mc = pr.machine;
+  const int shards = l.d * std::max(1, l.cp);
+  const double z = shards;
+  sp.weights = kWeightBytes * params / (l.zero >= 3 ? z : 1);
+  if (l.zero >= 3) sp.weights += 2 * kWeightBytes * double(transformer::layer_params(pr.model)) / l.t;
+  sp.gradients = kGradBytes * params / (l.zero >= 2 ? z : 1);
+  sp.optimizer_state = kOptimizerBytes * params / (l.zero >= 1 ? z : 1);
+  sp.static_bytes = sp.weights + sp.gradients + sp.optimizer_state + mc.memory_reserve_bytes;
+  // Inside a node when the block of a group fits in one: the t d ranks of a pipeline stage in the order
+  // tp-dp-pp, all t p d in tp-pp-dp (context-parallel ranks join the group, Megatron-Core's dp-cp).
+  const std::int64_t stride = strides_of(pr, l).dp * std::max(1, l.cp);
+  const int gpn = pr.gpus_per_node > 0 ? pr.gpus_per_node : mc.gpus_per_node;
+  const bool inter = shards > 1 && stride * l.d > gpn;
+  if (l.zero == 0)
+    sp.dp_time = collective(mc, inter, kGradBytes * params, shards, 2);
+  else if (l.zero <= 2)
+    sp.dp_time = collective(mc, inter, kGradBytes * params, shards, 1) + collective(mc, inter, kWeightBytes * params, shards, 1);
+  else
+    sp.dp_time = sp.m * (2 * collective(mc, inter, kWeightBytes * params, shards, 1) +
+                         collective(mc, inter, kGradBytes * params, shards, 1));
+  sp.optimizer = kOptimizerTraffic * params / (l.zero >= 1 ? z : 1) / mc.hbm_bandwidth;
+}
+
+}  // namespace pipebench::analysis::plan

@@ -1,0 +1,140 @@
+// The per-operation model (analysis/plan/ops.*, gemm.*), the pipeline layout strings and ZeRO-2/3.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/error.hpp"
+#include "analysis/plan/gemm.hpp"
+#include "analysis/plan/model.hpp"
+#include "plan_cases.hpp"
+#include "analysis/plan/ops.hpp"
+#include "analysis/transformer/flops.hpp"
+
+namespace pipebench::analysis::plan {
+namespace {
+
+using testing::layout;
+using testing::problem;
+
+TEST(PlanGemm, TableInterpolatesInLogOfEachSize) {
+  GemmTable t;
+  t.sizes = {256, 1024};
+  t.efficiency = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8};  // (m, n, k) index (im * 2 + in) * 2 + ik
+  EXPECT_DOUBLE_EQ(gemm_efficiency(t, 256, 256, 256), 0.1);
+  EXPECT_DOUBLE_EQ(gemm_efficiency(t, 1024, 256, 1024), 0.6);
+  EXPECT_DOUBLE_EQ(gemm_efficiency(t, 512, 256, 256), 0.3);    // half way in log2 between 0.1 and 0.5
+  EXPECT_DOUBLE_EQ(gemm_efficiency(t, 64, 4096, 256), 0.3);    // clamped to the edges
+  EXPECT_DOUBLE_EQ(gemm_efficiency(GemmTable{}, 1, 1, 1), 1.0);  // no table: at peak
+  const GemmTable s = saturating_table(0.8, 128, "test");
+  EXPECT_NEAR(gemm_efficiency(s, 1024, 1024, 1024), 0.8 * std::pow(1024.0 / 1152, 3), 1e-12);
+  GemmTable bad = t;
+  bad.efficiency[3] = 1.5;
+  EXPECT_THROW(check_gemm_table(bad, "x"), UsageError);
+  bad = t;
+  bad.efficiency.pop_back();
+  EXPECT_THROW(check_gemm_table(bad, "x"), UsageError);
+}
+
+// Each GEMM's time is its FLOPs (the cost model's) at the table's efficiency for its own shape, and the
+// stage times are the sums of the operations.
+TEST(PlanOps, GemmsAtTheirShapesAndStagesAreTheirSum) {
+  const Problem pr = problem("gpt3-175b", "a100-80gb", 64);
+  const Layout l = layout(8, 8, 1, "1f1b", 1, Recompute::none);
+  const StagePlan sp = stage_plan(pr, l);
+  const Prediction pd = evaluate(pr, l);
+  ModelSpec md = pr.model;
+  const transformer::Split split{8, false, true, 1};
+  const transformer::Gemm g = transformer::op_gemm(md, split, transformer::Op::fc1);
+  EXPECT_DOUBLE_EQ(g.m, 2048);
+  EXPECT_DOUBLE_EQ(g.n, 4.0 * 12288 / 8);
+  EXPECT_DOUBLE_EQ(g.k, 12288);
+  const auto fc1 = transformer::layer_ops(md, split, Recompute::none, transformer::Convention::megatron)[4];
+  ASSERT_EQ(fc1.op, transformer::Op::fc1);
+  const MachineSpec& mc = pr.machine;
+  const OpCost& c = pd.layer_ops[4];
+  EXPECT_STREQ(c.name, "fc1");
+  EXPECT_DOUBLE_EQ(c.f, fc1.flops.forward / (mc.peak_flops * gemm_efficiency(mc.gemm, g.m, g.n, g.k)));
+  EXPECT_DOUBLE_EQ(c.w, fc1.flops.backward_weight / (mc.peak_flops * gemm_efficiency(mc.gemm, g.k, g.n, g.m)));
+  double f = 0;
+  for (const OpCost& x : pd.layer_ops) f += x.f;
+  EXPECT_NEAR(sp.f[3], 12 * f, 1e-12);  // a middle stage: 12 layers, TP exposed in F
+}
+
+// Megatron-LM's backward hides the TP collectives of QKV and fc1 behind their weight gradients; the 2021
+// code did not.
+TEST(PlanOps, AsyncTensorParallelismHidesTheBackwardsCollectives) {
+  const Problem pr = problem("gpt3-175b", "a100-80gb", 64);
+  Layout l = layout(8, 8, 1, "1f1b", 1, Recompute::none);
+  const StagePlan async = stage_plan(pr, l);
+  l.async_tp = false;
+  const StagePlan sync = stage_plan(pr, l);
+  double tp = 0;
+  for (const OpCost& x : evaluate(pr, l).layer_ops)
+    if (std::string(x.kind) == "tp") tp += x.i;
+  EXPECT_GT(tp, 0);
+  EXPECT_NEAR(sync.layer_backward - async.layer_backward, tp, 1e-12);
+  EXPECT_DOUBLE_EQ(sync.layer_forward, async.layer_forward);
+}
+
+TEST(PlanLayout, MegatronLayoutStrings) {
+  EXPECT_EQ(parse_pipeline_layout("Ettt|tttt|tttL"), (std::vector<int>{3, 4, 3}));
+  EXPECT_EQ(parse_pipeline_layout("Et*3|(t*4|)*2t*3,L"), (std::vector<int>{3, 4, 4, 3}));
+  EXPECT_EQ(parse_pipeline_layout("E|t*4|L"), (std::vector<int>{0, 4, 0}));
+  for (const char* bad : {"ttt|EttL", "Ett|tLt|t", "Ex|tL", "E(tt|tL", "Et*|tL", "Ett)|tL"})
+    EXPECT_THROW(parse_pipeline_layout(bad), UsageError) << bad;
+}
+
+// Llama 3 405B at Meta's layout (t 8, p 16, d 64, 16-bit, sharded data parallelism that keeps the weights,
+// one layer fewer on the first and last stage) fits in 80 GB with 1F1B; ZeRO-1's full fp32 gradients do
+// not, and neither does the interleaved schedule's deeper warm-up (docs/model.md "Validation").
+TEST(PlanLayout, Llama3AtMetasLayoutFits) {
+  const Problem pr = problem("llama3-405b", "h100-80gb", 2048);
+  Layout l = layout(8, 16, 64, "1f1b", 1, Recompute::none, true, 2);
+  std::vector<int> balanced(16, 8);
+  balanced.front() = balanced.back() = 7;
+  l.stage_layers = balanced;
+  const Prediction p = evaluate(pr, l);
+  EXPECT_TRUE(p.fits);
+  EXPECT_NEAR(p.activation_bytes / kGiB, 63.75, 0.01);
+  l.zero = 1;
+  EXPECT_FALSE(evaluate(pr, l).fits);
+  l.zero = 2, l.schedule = "interleaved", l.v = 2;
+  l.stage_layers.assign(32, 4);
+  l.stage_layers.front() = l.stage_layers.back() = 3;
+  EXPECT_FALSE(evaluate(pr, l).fits);
+  l.stage_layers = {4, 4};
+  EXPECT_EQ(check_layout(pr, l).reason, "layers");
+}
+
+TEST(PlanZero, StagesShardStateAndAddTraffic) {
+  Problem pr = problem("gpt3-175b", "a100-80gb", 64);
+  pr.machine.memory_reserve_bytes = 0;
+  std::vector<StagePlan> z;
+  for (int stage = 0; stage <= 3; ++stage) z.push_back(stage_plan(pr, layout(8, 8, 8, "1f1b", 1, Recompute::full, false, stage)));
+  const double params = z[0].weights / 2;
+  EXPECT_DOUBLE_EQ(z[1].static_bytes, (6 + 12.0 / 8) * params);
+  EXPECT_DOUBLE_EQ(z[2].static_bytes, (2 + 16.0 / 8) * params);
+  EXPECT_GT(z[3].static_bytes, 18.0 / 8 * params);  // plus the two layers gathered
+  EXPECT_LT(z[3].static_bytes, z[2].static_bytes);
+  EXPECT_DOUBLE_EQ(z[1].dp_time, z[2].dp_time);
+  EXPECT_GT(z[3].dp_time, z[2].dp_time * z[3].m);  // gathered again for every micro-batch
+  EXPECT_EQ(check_layout(pr, layout(8, 8, 8, "1f1b", 1, Recompute::full, false, 4)).reason, "zero");
+}
+
+// Context parallelism: each rank holds s/cp of every sequence; K and V are gathered over the cp group.
+TEST(PlanContext, CpSplitsTheSequenceAndGathersKeysAndValues) {
+  Problem pr = problem("llama3-405b", "h100-80gb", 128);
+  pr.model.seq = 131072;
+  Layout l = layout(8, 16, 8, "1f1b", 1, Recompute::none, true, 2);
+  l.cp = 16;
+  const Prediction p = evaluate(pr, l);
+  bool gathered = false;
+  for (const OpCost& x : p.layer_ops) gathered = gathered || std::string(x.name) == "cp-allgather-kv";
+  EXPECT_TRUE(gathered);
+  EXPECT_NEAR(p.tokens_per_second * p.step_time, 128.0 * 131072, 1e-3);
+  l.cp = 3;
+  EXPECT_EQ(check_layout(pr, l).reason, "context");
+}
+
+}  // namespace
+}  // namespace pipebench::analysis::plan
