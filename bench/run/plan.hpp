@@ -57,6 +57,8 @@ struct RunSettings {
 
   int warmup = 1;
   int steps = 3;
+  int repeats = 1;                   // whole configurations, each with its own warm-up (--repeats)
+  std::string scoring = "median";    // how the repeats score: median or olympic (bench/results/steps.hpp)
   Duration timeout = seconds(60);
   int poll_us = 50;
 
