@@ -77,6 +77,10 @@ inline constexpr Flag micro_batch_size{"--micro-batch-size", "Sequences per micr
 inline constexpr Flag vocab{"--vocab", "Vocabulary size V"};
 inline constexpr Flag recompute{"--recompute", "Activation recomputation: none, selective or full"};
 inline constexpr Flag precision{"--precision", "Floating-point precision: fp32 or fp64"};
+
+// Time and cost to train (report, compare, plan): analysis/train_cost.hpp.
+inline constexpr Flag train_tokens{"--train-tokens", "Tokens of a training run: show days and GPU-hours to train them at the measured (or predicted) tokens per second (0: not shown)", 0};
+inline constexpr Flag gpu_hour_price{"--gpu-hour-price", "Price of one accelerator (rank) for one hour, with --train-tokens: the cost to train (0: not shown)", 0};
 }  // namespace flag
 
 // One add() per field type; each parses with the one parser of that type and shows the field's current

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
+#include "analysis/stats.hpp"
 #include "analysis/text.hpp"
 #include "bench/render/table.hpp"
+#include "bench/results/steps.hpp"
 
 namespace pipebench::bench {
 
@@ -47,14 +50,35 @@ CompareFigure figure(const char* name, const char* unit, double scale, std::opti
 }
 
 void set_ranges(CompareFigure& f, std::optional<double> a_lo, std::optional<double> a_hi, std::optional<double> b_lo,
-                std::optional<double> b_hi, double threshold) {
+                std::optional<double> b_hi) {
   f.a_lo = a_lo;
   f.a_hi = a_hi;
   f.b_lo = b_lo;
   f.b_hi = b_hi;
-  if (a_lo && a_hi && b_lo && b_hi)
-    f.significant = ranges_disjoint(*a_lo, *a_hi, *b_lo, *b_hi) &&
-                    (!f.a || !f.b || beyond_threshold(f.ratio, *f.a, *f.b, threshold));
+}
+
+// What a verdict rests on: the medians of the repeats when both runs were repeated, else every timed
+// step (of every repeat).
+std::vector<double> samples(const RunResult& r, double StepRecord::*figure, bool by_repeat) {
+  if (by_repeat) return repeat_medians(r.steps, figure);
+  std::vector<double> out;
+  for (const auto& s : r.steps) out.push_back(s.*figure);
+  return out;
+}
+
+// The bootstrap interval of the ratio of medians, and the verdict: significant when the interval
+// excludes 1 and B/A clears the practical threshold (0: any). Too few samples: no verdict.
+void set_verdict(CompareFigure& f, const RunResult& a, const RunResult& b, double StepRecord::*figure, double threshold) {
+  const bool by_repeat = a.summary.repeats > 1 && b.summary.repeats > 1;
+  const std::vector<double> sa = samples(a, figure, by_repeat), sb = samples(b, figure, by_repeat);
+  f.basis = by_repeat ? "repeats" : "steps";
+  f.samples_a = static_cast<int>(sa.size());
+  f.samples_b = static_cast<int>(sb.size());
+  const auto ci = analysis::bootstrap_median_ratio(sa, sb);
+  if (!ci) return;
+  f.ci_lo = ci->low;
+  f.ci_hi = ci->high;
+  f.significant = (ci->low > 1 || ci->high < 1) && (!f.a || !f.b || beyond_threshold(f.ratio, *f.a, *f.b, threshold));
 }
 
 std::optional<double> geomean(const std::vector<double>& ratios) {
@@ -67,8 +91,16 @@ std::optional<double> geomean(const std::vector<double>& ratios) {
 // A key's values over the runs of one file, joined: "x", or "x | y" where runs differ.
 std::map<std::string, std::string> file_metadata(const RunListing& l) {
   std::map<std::string, std::set<std::string>> vals;
-  for (const auto& r : l.runs)
-    for (const auto& [k, v] : r.run.metadata) vals[k].insert(k == "placement" ? placement_shape(v) : v);
+  for (const auto& r : l.runs) {
+    const auto& md = r.run.metadata;
+    for (const auto& [k, v] : md) vals[k].insert(k == "placement" ? placement_shape(v) : v);
+    // Ranks per node, for like for like: ranks / nodes where both are recorded.
+    const auto ranks = md.find("ranks"), nodes = md.find("nodes");
+    if (ranks != md.end() && nodes != md.end()) {
+      const long long n = std::atoll(nodes->second.c_str()), k = std::atoll(ranks->second.c_str());
+      vals["ranks_per_node"].insert(n > 0 ? std::to_string(k / n) + (k % n ? " (uneven)" : "") : "?");
+    }
+  }
   std::map<std::string, std::string> out;
   for (const auto& [k, set] : vals) {
     std::string joined;
@@ -84,8 +116,13 @@ std::string fixed_or_dash(const std::optional<double>& v, double scale, int deci
 
 std::string sig_text(const CompareFigure& f) {
   if (!f.a || !f.b) return "-";
-  if (!f.significant) return "?";
+  if (!f.significant) return "few";
   return *f.significant ? "yes" : "no";
+}
+
+std::string interval_text(const CompareFigure& f) {
+  if (!f.ci_lo || !f.ci_hi) return "-";
+  return fixed(*f.ci_lo, 3) + "-" + fixed(*f.ci_hi, 3);
 }
 
 nlohmann::ordered_json opt_json(const std::optional<double>& v) {
@@ -94,9 +131,36 @@ nlohmann::ordered_json opt_json(const std::optional<double>& v) {
 
 // The rule's second half, as the header line says it: " and B/A is 2 % or more from 1 (--threshold 2)".
 std::string threshold_text(double threshold) {
-  if (threshold <= 0) return " (--threshold 0)";
+  if (threshold <= 0) return "";
   const std::string pct = num(threshold * 100);
   return std::string(" and B/A is ") + pct + " % or more from 1 (--threshold " + pct + ")";
+}
+
+// Time and cost to train --train-tokens per match whose runs both have a throughput (transformer runs).
+std::string train_lines(const Comparison& c) {
+  if (!(c.train.tokens > 0)) return "";
+  std::string s;
+  for (const auto& m : c.matches) {
+    const auto ca = m.train_a, cb = m.train_b;
+    if (!ca || !cb) continue;
+    s += "# time to train " + num(c.train.tokens) + " tokens, " + m.label + ": A " + train_cost_text(*ca) + "; B " +
+         train_cost_text(*cb) + "; B/A GPU-hours " + fixed(cb->gpu_hours / ca->gpu_hours, 3);
+    if (ca->cost && cb->cost && *ca->cost > 0) s += ", B/A cost " + fixed(*cb->cost / *ca->cost, 3);
+    s += "\n";
+  }
+  return s.empty() ? "# time to train: no match has a throughput in tokens (transformer runs only)\n" : s;
+}
+
+// The first section: whether the files are like for like, and where not, what differs.
+std::string like_text(const Comparison& c) {
+  if (c.unlike.empty()) {
+    std::string names;
+    for (const auto& [k, name] : like_for_like_keys()) names += (names.empty() ? "" : ", ") + name;
+    return "# like for like: yes (" + names + " and the system description the same)\n";
+  }
+  std::string s = "# like for like: NO (compared with --allow-different); these differ (A | B):\n";
+  for (const auto& d : c.unlike) s += "#   " + d.key + ": " + d.a + "  |  " + d.b + "\n";
+  return s;
 }
 
 std::map<std::string, std::string> joined(const std::map<std::string, std::set<std::string>>& vals) {
@@ -162,8 +226,9 @@ std::string placement_shape(const std::string& placement) {
 }
 
 Comparison compare_listings(const std::string& path_a, const RunListing& a, const std::string& path_b, const RunListing& b,
-                            double threshold) {
+                            double threshold, const TrainSettings& train) {
   Comparison c;
+  c.train = train;
   c.path_a = path_a;
   c.path_b = path_b;
   c.threshold = threshold;
@@ -202,14 +267,27 @@ Comparison compare_listings(const std::string& path_a, const RunListing& a, cons
     m.id_a = ra.id;
     m.id_b = rb.id;
     CompareFigure step = figure("step time", "ms", 1e3, sa.step_time, sb.step_time);
-    set_ranges(step, sa.step_time_min, sa.step_time_max, sb.step_time_min, sb.step_time_max, threshold);
+    set_ranges(step, sa.step_time_min, sa.step_time_max, sb.step_time_min, sb.step_time_max);
+    set_verdict(step, ra.run, rb.run, &StepRecord::step_time, threshold);
     CompareFigure bubble = figure("bubble", "%", 100, sa.bubble_measured, sb.bubble_measured);
-    set_ranges(bubble, sa.bubble_min, sa.bubble_max, sb.bubble_min, sb.bubble_max, threshold);
-    // The FLOP rate is FLOPs over step time: its range follows the step time's (inverted), and so does
-    // its significance when both runs count FLOPs.
+    set_ranges(bubble, sa.bubble_min, sa.bubble_max, sb.bubble_min, sb.bubble_max);
+    set_verdict(bubble, ra.run, rb.run, &StepRecord::bubble, threshold);
+    // The FLOP rate is FLOPs over step time: its interval is the step time's inverted, and so its
+    // significance when both runs count FLOPs.
     CompareFigure flops = figure("achieved", "GFLOP/s", 1e-9, flop_rate(ra.run), flop_rate(rb.run));
-    if (flops.a && flops.b) flops.significant = step.significant;
+    if (flops.a && flops.b) {
+      flops.significant = step.significant;
+      flops.basis = step.basis;
+      flops.samples_a = step.samples_a;
+      flops.samples_b = step.samples_b;
+      if (step.ci_lo && step.ci_hi) {
+        flops.ci_lo = 1 / *step.ci_hi;
+        flops.ci_hi = 1 / *step.ci_lo;
+      }
+    }
     m.figures = {step, bubble, flops};
+    m.train_a = run_train_cost(ra.run, train);
+    m.train_b = run_train_cost(rb.run, train);
     if (!step.significant)
       ++c.unknown;
     else if (*step.significant)
@@ -231,8 +309,35 @@ Comparison compare_listings(const std::string& path_a, const RunListing& a, cons
     c.groups.push_back({g, n, geomean(group_ratios[g])});
   }
   c.geomean_step_ratio = geomean(all);
-  metadata_diffs(c, file_metadata(a), file_metadata(b));
+  const auto ma = file_metadata(a), mb = file_metadata(b);
+  metadata_diffs(c, ma, mb);
+  like_for_like(c, ma, mb);
   return c;
+}
+
+const std::vector<std::pair<std::string, std::string>>& like_for_like_keys() {
+  static const std::vector<std::pair<std::string, std::string>> kKeys = {
+      {"cpu", "CPU"},           {"gpu", "accelerator"},         {"nodes", "nodes"},
+      {"ranks_per_node", "ranks per node"}, {"pipebench_commit", "pipebench commit"}, {"build_type", "build type"},
+      {"mpi", "MPI"},           {"nccl", "NCCL"},               {"blas", "BLAS"},
+      {"kokkos", "Kokkos"}};
+  return kKeys;
+}
+
+void like_for_like(Comparison& c, const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b) {
+  c.unlike.clear();
+  const auto value = [](const std::map<std::string, std::string>& m, const std::string& k) {
+    const auto it = m.find(k);
+    return it == m.end() ? std::string("(not recorded)") : it->second;
+  };
+  for (const auto& [key, name] : like_for_like_keys())
+    if (value(a, key) != value(b, key)) c.unlike.push_back({name, value(a, key), value(b, key)});
+  std::set<std::string> system;
+  for (const auto& m : {a, b})
+    for (const auto& [k, v] : m)
+      if (k.rfind("system.", 0) == 0) system.insert(k);
+  for (const auto& k : system)
+    if (value(a, k) != value(b, k)) c.unlike.push_back({k, value(a, k), value(b, k)});
 }
 
 void metadata_diffs(Comparison& c, const std::map<std::string, std::string>& ma, const std::map<std::string, std::string>& mb) {
@@ -288,7 +393,7 @@ void compare_comm(Comparison& c, const std::vector<StoredComm>& a, const std::ve
         ratios.push_back(*sz.ratio);
       }
       sz.significant = ranges_disjoint(row.time_us_min, row.time_us_max, jt->second->time_us_min, jt->second->time_us_max) &&
-                       beyond_threshold(sz.ratio, sz.busbw_a, sz.busbw_b, c.threshold);
+                       beyond_threshold(sz.ratio, sz.busbw_a, sz.busbw_b, c.comm_threshold);
       m.sizes.push_back(sz);
     }
     m.geomean_busbw_ratio = geomean(ratios);
@@ -310,20 +415,27 @@ std::string render_comparison(const Comparison& c) {
   std::string s = "# pipebench compare " + c.path_a + " (A) vs " + c.path_b + " (B): " + std::to_string(c.matches.size()) +
                   " matched configuration(s), " + std::to_string(c.only_a.size()) + " only in A, " +
                   std::to_string(c.only_b.size()) + " only in B\n";
-  s += "# B/A < 1: B takes less time (step) or idles less (bubble); sig: yes when the min-max ranges over timed "
-       "steps do not overlap" + threshold_text(c.threshold) + ", ? when a file does not record them\n";
+  s += like_text(c);
+  s += "# B/A < 1: B takes less time (step) or idles less (bubble); 95 % CI: percentile bootstrap of the ratio of "
+       "medians (" + std::to_string(analysis::kBootstrapResamples) + " resamples, seed " +
+       std::to_string(analysis::kBootstrapSeed) + ") over the repeats' medians when both runs were repeated, else over "
+       "the timed steps; sig: yes when the interval excludes 1" + threshold_text(c.threshold) +
+       ", few: not enough samples (fewer than " + std::to_string(analysis::kMinBootstrapSamples) + " per side)\n";
   Table t({{"run A", "", true}, {"run B", "", true}, {"configuration", "", false},
-           {"step A", "ms", true}, {"step B", "ms", true}, {"B/A", "", true}, {"sig", "", false},
-           {"bubble A", "%", true}, {"bubble B", "%", true}, {"B/A", "", true}, {"sig", "", false},
+           {"step A", "ms", true}, {"step B", "ms", true}, {"B/A", "", true}, {"95% CI", "", true}, {"samples", "", true},
+           {"sig", "", false},
+           {"bubble A", "%", true}, {"bubble B", "%", true}, {"B/A", "", true}, {"95% CI", "", true}, {"sig", "", false},
            {"achieved A", "GFLOP/s", true}, {"achieved B", "GFLOP/s", true}, {"B/A", "", true}});
   std::vector<std::vector<std::string>> rows;
   for (const auto& m : c.matches) {
     const auto& st = m.figures[0];
     const auto& bu = m.figures[1];
     const auto& fl = m.figures[2];
+    const std::string n = std::to_string(st.samples_a) + "/" + std::to_string(st.samples_b) + (st.basis == "repeats" ? " rep" : " step");
     rows.push_back({std::to_string(m.id_a), std::to_string(m.id_b), m.label, fixed_or_dash(st.a, 1e3, 3),
-                    fixed_or_dash(st.b, 1e3, 3), fixed_or_dash(st.ratio, 1, 3), sig_text(st), fixed_or_dash(bu.a, 100, 2),
-                    fixed_or_dash(bu.b, 100, 2), fixed_or_dash(bu.ratio, 1, 3), sig_text(bu),
+                    fixed_or_dash(st.b, 1e3, 3), fixed_or_dash(st.ratio, 1, 3), interval_text(st), n, sig_text(st),
+                    fixed_or_dash(bu.a, 100, 2), fixed_or_dash(bu.b, 100, 2), fixed_or_dash(bu.ratio, 1, 3),
+                    interval_text(bu), sig_text(bu),
                     fixed_or_dash(fl.a, 1e-9, 2), fixed_or_dash(fl.b, 1e-9, 2), fixed_or_dash(fl.ratio, 1, 3)});
   }
   s += t.render(rows);
@@ -332,7 +444,8 @@ std::string render_comparison(const Comparison& c) {
     s += " " + g.name + " " + fixed_or_dash(g.geomean_step_ratio, 1, 3) + " (" + std::to_string(g.runs) + "),";
   s += " all " + fixed_or_dash(c.geomean_step_ratio, 1, 3) + " (" + std::to_string(c.matches.size()) + ")\n";
   s += "# step time differences: " + std::to_string(c.significant) + " significant, " + std::to_string(c.insignificant) +
-       " within the noise, " + std::to_string(c.unknown) + " unknown\n";
+       " within the noise, " + std::to_string(c.unknown) + " not enough samples\n";
+  s += train_lines(c);
   for (const auto& u : c.only_a) s += "# only in A: " + u.label + "\n";
   for (const auto& u : c.only_b) s += "# only in B: " + u.label + "\n";
   for (const auto& m : c.comm) {
@@ -355,7 +468,12 @@ std::string render_comparison(const Comparison& c) {
 
 nlohmann::ordered_json comparison_json(const Comparison& c) {
   using J = nlohmann::ordered_json;
-  J j = {{"a", c.path_a}, {"b", c.path_b}, {"threshold", c.threshold}, {"matches", J::array()}};
+  J j = {{"a", c.path_a}, {"b", c.path_b}, {"threshold", c.threshold},
+         {"method", {{"name", "percentile bootstrap of the ratio of medians"}, {"level", 0.95},
+                     {"resamples", analysis::kBootstrapResamples}, {"seed", analysis::kBootstrapSeed},
+                     {"min_samples", analysis::kMinBootstrapSamples}}},
+         {"like_for_like", c.unlike.empty()}, {"unlike", J::array()}, {"matches", J::array()}};
+  for (const auto& d : c.unlike) j["unlike"].push_back({{"key", d.key}, {"a", d.a}, {"b", d.b}});
   static const char* const kNames[] = {"step_time", "bubble", "flop_rate"};
   for (const auto& m : c.matches) {
     J jm = {{"key", m.key}, {"label", m.label}, {"group", m.group}, {"run_a", m.id_a}, {"run_b", m.id_b}};
@@ -364,9 +482,15 @@ nlohmann::ordered_json comparison_json(const Comparison& c) {
       jm[kNames[i]] = {{"a", opt_json(f.a)},          {"b", opt_json(f.b)},          {"ratio", opt_json(f.ratio)},
                        {"a_min", opt_json(f.a_lo)},   {"a_max", opt_json(f.a_hi)},   {"b_min", opt_json(f.b_lo)},
                        {"b_max", opt_json(f.b_hi)},
-                       {"significant", f.significant ? J(*f.significant) : J(nullptr)}};
+                       {"significant", f.significant ? J(*f.significant) : J(nullptr)},
+                       {"ci_low", opt_json(f.ci_lo)}, {"ci_high", opt_json(f.ci_hi)}, {"basis", f.basis},
+                       {"samples_a", f.samples_a}, {"samples_b", f.samples_b}};
     }
     const auto& st = m.figures[0];
+    for (const auto& [name, tc] : {std::pair<const char*, const std::optional<analysis::TrainCost>*>{"train_a", &m.train_a},
+                                   {"train_b", &m.train_b}})
+      if (*tc)
+        jm[name] = {{"days", (*tc)->days}, {"gpu_hours", (*tc)->gpu_hours}, {"cost", opt_json((*tc)->cost)}};
     jm["significant"] = st.significant.value_or(false);
     jm["variability_known"] = st.significant.has_value();
     j["matches"].push_back(jm);

@@ -25,9 +25,9 @@ void set_variability(RunSummary& sum, const std::vector<double>& step_times, con
   sum.step_time_p99 = analysis::percentile(step_times, 0.99);
 }
 
-std::vector<double> repeat_medians(const std::vector<StepRecord>& steps) {
+std::vector<double> repeat_medians(const std::vector<StepRecord>& steps, double StepRecord::*figure) {
   std::map<int, std::vector<double>> by_repeat;
-  for (const auto& s : steps) by_repeat[s.repeat].push_back(s.step_time);
+  for (const auto& s : steps) by_repeat[s.repeat].push_back(s.*figure);
   std::vector<double> out;
   for (const auto& [r, times] : by_repeat) out.push_back(analysis::percentile(times, 0.5));
   return out;

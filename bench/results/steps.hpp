@@ -14,8 +14,9 @@ namespace pipebench::bench {
 // deviation over mean, 0 for a single step) and its 50th, 90th and 99th percentiles. Nothing for no steps.
 void set_variability(RunSummary& sum, const std::vector<double>& step_times, const std::vector<double>& bubbles);
 
-// The median step time of each repeat in `steps`, in repeat order (repeats without steps left out).
-std::vector<double> repeat_medians(const std::vector<StepRecord>& steps);
+// The median of `figure` (the step time, or another field of the steps) of each repeat in `steps`, in
+// repeat order (repeats without steps left out).
+std::vector<double> repeat_medians(const std::vector<StepRecord>& steps, double StepRecord::*figure = &StepRecord::step_time);
 
 inline constexpr const char* kScoringMedian = "median";
 inline constexpr const char* kScoringOlympic = "olympic";
