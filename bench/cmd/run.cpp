@@ -25,6 +25,7 @@
 #include "bench/results/store.hpp"
 #include "bench/cmd/run_balance.hpp"
 #include "bench/cmd/run_flags.hpp"
+#include "bench/cmd/run_system.hpp"
 #include "bench/run/configuration.hpp"
 #include "bench/run/device_check.hpp"
 #include "bench/run/job.hpp"
@@ -226,6 +227,7 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
     }
     ++ran;
     if (!measured) continue;
+    for (const auto& [key, value] : rs.system) measured->run.metadata["system." + key] = value;
     const RunResult& run = measured->run;
     const int id = append_run(rs.out, run);
     ++written;
@@ -269,6 +271,7 @@ void add_run_command(CLI::App& app) {
     // meeting instead of killing it.
     rs->format = output_format(rs->json, rs->csv);  // before MPI starts: a usage error on every rank
     check_repeat_flags(*rs);
+    if (!rs->system_file.empty()) rs->system = read_system_file(rs->system_file);
     Job job(true);
     rs->command_line = command_line_text();
     job.open_world(comm_options(*rs));

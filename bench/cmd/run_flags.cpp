@@ -110,6 +110,8 @@ void add_output_flags(CLI::App& cmd, RunSettings& r) {
   add(cmd, {"--steps", "Timed steps"}, r.steps);
   add(cmd, {"--repeats", "Run each configuration N times, each with its own warm-up; the steps of all are kept"},
       r.repeats);
+  add(cmd, {"--system", "TOML file with a [system] table: what software cannot detect (accelerator model, interconnect, topology, cooling, power; docs/run.md)"},
+      r.system_file);
   add(cmd, {"--scoring", "How the repeats' median step times score: median, or olympic (MLPerf: drop the fastest "
                          "and the slowest, average the rest; needs --repeats >= 3)"},
       r.scoring, std::vector<std::pair<std::string, std::string>>{{"median", "median"}, {"olympic", "olympic"}});

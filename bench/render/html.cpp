@@ -101,7 +101,10 @@ void summary_section(std::ostream& o, const ReportInput& in) {
   meta_row(o, v, "ranks", "ranks", n);
   meta_row(o, v, "placement", "placement (host:ranks)", n);
   meta_row(o, v, "interconnect", "interconnect", n);
-  if (!v.count("interconnect"))
+  // The system description (run --system): what software cannot detect.
+  for (const auto& [k, vals] : v)
+    if (k.rfind("system.", 0) == 0) meta_row(o, v, k, k.substr(7), n);
+  if (!v.count("interconnect") && !v.count("system.accelerator_interconnect") && !v.count("system.host_networking"))
     o << "<tr><th class=\"t\">interconnect</th><td class=\"wrap muted\">not recorded (see the MPI library and "
          "the environment below)</td></tr>\n";
   o << "</table></div>\n<div><h3>Software</h3><table>\n";
