@@ -39,6 +39,9 @@ struct ReportInput {
 };
 
 void write_html_report(std::ostream& os, const ReportInput& in);
+// The report's first section: fastest configuration overall and per schedule, worst measured-simulated
+// bubble gap, worst cv, flagged runs (bench/render/html_headline.cpp).
+void write_headline(std::ostream& os, const RunListing& listing);
 // The communication section alone (busbw against size per op, one series per group, and the fits).
 void write_comm_section(std::ostream& os, const std::vector<StoredComm>& comm);
 

@@ -108,7 +108,7 @@ void write_scatter(std::ostream& o, const Comparison& c) {
 }
 
 // The verdict per metric, then like for like: what a committee reads first.
-void write_headline(std::ostream& o, const Comparison& c) {
+void write_verdict(std::ostream& o, const Comparison& c) {
   o << "<h2 id=\"verdict\">Verdict</h2>\n<table><thead><tr><th class=\"t\">configuration</th><th>step time B/A</th>"
        "<th>95 % interval</th><th>verdict</th><th>bubble B/A</th><th>95 % interval</th><th>verdict</th></tr></thead><tbody>\n";
   const auto verdict = [](const CompareFigure& f) {
@@ -221,7 +221,7 @@ void write_unmatched_and_metadata(std::ostream& o, const Comparison& c) {
 
 void write_html_compare(std::ostream& o, const Comparison& c) {
   page_begin(o, "pipebench compare: " + c.path_a + " (A) vs " + c.path_b + " (B)");
-  write_headline(o, c);
+  write_verdict(o, c);
   write_summary(o, c);
   write_scatter(o, c);
   write_matches(o, c);

@@ -130,14 +130,24 @@ TEST(HtmlReport, SectionsPlotsAndTitles) {
   write_html_report(o, in);
   const std::string html = o.str();
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  const std::vector<std::string> want = {"Bubble against m: 1f1b",
-                                         "Bubble against m: zb-h1",
+  // The bubble against m is one small-multiples figure, a panel (a group with its own title) per schedule.
+  const std::vector<std::string> want = {"Bubble against m, one panel per schedule",
                                          "Step time breakdown per run",
                                          "Timeline measured: run 1 1f1b t=1 p=2 d=1 v=1 m=2",
                                          "Timeline simulated: run 1 1f1b t=1 p=2 d=1 v=1 m=2",
                                          "Peak activation memory per pipeline rank",
                                          "Stage times: run 1 1f1b t=1 p=2 d=1 v=1 m=2"};  // it has a loss
   EXPECT_EQ(svg_titles(html), want);
+  EXPECT_NE(html.find("<g transform=\"translate(380,0)\"><title>Bubble against m: zb-h1</title>"), std::string::npos);
+  // The headline opens the page: fastest overall (both 12 ms: the first), per schedule, worst gap, cv, flags.
+  const std::size_t headline = html.find("<h2 id=\"headline\">Headline</h2>");
+  ASSERT_NE(headline, std::string::npos);
+  EXPECT_LT(headline, html.find("<h2 id=\"summary\">"));
+  EXPECT_NE(html.find("fastest configuration (step time)</th><td class=\"wrap\"><b>run 1 1f1b t=1 p=2 d=1 v=1 m=2</b>: 12.000 ms"),
+            std::string::npos);
+  EXPECT_NE(html.find("worst gap</th><td class=\"wrap\">0.50 pp in run 1"), std::string::npos);
+  EXPECT_NE(html.find("worst cv of the step time</th><td class=\"wrap\">3.00 % in run 1"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"flag\">run(s) 1</span>"), std::string::npos);
   // The runs table: the spread of run 1 flagged, run 2's variability unknown.
   EXPECT_NE(html.find("<td class=\"flag\" title=\"spread above 5 %\">5.83 &#9888;</td>"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"muted\">unknown</td>"), std::string::npos);
