@@ -95,7 +95,7 @@ void add_compare_command(CLI::App& app) {
       ->type_name("PCT");
   add(*cmd, {"--allow-different", "Compare files that are not like for like (CPU, accelerator, nodes, ranks per node, commit, build, libraries, system description)"},
       o->allow_different);
-  add(*cmd, flag::train_tokens, o->train.tokens)->type_name("N");
+  add_large_count(*cmd, flag::train_tokens, o->train.tokens);
   add(*cmd, flag::gpu_hour_price, o->train.price)->type_name("PRICE");
   add(*cmd, flag::html, o->html);
   add(*cmd, flag::force, o->force)->description("Replace the --html file if it exists");

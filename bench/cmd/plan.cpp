@@ -372,7 +372,7 @@ void add_plan_command(CLI::App& app) {
   add(*cmd, flag::micro_batch_size, f->micro_batch_sizes)
       ->description("Sequences per micro-batch b (a comma list is searched; default 1,2,4,8)");
   add(*cmd, Flag{"--gpus", "GPUs N = t p d to plan for"}, f->gpus);
-  add(*cmd, flag::train_tokens, f->train_tokens)->type_name("N");
+  add_large_count(*cmd, flag::train_tokens, f->train_tokens);
   add(*cmd, flag::gpu_hour_price, f->gpu_hour_price)->type_name("PRICE");
   add(*cmd, Flag{"--gpus-per-node", "GPUs per node (default: the machine's, 8)"}, f->gpus_per_node);
   cmd->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Allow tensor-parallel groups larger than a node");

@@ -126,7 +126,7 @@ void add_report_command(CLI::App& app) {
   add(*cmd, {"--timeline", "Runs whose measured and simulated timelines the --html page shows (comma list of ids; default: the first run of each schedule)", 1},
       o->timeline);
   add(*cmd, flag::force, o->force)->description("Replace the --trace or --html file if it exists");
-  add(*cmd, flag::train_tokens, o->train.tokens)->type_name("N");
+  add_large_count(*cmd, flag::train_tokens, o->train.tokens);
   add(*cmd, flag::gpu_hour_price, o->train.price)->type_name("PRICE");
   cmd->callback([o] {
     o->format = output_format(o->json, o->csv);

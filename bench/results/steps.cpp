@@ -63,6 +63,10 @@ RunResult combine_repeats(std::vector<RunResult> repeats, const std::string& sco
     sum.step_time = analysis::percentile(scores, 0.5);
   else
     throw Error("combine_repeats: unknown scoring '" + scoring + "'");
+  // The bubble and makespan as compare's samples see them: the median of the repeats' medians.
+  sum.bubble_measured = analysis::percentile(repeat_medians(out.steps, &StepRecord::bubble), 0.5);
+  sum.makespan = analysis::percentile(repeat_medians(out.steps, &StepRecord::makespan), 0.5);
+  sum.dp_sync_time = std::max(0.0, sum.step_time - sum.makespan);
   if (n > 1)
     out.metadata["statistic"] = scoring == kScoringOlympic
                                     ? "olympic mean of " + std::to_string(n) + " repeats' medians over timed steps"

@@ -22,9 +22,10 @@ inline constexpr const char* kScoringMedian = "median";
 inline constexpr const char* kScoringOlympic = "olympic";
 
 // The repeats of one configuration, in the order they ran (each with repeat 0 in its steps), as one
-// run: the records, ranks, stages and figures other than the step time are those of the repeat whose
-// median step time is the median of the repeats' (the lower middle one for an even count); `steps`
-// holds every repeat's steps; the variability is over all of them; `step_time` is the score: the
+// run: the records, ranks, stages and the simulated figures are those of the repeat whose median step
+// time is the median of the repeats' (the lower middle one for an even count); `steps` holds every
+// repeat's steps; the variability is over all of them; the measured bubble and makespan are the
+// medians of the repeats' medians (DP sync the score minus that makespan); `step_time` is the score: the
 // median of the repeats' medians ("median") or their mean without the fastest and the slowest
 // ("olympic", at least 3 repeats). One repeat is returned as it is.
 // `kept`, when given, is set to the index of the repeat whose records are kept.

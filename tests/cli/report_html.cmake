@@ -53,7 +53,7 @@ report_html_case(compare_threshold_json RC 0
   MATCH "^{\n  \"a\": .*,\n  \"b\": .*,\n  \"threshold\": 0.6,\n.*\"significant\": 0,\n  \"insignificant\": 2,\n  \"unknown\": 0\n}"
   ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --threshold 60 --json --allow-different)
 report_html_case(compare_negative_tokens RC 2
-  MATCH "^pipebench: error: --train-tokens '-5' is not allowed: expected a decimal number >= 0"
+  MATCH "^pipebench: error: --train-tokens .-5. is not allowed: expected a number >= 0 and <= 1e18"
   ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --train-tokens -5)
 report_html_case(report_negative_price RC 2
   MATCH "^pipebench: error: --gpu-hour-price '-1' is not allowed: expected a decimal number >= 0"
