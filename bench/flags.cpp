@@ -120,6 +120,12 @@ CLI::Option* add(CLI::App& cmd, const Flag& f, double& field) {
                     list_text({field}), "NUM");
 }
 
+CLI::Option* add_large_count(CLI::App& cmd, const Flag& f, double& field) {
+  const std::string name = flag_name(f);
+  return add_parsed(cmd, f, [&field, name](const std::string& text) { field = parse_large_count(text, name); },
+                    list_text({field}), "N");
+}
+
 CLI::Option* add(CLI::App& cmd, const Flag& f, std::vector<double>& field) {
   const std::string name = flag_name(f);
   return add_parsed(cmd, f, [&field, name](const std::string& text) { field = parse_number_list(text, name); },

@@ -77,6 +77,10 @@ inline constexpr Flag micro_batch_size{"--micro-batch-size", "Sequences per micr
 inline constexpr Flag vocab{"--vocab", "Vocabulary size V"};
 inline constexpr Flag recompute{"--recompute", "Activation recomputation: none, selective or full"};
 inline constexpr Flag precision{"--precision", "Floating-point precision: fp32 or fp64"};
+
+// Time and cost to train (report, compare, plan): analysis/train_cost.hpp.
+inline constexpr Flag train_tokens{"--train-tokens", "Tokens of a training run (300B, 15T, 2e12): show days and GPU-hours to train them at the measured (or predicted) tokens per second (0: not shown)", 0};
+inline constexpr Flag gpu_hour_price{"--gpu-hour-price", "Price of one accelerator (rank) for one hour, with --train-tokens: the cost to train (0: not shown)", 0};
 }  // namespace flag
 
 // One add() per field type; each parses with the one parser of that type and shows the field's current
@@ -118,6 +122,9 @@ void add_time_flags(CLI::App& cmd, TimeSettings& times, bool with_p2p_time);
 // default --help prints ("" for none).
 CLI::Option* add_parsed(CLI::App& cmd, const Flag& f, std::function<void(const std::string&)> parse,
                         const std::string& shown, const std::string& type_name = "TEXT");
+
+// --train-tokens: parse_large_count's values (300B, 15T, 2e12).
+CLI::Option* add_large_count(CLI::App& cmd, const Flag& f, double& field);
 
 // A choice among names: `choices` maps each allowed text to its value.
 template <class E>

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
@@ -111,6 +112,20 @@ double parse_number(const std::string& text, const std::string& flag, bool zero_
   if (!split_number(trim(text), v, suffix) || !suffix.empty() || v < 0 || (v == 0 && !zero_ok) || v > kMaxNumber)
     bad(flag, text, allowed);
   return v;
+}
+
+double parse_large_count(const std::string& text, const std::string& flag) {
+  double v = 0;
+  std::string suffix;
+  const std::string allowed = "expected a number >= 0 and <= 1e18, optionally with K, M, B or T (10^3 ... 10^12)";
+  if (!split_number(trim(text), v, suffix) || v < 0) bad(flag, text, allowed);
+  const std::pair<const char*, double> units[] = {{"", 1}, {"K", 1e3}, {"M", 1e6}, {"B", 1e9}, {"T", 1e12}};
+  for (const auto& [name, scale] : units)
+    if (suffix == name) {
+      if (v * scale > 1e18) bad(flag, text, allowed);
+      return v * scale;
+    }
+  bad(flag, text, allowed);
 }
 
 std::vector<double> parse_number_list(const std::string& text, const std::string& flag, bool zero_ok) {

@@ -28,6 +28,9 @@ std::vector<int> parse_int_list(const std::string& text, const std::string& flag
 // Finite decimal numbers ("1", "0.5", "2e-3") that are > 0 (>= 0 when zero_ok) and <= kMaxNumber.
 double parse_number(const std::string& text, const std::string& flag, bool zero_ok = false);
 std::vector<double> parse_number_list(const std::string& text, const std::string& flag, bool zero_ok = false);
+// A count that may be large (tokens to train): a decimal number >= 0 with an optional K, M, B or T
+// (10^3, 10^6, 10^9, 10^12), as model cards write token counts ("300B", "15T", "2e12"); at most 1e18.
+double parse_large_count(const std::string& text, const std::string& flag);
 
 // A time: a plain number is in schedule time units; with a unit suffix (ns, us, µs, ms, s) it is
 // converted to seconds and `has_unit` is set, so output can say which of the two it prints.

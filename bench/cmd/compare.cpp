@@ -13,6 +13,7 @@
 #include "bench/flags.hpp"
 #include "bench/render/html.hpp"
 #include "bench/render/output.hpp"
+#include "bench/render/train_text.hpp"
 #include "bench/results/comm_results.hpp"
 #include "bench/results/store.hpp"
 
@@ -26,6 +27,8 @@ struct CompareSettings {
   std::string html;
   bool force = false;
   double threshold_pct = kDefaultThreshold * 100;
+  bool allow_different = false;
+  TrainSettings train;
 };
 
 struct Side {
@@ -56,8 +59,15 @@ void compare(const CompareSettings& o) {
   if (!o.html.empty()) check_output_path(o.html, "--html", o.force);
   const Side a = read_side(o.a);
   const Side b = read_side(o.b);
-  Comparison c = compare_listings(o.a, a.listing, o.b, b.listing, o.threshold_pct / 100);
+  Comparison c = compare_listings(o.a, a.listing, o.b, b.listing, o.threshold_pct / 100, o.train);
+  c.comm_threshold = o.threshold_pct > 0 ? o.threshold_pct / 100 : kCommThreshold;
   compare_comm(c, a.comm, b.comm);
+  if (!c.unlike.empty() && !o.allow_different) {
+    std::string what;
+    for (const auto& d : c.unlike) what += (what.empty() ? "" : ", ") + d.key + " (" + d.a + " | " + d.b + ")";
+    throw UsageError(quoted(o.a, 200) + " and " + quoted(o.b, 200) + " are not like for like: " + what +
+                     " differ; pass --allow-different to compare them anyway");
+  }
   if (c.matches.empty() && c.comm.empty())
     throw UsageError(quoted(o.a, 200) + " and " + quoted(o.b, 200) + " have no configuration in common (" +
                      std::to_string(c.only_a.size()) + " and " + std::to_string(c.only_b.size()) +
@@ -80,9 +90,13 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("a", o->a, "Results file A (the reference)")->required();
   cmd->add_option("b", o->b, "Results file B")->required();
   add(*cmd, flag::json, o->json)->description("Print the comparison as JSON (times in seconds, bubble 0..1, FLOP/s)");
-  add(*cmd, {"--threshold", "Smallest difference |B/A - 1| that counts as significant, percent (0: the min-max ranges alone)", 0},
+  add(*cmd, {"--threshold", "Practical significance: smallest |B/A - 1| that counts, percent (0: the bootstrap interval alone; communication rows: 2 when 0)", 0},
       o->threshold_pct)
       ->type_name("PCT");
+  add(*cmd, {"--allow-different", "Compare files that are not like for like (CPU, accelerator, nodes, ranks per node, commit, build, libraries, system description)"},
+      o->allow_different);
+  add_large_count(*cmd, flag::train_tokens, o->train.tokens);
+  add(*cmd, flag::gpu_hour_price, o->train.price)->type_name("PRICE");
   add(*cmd, flag::html, o->html);
   add(*cmd, flag::force, o->force)->description("Replace the --html file if it exists");
   cmd->callback([o] { compare(*o); });

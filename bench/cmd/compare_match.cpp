@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
+#include "analysis/stats.hpp"
 #include "analysis/text.hpp"
 #include "bench/render/table.hpp"
+#include "bench/results/steps.hpp"
 
 namespace pipebench::bench {
 
@@ -47,14 +50,35 @@ CompareFigure figure(const char* name, const char* unit, double scale, std::opti
 }
 
 void set_ranges(CompareFigure& f, std::optional<double> a_lo, std::optional<double> a_hi, std::optional<double> b_lo,
-                std::optional<double> b_hi, double threshold) {
+                std::optional<double> b_hi) {
   f.a_lo = a_lo;
   f.a_hi = a_hi;
   f.b_lo = b_lo;
   f.b_hi = b_hi;
-  if (a_lo && a_hi && b_lo && b_hi)
-    f.significant = ranges_disjoint(*a_lo, *a_hi, *b_lo, *b_hi) &&
-                    (!f.a || !f.b || beyond_threshold(f.ratio, *f.a, *f.b, threshold));
+}
+
+// What a verdict rests on: the medians of the repeats when both runs were repeated, else every timed
+// step (of every repeat).
+std::vector<double> samples(const RunResult& r, double StepRecord::*figure, bool by_repeat) {
+  if (by_repeat) return repeat_medians(r.steps, figure);
+  std::vector<double> out;
+  for (const auto& s : r.steps) out.push_back(s.*figure);
+  return out;
+}
+
+// The bootstrap interval of the ratio of medians, and the verdict: significant when the interval
+// excludes 1 and B/A clears the practical threshold (0: any). Too few samples: no verdict.
+void set_verdict(CompareFigure& f, const RunResult& a, const RunResult& b, double StepRecord::*figure, double threshold) {
+  const bool by_repeat = a.summary.repeats > 1 && b.summary.repeats > 1;
+  const std::vector<double> sa = samples(a, figure, by_repeat), sb = samples(b, figure, by_repeat);
+  f.basis = by_repeat ? "repeats" : "steps";
+  f.samples_a = static_cast<int>(sa.size());
+  f.samples_b = static_cast<int>(sb.size());
+  const auto ci = analysis::bootstrap_median_ratio(sa, sb);
+  if (!ci) return;
+  f.ci_lo = ci->low;
+  f.ci_hi = ci->high;
+  f.significant = (ci->low > 1 || ci->high < 1) && (!f.a || !f.b || beyond_threshold(f.ratio, *f.a, *f.b, threshold));
 }
 
 std::optional<double> geomean(const std::vector<double>& ratios) {
@@ -67,8 +91,16 @@ std::optional<double> geomean(const std::vector<double>& ratios) {
 // A key's values over the runs of one file, joined: "x", or "x | y" where runs differ.
 std::map<std::string, std::string> file_metadata(const RunListing& l) {
   std::map<std::string, std::set<std::string>> vals;
-  for (const auto& r : l.runs)
-    for (const auto& [k, v] : r.run.metadata) vals[k].insert(k == "placement" ? placement_shape(v) : v);
+  for (const auto& r : l.runs) {
+    const auto& md = r.run.metadata;
+    for (const auto& [k, v] : md) vals[k].insert(k == "placement" ? placement_shape(v) : v);
+    // Ranks per node, for like for like: ranks / nodes where both are recorded.
+    const auto ranks = md.find("ranks"), nodes = md.find("nodes");
+    if (ranks != md.end() && nodes != md.end()) {
+      const long long n = std::atoll(nodes->second.c_str()), k = std::atoll(ranks->second.c_str());
+      vals["ranks_per_node"].insert(n > 0 ? std::to_string(k / n) + (k % n ? " (uneven)" : "") : "?");
+    }
+  }
   std::map<std::string, std::string> out;
   for (const auto& [k, set] : vals) {
     std::string joined;
@@ -76,27 +108,6 @@ std::map<std::string, std::string> file_metadata(const RunListing& l) {
     out[k] = joined;
   }
   return out;
-}
-
-std::string fixed_or_dash(const std::optional<double>& v, double scale, int decimals) {
-  return v ? fixed(*v * scale, decimals) : "-";
-}
-
-std::string sig_text(const CompareFigure& f) {
-  if (!f.a || !f.b) return "-";
-  if (!f.significant) return "?";
-  return *f.significant ? "yes" : "no";
-}
-
-nlohmann::ordered_json opt_json(const std::optional<double>& v) {
-  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-}
-
-// The rule's second half, as the header line says it: " and B/A is 2 % or more from 1 (--threshold 2)".
-std::string threshold_text(double threshold) {
-  if (threshold <= 0) return " (--threshold 0)";
-  const std::string pct = num(threshold * 100);
-  return std::string(" and B/A is ") + pct + " % or more from 1 (--threshold " + pct + ")";
 }
 
 std::map<std::string, std::string> joined(const std::map<std::string, std::set<std::string>>& vals) {
@@ -107,6 +118,43 @@ std::map<std::string, std::string> joined(const std::map<std::string, std::set<s
     out[k] = j;
   }
   return out;
+}
+
+// One matched configuration: its figures with their intervals and verdicts, and its cost to train.
+CompareMatch match_of(const std::string& k, const StoredRun& ra, const StoredRun& rb, double threshold,
+                      const TrainSettings& train) {
+  const RunSummary& sa = ra.run.summary;
+  const RunSummary& sb = rb.run.summary;
+  CompareMatch m;
+  m.key = k;
+  m.label = label_of(ra.run);
+  m.schedule = cfg(ra.run, "schedule");
+  m.group = m.schedule;
+  m.id_a = ra.id;
+  m.id_b = rb.id;
+  CompareFigure step = figure("step time", "ms", 1e3, sa.step_time, sb.step_time);
+  set_ranges(step, sa.step_time_min, sa.step_time_max, sb.step_time_min, sb.step_time_max);
+  set_verdict(step, ra.run, rb.run, &StepRecord::step_time, threshold);
+  CompareFigure bubble = figure("bubble", "%", 100, sa.bubble_measured, sb.bubble_measured);
+  set_ranges(bubble, sa.bubble_min, sa.bubble_max, sb.bubble_min, sb.bubble_max);
+  set_verdict(bubble, ra.run, rb.run, &StepRecord::bubble, threshold);
+  // The FLOP rate is FLOPs over step time: its interval is the step time's inverted, and so its
+  // significance when both runs count FLOPs.
+  CompareFigure flops = figure("achieved", "GFLOP/s", 1e-9, flop_rate(ra.run), flop_rate(rb.run));
+  if (flops.a && flops.b) {
+    flops.significant = step.significant;
+    flops.basis = step.basis;
+    flops.samples_a = step.samples_a;
+    flops.samples_b = step.samples_b;
+    if (step.ci_lo && step.ci_hi) {
+      flops.ci_lo = 1 / *step.ci_hi;
+      flops.ci_hi = 1 / *step.ci_lo;
+    }
+  }
+  m.figures = {step, bubble, flops};
+  m.train_a = run_train_cost(ra.run, train);
+  m.train_b = run_train_cost(rb.run, train);
+  return m;
 }
 
 }  // namespace
@@ -162,8 +210,9 @@ std::string placement_shape(const std::string& placement) {
 }
 
 Comparison compare_listings(const std::string& path_a, const RunListing& a, const std::string& path_b, const RunListing& b,
-                            double threshold) {
+                            double threshold, const TrainSettings& train) {
   Comparison c;
+  c.train = train;
   c.path_a = path_a;
   c.path_b = path_b;
   c.threshold = threshold;
@@ -192,24 +241,8 @@ Comparison compare_listings(const std::string& path_a, const RunListing& a, cons
       continue;
     }
     const StoredRun& rb = *jt->second;
-    const RunSummary& sa = ra.run.summary;
-    const RunSummary& sb = rb.run.summary;
-    CompareMatch m;
-    m.key = k;
-    m.label = label_of(ra.run);
-    m.schedule = cfg(ra.run, "schedule");
-    m.group = m.schedule;
-    m.id_a = ra.id;
-    m.id_b = rb.id;
-    CompareFigure step = figure("step time", "ms", 1e3, sa.step_time, sb.step_time);
-    set_ranges(step, sa.step_time_min, sa.step_time_max, sb.step_time_min, sb.step_time_max, threshold);
-    CompareFigure bubble = figure("bubble", "%", 100, sa.bubble_measured, sb.bubble_measured);
-    set_ranges(bubble, sa.bubble_min, sa.bubble_max, sb.bubble_min, sb.bubble_max, threshold);
-    // The FLOP rate is FLOPs over step time: its range follows the step time's (inverted), and so does
-    // its significance when both runs count FLOPs.
-    CompareFigure flops = figure("achieved", "GFLOP/s", 1e-9, flop_rate(ra.run), flop_rate(rb.run));
-    if (flops.a && flops.b) flops.significant = step.significant;
-    m.figures = {step, bubble, flops};
+    CompareMatch m = match_of(k, ra, rb, threshold, train);
+    const CompareFigure& step = m.figures[0];
     if (!step.significant)
       ++c.unknown;
     else if (*step.significant)
@@ -231,8 +264,35 @@ Comparison compare_listings(const std::string& path_a, const RunListing& a, cons
     c.groups.push_back({g, n, geomean(group_ratios[g])});
   }
   c.geomean_step_ratio = geomean(all);
-  metadata_diffs(c, file_metadata(a), file_metadata(b));
+  const auto ma = file_metadata(a), mb = file_metadata(b);
+  metadata_diffs(c, ma, mb);
+  like_for_like(c, ma, mb);
   return c;
+}
+
+const std::vector<std::pair<std::string, std::string>>& like_for_like_keys() {
+  static const std::vector<std::pair<std::string, std::string>> kKeys = {
+      {"cpu", "CPU"},           {"gpu", "accelerator"},         {"nodes", "nodes"},
+      {"ranks_per_node", "ranks per node"}, {"pipebench_commit", "pipebench commit"}, {"build_type", "build type"},
+      {"mpi", "MPI"},           {"nccl", "NCCL"},               {"blas", "BLAS"},
+      {"kokkos", "Kokkos"}};
+  return kKeys;
+}
+
+void like_for_like(Comparison& c, const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b) {
+  c.unlike.clear();
+  const auto value = [](const std::map<std::string, std::string>& m, const std::string& k) {
+    const auto it = m.find(k);
+    return it == m.end() ? std::string("(not recorded)") : it->second;
+  };
+  for (const auto& [key, name] : like_for_like_keys())
+    if (value(a, key) != value(b, key)) c.unlike.push_back({name, value(a, key), value(b, key)});
+  std::set<std::string> system;
+  for (const auto& m : {a, b})
+    for (const auto& [k, v] : m)
+      if (k.rfind("system.", 0) == 0) system.insert(k);
+  for (const auto& k : system)
+    if (value(a, k) != value(b, k)) c.unlike.push_back({k, value(a, k), value(b, k)});
 }
 
 void metadata_diffs(Comparison& c, const std::map<std::string, std::string>& ma, const std::map<std::string, std::string>& mb) {
@@ -288,7 +348,7 @@ void compare_comm(Comparison& c, const std::vector<StoredComm>& a, const std::ve
         ratios.push_back(*sz.ratio);
       }
       sz.significant = ranges_disjoint(row.time_us_min, row.time_us_max, jt->second->time_us_min, jt->second->time_us_max) &&
-                       beyond_threshold(sz.ratio, sz.busbw_a, sz.busbw_b, c.threshold);
+                       beyond_threshold(sz.ratio, sz.busbw_a, sz.busbw_b, c.comm_threshold);
       m.sizes.push_back(sz);
     }
     m.geomean_busbw_ratio = geomean(ratios);
@@ -304,98 +364,6 @@ void compare_comm(Comparison& c, const std::vector<StoredComm>& a, const std::ve
       for (const auto& [k, v] : r.result.metadata) vb[k].insert(k == "placement" ? placement_shape(v) : v);
     metadata_diffs(c, joined(va), joined(vb));
   }
-}
-
-std::string render_comparison(const Comparison& c) {
-  std::string s = "# pipebench compare " + c.path_a + " (A) vs " + c.path_b + " (B): " + std::to_string(c.matches.size()) +
-                  " matched configuration(s), " + std::to_string(c.only_a.size()) + " only in A, " +
-                  std::to_string(c.only_b.size()) + " only in B\n";
-  s += "# B/A < 1: B takes less time (step) or idles less (bubble); sig: yes when the min-max ranges over timed "
-       "steps do not overlap" + threshold_text(c.threshold) + ", ? when a file does not record them\n";
-  Table t({{"run A", "", true}, {"run B", "", true}, {"configuration", "", false},
-           {"step A", "ms", true}, {"step B", "ms", true}, {"B/A", "", true}, {"sig", "", false},
-           {"bubble A", "%", true}, {"bubble B", "%", true}, {"B/A", "", true}, {"sig", "", false},
-           {"achieved A", "GFLOP/s", true}, {"achieved B", "GFLOP/s", true}, {"B/A", "", true}});
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& m : c.matches) {
-    const auto& st = m.figures[0];
-    const auto& bu = m.figures[1];
-    const auto& fl = m.figures[2];
-    rows.push_back({std::to_string(m.id_a), std::to_string(m.id_b), m.label, fixed_or_dash(st.a, 1e3, 3),
-                    fixed_or_dash(st.b, 1e3, 3), fixed_or_dash(st.ratio, 1, 3), sig_text(st), fixed_or_dash(bu.a, 100, 2),
-                    fixed_or_dash(bu.b, 100, 2), fixed_or_dash(bu.ratio, 1, 3), sig_text(bu),
-                    fixed_or_dash(fl.a, 1e-9, 2), fixed_or_dash(fl.b, 1e-9, 2), fixed_or_dash(fl.ratio, 1, 3)});
-  }
-  s += t.render(rows);
-  s += "# step time B/A, geometric mean:";
-  for (const auto& g : c.groups)
-    s += " " + g.name + " " + fixed_or_dash(g.geomean_step_ratio, 1, 3) + " (" + std::to_string(g.runs) + "),";
-  s += " all " + fixed_or_dash(c.geomean_step_ratio, 1, 3) + " (" + std::to_string(c.matches.size()) + ")\n";
-  s += "# step time differences: " + std::to_string(c.significant) + " significant, " + std::to_string(c.insignificant) +
-       " within the noise, " + std::to_string(c.unknown) + " unknown\n";
-  for (const auto& u : c.only_a) s += "# only in A: " + u.label + "\n";
-  for (const auto& u : c.only_b) s += "# only in B: " + u.label + "\n";
-  for (const auto& m : c.comm) {
-    s += "# comm " + m.label + " (A " + std::to_string(m.id_a) + ", B " + std::to_string(m.id_b) +
-         "): busbw B/A geometric mean " + fixed_or_dash(m.geomean_busbw_ratio, 1, 3) + "\n";
-    Table ct({{"size", "B", true}, {"busbw A", "GB/s", true}, {"busbw B", "GB/s", true}, {"B/A", "", true}, {"sig", "", false}});
-    std::vector<std::vector<std::string>> crow;
-    for (const auto& z : m.sizes)
-      crow.push_back({std::to_string(z.bytes), fixed(z.busbw_a, 2), fixed(z.busbw_b, 2), fixed_or_dash(z.ratio, 1, 3),
-                      z.significant ? "yes" : "no"});
-    s += ct.render(crow);
-  }
-  for (const auto& k : c.comm_only_a) s += "# comm only in A: " + k + "\n";
-  for (const auto& k : c.comm_only_b) s += "# comm only in B: " + k + "\n";
-  if (c.metadata.empty()) s += "# metadata: no difference (dates, hosts, process and job ids aside)\n";
-  else s += "# metadata that differs (A | B):\n";
-  for (const auto& d : c.metadata) s += "#   " + d.key + ": " + d.a + "  |  " + d.b + "\n";
-  return s;
-}
-
-nlohmann::ordered_json comparison_json(const Comparison& c) {
-  using J = nlohmann::ordered_json;
-  J j = {{"a", c.path_a}, {"b", c.path_b}, {"threshold", c.threshold}, {"matches", J::array()}};
-  static const char* const kNames[] = {"step_time", "bubble", "flop_rate"};
-  for (const auto& m : c.matches) {
-    J jm = {{"key", m.key}, {"label", m.label}, {"group", m.group}, {"run_a", m.id_a}, {"run_b", m.id_b}};
-    for (std::size_t i = 0; i < m.figures.size() && i < 3; ++i) {
-      const auto& f = m.figures[i];
-      jm[kNames[i]] = {{"a", opt_json(f.a)},          {"b", opt_json(f.b)},          {"ratio", opt_json(f.ratio)},
-                       {"a_min", opt_json(f.a_lo)},   {"a_max", opt_json(f.a_hi)},   {"b_min", opt_json(f.b_lo)},
-                       {"b_max", opt_json(f.b_hi)},
-                       {"significant", f.significant ? J(*f.significant) : J(nullptr)}};
-    }
-    const auto& st = m.figures[0];
-    jm["significant"] = st.significant.value_or(false);
-    jm["variability_known"] = st.significant.has_value();
-    j["matches"].push_back(jm);
-  }
-  j["only_in_a"] = J::array();
-  for (const auto& u : c.only_a) j["only_in_a"].push_back(u.key);
-  j["only_in_b"] = J::array();
-  for (const auto& u : c.only_b) j["only_in_b"].push_back(u.key);
-  j["metadata_differs"] = J::array();
-  for (const auto& d : c.metadata) j["metadata_differs"].push_back({{"key", d.key}, {"a", d.a}, {"b", d.b}});
-  j["groups"] = J::array();
-  for (const auto& g : c.groups)
-    j["groups"].push_back({{"group", g.name}, {"runs", g.runs}, {"geomean_step_time_ratio", opt_json(g.geomean_step_ratio)}});
-  j["geomean_step_time_ratio"] = opt_json(c.geomean_step_ratio);
-  j["comm_matches"] = J::array();
-  for (const auto& m : c.comm) {
-    J jm = {{"label", m.label}, {"comm_a", m.id_a}, {"comm_b", m.id_b}, {"sizes", J::array()},
-            {"geomean_busbw_ratio", opt_json(m.geomean_busbw_ratio)}};
-    for (const auto& z : m.sizes)
-      jm["sizes"].push_back({{"bytes", z.bytes}, {"busbw_a_GBps", z.busbw_a}, {"busbw_b_GBps", z.busbw_b},
-                             {"ratio", opt_json(z.ratio)}, {"significant", z.significant}});
-    j["comm_matches"].push_back(jm);
-  }
-  j["comm_only_in_a"] = c.comm_only_a;
-  j["comm_only_in_b"] = c.comm_only_b;
-  j["significant"] = c.significant;
-  j["insignificant"] = c.insignificant;
-  j["unknown"] = c.unknown;
-  return j;
 }
 
 }  // namespace pipebench::bench

@@ -22,9 +22,11 @@ std::string match_key(const RunResult& run);
 // Whether two measured ranges [a_lo, a_hi] and [b_lo, b_hi] do not overlap.
 bool ranges_disjoint(double a_lo, double a_hi, double b_lo, double b_hi);
 
-// --threshold's default: 2 %, a benchmark comparison's usual noise floor (on a quiet machine the ranges
-// of a few timed steps are apart for differences of 1 %).
-inline constexpr double kDefaultThreshold = 0.02;
+// --threshold's default: 0, no practical threshold: a difference is significant when its bootstrap
+// interval excludes 1. The communication rows, which keep no samples, use kCommThreshold unless
+// --threshold gives one (2 %, a benchmark comparison's usual noise floor).
+inline constexpr double kDefaultThreshold = 0.0;
+inline constexpr double kCommThreshold = 0.02;
 // Whether a ratio B/A clears the noise floor: |ratio - 1| >= threshold (a fraction; 0: any ratio).
 // No ratio (A is 0): clears it when A and B differ.
 bool beyond_threshold(std::optional<double> ratio, double a, double b, double threshold);
@@ -41,14 +43,24 @@ std::string placement_shape(const std::string& placement);
 // that differ and are not noise.
 void metadata_diffs(Comparison& c, const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b);
 
-// A difference is significant when the min-max ranges over timed steps are apart and B/A clears
-// `threshold` (beyond_threshold), which the comparison keeps.
+// A difference is significant when the bootstrap 95 % interval of the ratio of medians (over the
+// repeats' medians when both runs were repeated, else over the timed steps) excludes 1 and B/A clears
+// `threshold` (beyond_threshold), which the comparison keeps; too few samples: no verdict.
+// With train.tokens > 0, each match gets its time and cost to train (transformer runs).
 Comparison compare_listings(const std::string& path_a, const RunListing& a, const std::string& path_b, const RunListing& b,
-                            double threshold = kDefaultThreshold);
+                            double threshold = kDefaultThreshold, const TrainSettings& train = {});
 // Adds the communication results of both files to `c`: groups matched by comm_label(), sizes present
 // in both, busbw B/A and its geometric mean per group; significance with c.threshold.
 void compare_comm(Comparison& c, const std::vector<StoredComm>& a, const std::vector<StoredComm>& b);
 std::string comm_label(const CommResult& r);
+
+// The metadata that decides whether two files are like for like, as (key, what the text calls it):
+// CPU and accelerator model, nodes, ranks per node, pipebench commit, build type, MPI, NCCL, BLAS and
+// Kokkos versions, and the system description's entries (system.*). Precision is part of each
+// configuration, so runs of two precisions never match.
+const std::vector<std::pair<std::string, std::string>>& like_for_like_keys();
+// Sets c.unlike from the two files' joined metadata (file_metadata's form).
+void like_for_like(Comparison& c, const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b);
 
 // The comparison as text (nccl-tests style '#' lines and a table) and as the --json object.
 std::string render_comparison(const Comparison& c);

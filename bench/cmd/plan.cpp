@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/train_cost.hpp"
 #include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
 #include "analysis/plan/model.hpp"
@@ -50,6 +51,7 @@ struct PlanSettings {
   std::string machine = "a100-80gb";
   std::string calibrate;
   int top = 10;
+  double train_tokens = 0, gpu_hour_price = 0;  // --train-tokens, --gpu-hour-price (analysis/train_cost.hpp)
   bool evaluate = false;
   bool json = false, csv = false;
   std::string out;
@@ -321,6 +323,23 @@ std::string tail_lines(const PlanSettings& f, const plan::Problem& pr, const Out
 }
 
 // The output in the form asked for: the text's table between its lines, the JSON document
+// --train-tokens: days, GPU-hours and cost of each shown layout at its predicted tokens per second.
+std::string train_lines(const PlanSettings& f, const Outcome& o) {
+  if (!(f.train_tokens > 0)) return "";
+  std::string s = "# time to train " + num(f.train_tokens) + " tokens at the predicted tokens per second:\n";
+  int rank = 0;
+  for (const auto& p : o.shown) {
+    ++rank;
+    if (!(p.tokens_per_second > 0)) continue;
+    const int gpus = p.layout.t * p.layout.p * p.layout.d;
+    const analysis::TrainCost c = analysis::train_cost(
+        p.tokens_per_second, gpus, f.train_tokens, f.gpu_hour_price > 0 ? std::optional<double>(f.gpu_hour_price) : std::nullopt);
+    s += "#   " + std::to_string(rank) + ": " + num(c.days, 4) + " days, " + num(c.gpu_hours, 4) + " GPU-hours" +
+         (c.cost ? ", cost " + num(*c.cost, 4) : std::string()) + "\n";
+  }
+  return s;
+}
+
 // {evaluated, seconds, configurations: [...]} (docs/plan.md) or the table's CSV.
 void write_plan(std::ostream& out, Format format, const PlanSettings& f, const plan::Problem& pr,
                 const std::string& gpus_text, const Outcome& o) {
@@ -335,6 +354,7 @@ void write_plan(std::ostream& out, Format format, const PlanSettings& f, const p
   for (const auto& p : o.shown) sink->record(record_of(++rank, p));
   sink->end_table();
   sink->legend(tail_lines(f, pr, o));
+  sink->legend(train_lines(f, o));
   sink->finish();
 }
 
@@ -383,6 +403,8 @@ void add_plan_command(CLI::App& app) {
   add(*cmd, flag::micro_batch_size, f->micro_batch_sizes)
       ->description("Sequences per micro-batch b (a comma list is searched; default 1,2,4,8)");
   add(*cmd, Flag{"--gpus", "GPUs N = t p d to plan for"}, f->gpus);
+  add_large_count(*cmd, flag::train_tokens, f->train_tokens);
+  add(*cmd, flag::gpu_hour_price, f->gpu_hour_price)->type_name("PRICE");
   add(*cmd, Flag{"--gpus-per-node", "GPUs per node (default: the machine's, 8)"}, f->gpus_per_node);
   cmd->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Allow tensor-parallel groups larger than a node");
   add_layout_flags(*cmd, f->mappings, f->order, f->cp, f->ep)

@@ -17,6 +17,7 @@
 #include "bench/render/report.hpp"
 #include "bench/results/store.hpp"
 #include "bench/render/trace.hpp"
+#include "bench/render/train_text.hpp"
 #include "bench/render/html.hpp"
 #include "bench/cmd/report_input.hpp"
 
@@ -33,7 +34,14 @@ struct ReportSettings {
   std::string html;
   std::vector<int> timeline;  // runs whose timelines the HTML page shows (empty: one per schedule)
   bool force = false;
+  TrainSettings train;
 };
+
+std::vector<std::pair<int, const RunResult*>> runs_of(const RunListing& l) {
+  std::vector<std::pair<int, const RunResult*>> out;
+  for (const auto& r : l.runs) out.emplace_back(r.id, &r.run);
+  return out;
+}
 
 // --trace without --run is fine when the file holds exactly one run.
 int run_for_trace(const ReportSettings& o, const RunListing& listing) {
@@ -73,8 +81,11 @@ void report(const ReportSettings& o) {
     warn_damaged(o, listing);
     const int traced = o.trace.empty() ? 0 : run_for_trace(o, listing);
     const std::vector<StoredComm> comms = read_comms(o.file);  // `pipebench comm` results
-    const auto sink = make_sink(o.format, std::cout, std::cerr, listing_document(o.file, listing, &comms));
+    JsonDocument doc = listing_document(o.file, listing, &comms);
+    if (o.train.tokens > 0) doc.tail["train"] = train_json(runs_of(listing), o.train);
+    const auto sink = make_sink(o.format, std::cout, std::cerr, doc);
     write_listing(*sink, o.file, listing, &comms);
+    sink->legend(train_lines(runs_of(listing), o.train));
     sink->finish();
     if (traced) {
       const std::size_t n = write_chrome_trace(read_run(o.file, traced), o.trace, o.force);
@@ -88,7 +99,7 @@ void report(const ReportSettings& o) {
   const auto sink = make_sink(o.format, std::cout, std::cerr, one);
   sink->begin_table(runs_table(), false, "");  // the text is the run's own page
   Record rec;
-  rec.text = render_run(o.file, o.run, run);
+  rec.text = render_run(o.file, o.run, run) + train_lines({{o.run, &run}}, o.train);
   rec.cells = run_row(o.run, run);
   rec.objects.push_back(run_json(o.run, run, true));
   sink->record(rec);
@@ -115,6 +126,8 @@ void add_report_command(CLI::App& app) {
   add(*cmd, {"--timeline", "Runs whose measured and simulated timelines the --html page shows (comma list of ids; default: the first run of each schedule)", 1},
       o->timeline);
   add(*cmd, flag::force, o->force)->description("Replace the --trace or --html file if it exists");
+  add_large_count(*cmd, flag::train_tokens, o->train.tokens);
+  add(*cmd, flag::gpu_hour_price, o->train.price)->type_name("PRICE");
   cmd->callback([o] {
     o->format = output_format(o->json, o->csv);
     report(*o);

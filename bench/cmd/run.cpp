@@ -21,9 +21,11 @@
 #include "bench/render/sink.hpp"
 #include "bench/render/svg.hpp"
 #include "bench/render/trace.hpp"
+#include "bench/results/steps.hpp"
 #include "bench/results/store.hpp"
 #include "bench/cmd/run_balance.hpp"
 #include "bench/cmd/run_flags.hpp"
+#include "bench/cmd/run_system.hpp"
 #include "bench/run/configuration.hpp"
 #include "bench/run/device_check.hpp"
 #include "bench/run/job.hpp"
@@ -160,6 +162,23 @@ void report_stop(const RunSettings& rs, const Sweep& sw, int signal, int at, boo
                written, rs.out.c_str(), missing, kStoppedExitCode);
 }
 
+// The configuration --repeats times, each with its own warm-up; rank 0 gets them combined and scored
+// (bench/results/steps.hpp), with the simulated replay of the repeat whose records are kept.
+std::optional<Measurement> run_repeats(const RunSettings& rs, const Plan& pl, SweepComms& sweep) {
+  std::vector<Measurement> all;
+  for (int r = 0; r < rs.repeats; ++r) {
+    std::optional<Measurement> m = run_configuration(rs, pl, sweep);
+    if (m) all.push_back(std::move(*m));
+  }
+  if (all.empty()) return std::nullopt;
+  if (all.size() == 1 && rs.scoring == kScoringMedian) return std::move(all[0]);
+  std::vector<RunResult> runs;
+  for (auto& m : all) runs.push_back(std::move(m.run));
+  int kept = 0;
+  RunResult combined = combine_repeats(std::move(runs), rs.scoring, &kept);
+  return Measurement{std::move(combined), std::move(all[kept].simulation)};
+}
+
 // Returns the signal that stopped the sweep, or 0 when it ran to the end.
 int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
   SweepComms sweep(rs, sw.plans, job.world(), job.roll());
@@ -173,7 +192,9 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
     sink->note("# pipebench run: " + std::to_string(world->size()) + " ranks, " + std::to_string(n) +
                " configuration(s), workload " + workload_name(rs.workload) +
                (transformer ? "" : rs.synthetic.spin ? " (spin)" : " (sleep)") + ", " + std::to_string(rs.warmup) +
-               " warm-up + " + std::to_string(rs.steps) + " timed steps, figures are medians over timed steps\n" +
+               " warm-up + " + std::to_string(rs.steps) + " timed steps" +
+               (rs.repeats > 1 ? ", " + std::to_string(rs.repeats) + " repeats each (scoring " + rs.scoring + ")" : "") +
+               ", figures are medians over timed steps\n" +
                "# results: " + rs.out + "\n");
     sink->begin_table(runs_table(), false);
   }
@@ -198,7 +219,7 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
     if (go.skip) continue;
     std::optional<Measurement> measured;
     try {
-      measured = run_configuration(rs, pl, sweep);
+      measured = run_repeats(rs, pl, sweep);
     } catch (const SweepStopped& e) {
       stopped = e.signal;
       if (root) report_stop(rs, sw, stopped, k, true, written);
@@ -206,6 +227,7 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
     }
     ++ran;
     if (!measured) continue;
+    for (const auto& [key, value] : rs.system) measured->run.metadata["system." + key] = value;
     const RunResult& run = measured->run;
     const int id = append_run(rs.out, run);
     ++written;
@@ -248,6 +270,8 @@ void add_run_command(CLI::App& app) {
     // SIGUSR1/SIGTERM (Slurm's warning before the time limit, preemption) stop the sweep at the next
     // meeting instead of killing it.
     rs->format = output_format(rs->json, rs->csv);  // before MPI starts: a usage error on every rank
+    check_repeat_flags(*rs);
+    if (!rs->system_file.empty()) rs->system = read_system_file(rs->system_file);
     Job job(true);
     rs->command_line = command_line_text();
     job.open_world(comm_options(*rs));

@@ -108,6 +108,13 @@ void add_model_flags(CLI::App& cmd, RunSettings& r) {
 void add_output_flags(CLI::App& cmd, RunSettings& r) {
   add(cmd, {"--warmup", "Warm-up steps (not recorded)", 0}, r.warmup);
   add(cmd, {"--steps", "Timed steps"}, r.steps);
+  add(cmd, {"--repeats", "Run each configuration N times, each with its own warm-up; the steps of all are kept"},
+      r.repeats);
+  add(cmd, {"--system", "TOML file with a [system] table: what software cannot detect (accelerator model, interconnect, topology, cooling, power; docs/run.md)"},
+      r.system_file);
+  add(cmd, {"--scoring", "How the repeats' median step times score: median, or olympic (MLPerf: drop the fastest "
+                         "and the slowest, average the rest; needs --repeats >= 3)"},
+      r.scoring, std::vector<std::pair<std::string, std::string>>{{"median", "median"}, {"olympic", "olympic"}});
   add(cmd, {"--timeout", "Longest wait for any message before the job is aborted (with a unit)"}, r.timeout);
   add(cmd, {"--poll-us", "First sleep between polls of a pending message, microseconds (1 to --timeout / 10)"},
       r.poll_us);
@@ -126,6 +133,12 @@ void add_output_flags(CLI::App& cmd, RunSettings& r) {
 }
 
 }  // namespace
+
+void check_repeat_flags(const RunSettings& r) {
+  if (r.scoring == "olympic" && r.repeats < 3)
+    throw UsageError("--scoring olympic drops the fastest and the slowest repeat and needs --repeats 3 or more, got --repeats " +
+                     std::to_string(r.repeats));
+}
 
 void add_run_flags(CLI::App& cmd, RunSettings& r) {
   add_sweep_flags(cmd, r);

@@ -8,5 +8,7 @@
 namespace pipebench::bench {
 
 void add_run_flags(CLI::App& cmd, RunSettings& r);
+// --scoring olympic with fewer than 3 --repeats: UsageError (before MPI starts).
+void check_repeat_flags(const RunSettings& r);
 
 }  // namespace pipebench::bench

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "analysis/metrics.hpp"
@@ -34,12 +35,7 @@ double cfg_num(const RunResult& r, const char* key) {
   }
 }
 
-std::string run_label(int id, const RunResult& r) {
-  std::string s = "run " + std::to_string(id) + " " + cfg(r, "schedule");
-  for (const char* k : {"t", "p", "d", "v", "m"})
-    if (!cfg(r, k).empty()) s += std::string(" ") + k + "=" + cfg(r, k);
-  return s;
-}
+using html_page::run_label;
 
 
 // The schedules in the order they first appear.
@@ -101,7 +97,10 @@ void summary_section(std::ostream& o, const ReportInput& in) {
   meta_row(o, v, "ranks", "ranks", n);
   meta_row(o, v, "placement", "placement (host:ranks)", n);
   meta_row(o, v, "interconnect", "interconnect", n);
-  if (!v.count("interconnect"))
+  // The system description (run --system): what software cannot detect.
+  for (const auto& [k, vals] : v)
+    if (k.rfind("system.", 0) == 0) meta_row(o, v, k, k.substr(7), n);
+  if (!v.count("interconnect") && !v.count("system.accelerator_interconnect") && !v.count("system.host_networking"))
     o << "<tr><th class=\"t\">interconnect</th><td class=\"wrap muted\">not recorded (see the MPI library and "
          "the environment below)</td></tr>\n";
   o << "</table></div>\n<div><h3>Software</h3><table>\n";
@@ -173,10 +172,45 @@ std::string series_key(const RunResult& r) {
   return k;
 }
 
+// Small multiples: one SVG of `panels` (each a whole <svg> kPanelWidth wide, as render_plot makes it),
+// three to a row, each panel's content a translated group, so the figure is one picture with one title.
+constexpr double kPanelWidth = 380, kPanelHeight = 250;
+double svg_height(const std::string& svg) {
+  const std::size_t at = svg.find("height=\"");
+  return at == std::string::npos ? kPanelHeight : std::atof(svg.c_str() + at + 8);
+}
+std::string small_multiples(const std::string& title, const std::vector<std::string>& panels) {
+  const std::size_t cols = 3;
+  std::string body;
+  double y = 0;
+  for (std::size_t row = 0; row * cols < panels.size(); ++row) {
+    double row_height = 0;
+    for (std::size_t i = row * cols; i < panels.size() && i < (row + 1) * cols; ++i) {
+      const std::string& p = panels[i];
+      const std::size_t open_end = p.find('>'), close = p.rfind("</svg>");
+      if (p.rfind("<svg", 0) != 0 || open_end == std::string::npos || close == std::string::npos) continue;
+      const double h = svg_height(p);
+      row_height = std::max(row_height, h);
+      std::string inner = p.substr(open_end + 1, close - open_end - 1);
+      const std::string full = "width=\"100%\" height=\"100%\"";
+      if (const std::size_t at = inner.find(full); at != std::string::npos)
+        inner.replace(at, full.size(), "width=\"" + fmt("%.0f", kPanelWidth) + "\" height=\"" + fmt("%.0f", h) + "\"");
+      body += "<g transform=\"translate(" + fmt("%.0f", static_cast<double>(i % cols) * kPanelWidth) + "," + fmt("%.0f", y) +
+              ")\">" + inner + "</g>\n";
+    }
+    y += row_height;
+  }
+  const double width = static_cast<double>(std::min(cols, panels.size())) * kPanelWidth;
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" width=\"" + fmt("%.0f", width) + "\" height=\"" +
+         fmt("%.0f", y) + "\" viewBox=\"0 0 " + fmt("%.0f", width) + " " + fmt("%.0f", y) +
+         "\" font-family=\"sans-serif\" role=\"img\"><title>" + xml_escape(title) + "</title>\n" + body + "</svg>";
+}
+
 void bubble_section(std::ostream& o, const RunListing& l) {
   o << "<h2 id=\"bubble\">Bubble against micro-batches</h2>\n<p class=\"note\">Per schedule: the measured bubble "
        "(median over timed steps, bars from min to max), the simulator fed the measured op times (solid line) and "
-       "the analytic formula (dashed; absent where no formula holds).</p>\n<div class=\"grid\">\n";
+       "the analytic formula (dashed; absent where no formula holds).</p>\n";
+  std::vector<std::string> panels;
   for (const auto& sched : schedules_of(l)) {
     std::map<std::string, std::vector<const StoredRun*>> by;
     for (const auto& r : l.runs)
@@ -214,9 +248,11 @@ void bubble_section(std::ostream& o, const RunListing& l) {
     opt.x_label = "micro-batches m";
     opt.y_label = "bubble (%)";
     opt.integer_x = true;
-    o << render_plot(opt, series);
+    opt.width = kPanelWidth;
+    opt.height = kPanelHeight;
+    panels.push_back(render_plot(opt, series));
   }
-  o << "</div>\n";
+  o << "<div class=\"wide\">" << small_multiples("Bubble against m, one panel per schedule", panels) << "</div>\n";
 }
 
 void breakdown_section(std::ostream& o, const ReportInput& in) {
@@ -384,10 +420,11 @@ void transformer_section(std::ostream& o, const ReportInput& in) {
 
 void write_html_report(std::ostream& o, const ReportInput& in) {
   page_begin(o, "pipebench report: " + in.path);
-  o << "<p class=\"note\"><a href=\"#summary\">summary</a> &middot; <a href=\"#runs\">runs</a> &middot; "
+  o << "<p class=\"note\"><a href=\"#headline\">headline</a> &middot; <a href=\"#summary\">summary</a> &middot; <a href=\"#runs\">runs</a> &middot; "
        "<a href=\"#bubble\">bubble</a> &middot; <a href=\"#breakdown\">breakdown</a> &middot; "
        "<a href=\"#timelines\">timelines</a> &middot; <a href=\"#memory\">memory</a>"
     << (in.comm.empty() ? "" : " &middot; <a href=\"#comm\">communication</a>") << "</p>\n";
+  write_headline(o, in.listing);
   summary_section(o, in);
   if (!in.listing.runs.empty()) {
     runs_section(o, in.listing);

@@ -13,6 +13,7 @@
 #include "analysis/breakdown.hpp"
 #include "analysis/schedule.hpp"
 #include "analysis/timeline.hpp"
+#include "bench/render/train_text.hpp"
 #include "bench/results/comm_results.hpp"
 #include "bench/results/records.hpp"
 #include "bench/results/store.hpp"
@@ -38,6 +39,9 @@ struct ReportInput {
 };
 
 void write_html_report(std::ostream& os, const ReportInput& in);
+// The report's first section: fastest configuration overall and per schedule, worst measured-simulated
+// bubble gap, worst cv, flagged runs (bench/render/html_headline.cpp).
+void write_headline(std::ostream& os, const RunListing& listing);
 // The communication section alone (busbw against size per op, one series per group, and the fits).
 void write_comm_section(std::ostream& os, const std::vector<StoredComm>& comm);
 
@@ -48,7 +52,12 @@ struct CompareFigure {
   std::optional<double> a, b;   // SI units (s, fraction, FLOP/s), as --json gives them
   std::optional<double> ratio;  // b / a
   std::optional<double> a_lo, a_hi, b_lo, b_hi;  // min-max over timed steps, where known
-  std::optional<bool> significant;               // none: variability unknown
+  std::optional<bool> significant;               // none: not enough samples for a verdict
+  // The bootstrap 95 % interval of B/A (analysis/stats.hpp) and what it rests on: the medians of the
+  // repeats ("repeats") or the timed steps ("steps"), how many per side.
+  std::optional<double> ci_lo, ci_hi;
+  std::string basis;
+  int samples_a = 0, samples_b = 0;
 };
 struct CompareMatch {
   std::string key;      // the configuration key both runs carry
@@ -57,6 +66,7 @@ struct CompareMatch {
   std::string schedule;
   int id_a = 0, id_b = 0;
   std::vector<CompareFigure> figures;
+  std::optional<analysis::TrainCost> train_a, train_b;  // with --train-tokens, transformer runs
 };
 struct CompareGroup {
   std::string name;
@@ -76,9 +86,16 @@ struct Comparison {
   std::vector<MetaDiff> metadata;
   std::vector<CompareGroup> groups;
   std::optional<double> geomean_step_ratio;  // over every match
-  int significant = 0, insignificant = 0, unknown = 0;  // step time differences
-  // The noise floor of significance (--threshold, a fraction): |B/A - 1| below it is never significant.
+  int significant = 0, insignificant = 0, unknown = 0;  // step time differences; unknown: not enough samples
+  // The noise floor of practical significance (--threshold, a fraction; 0: none): |B/A - 1| below it
+  // is never significant.
   double threshold = 0;
+  // Communication sizes: significant when the min-max time ranges are apart and busbw B/A is at least
+  // this far from 1 (a fraction; the rows keep no per-iteration samples to bootstrap).
+  double comm_threshold = 0.02;
+  // Like for like: the facts that decide comparability (kLikeForLike) where the files differ.
+  std::vector<MetaDiff> unlike;
+  TrainSettings train;  // --train-tokens, --gpu-hour-price: time and cost to train per match
   // Communication results matched by op, group, groups, group size, backend and mapping: busbw per
   // size in both, significant when the min-max time ranges do not overlap and busbw B/A is at least
   // `threshold` away from 1.

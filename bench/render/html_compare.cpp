@@ -36,9 +36,11 @@ void write_summary(std::ostream& o, const Comparison& c) {
     << " configuration(s) in both files, " << c.only_a.size() << " only in A, " << c.only_b.size()
     << " only in B. Step time B/A: " << c.significant << " difference(s) significant, " << c.insignificant
     << " within the noise, " << c.unknown
-    << " unknown (variability not recorded). A difference is significant only when the min-max ranges of the "
-       "timed steps of A and B do not overlap and B/A differs from 1 by "
-    << num(c.threshold * 100) << " % or more (--threshold). Ratios below 1 mean B is faster (step time) or better.</p>\n";
+    << " with not enough samples. A difference is significant when the 95 % percentile-bootstrap interval of the "
+       "ratio of medians (over the repeats' medians when both runs were repeated, else over the timed steps; fixed "
+       "seed) excludes 1"
+    << (c.threshold > 0 ? " and B/A differs from 1 by " + num(c.threshold * 100) + " % or more (--threshold)" : std::string())
+    << ". Ratios below 1 mean B is faster (step time) or better.</p>\n";
   if (c.geomean_step_ratio)
     o << "<p class=\"note\"><b>Geometric-mean step time B/A over all matches: " << fmt("%.3f", *c.geomean_step_ratio)
       << "</b></p>\n";
@@ -105,6 +107,38 @@ void write_scatter(std::ostream& o, const Comparison& c) {
   o << "<div class=\"wide\">" << render_plot(opt, series) << "</div>\n";
 }
 
+// The verdict per metric, then like for like: what a committee reads first.
+void write_verdict(std::ostream& o, const Comparison& c) {
+  o << "<h2 id=\"verdict\">Verdict</h2>\n<table><thead><tr><th class=\"t\">configuration</th><th>step time B/A</th>"
+       "<th>95 % interval</th><th>verdict</th><th>bubble B/A</th><th>95 % interval</th><th>verdict</th></tr></thead><tbody>\n";
+  const auto verdict = [](const CompareFigure& f) {
+    if (!f.significant) return std::string("<td class=\"muted\">not enough samples</td>");
+    if (!*f.significant) return std::string("<td>no difference</td>");
+    return std::string("<td class=\"flag\">") + (f.ratio && *f.ratio > 1 ? "B higher" : "B lower") + "</td>";
+  };
+  const auto interval = [](const CompareFigure& f) {
+    return f.ci_lo && f.ci_hi ? "<td>" + fmt("%.3f", *f.ci_lo) + " - " + fmt("%.3f", *f.ci_hi) + "</td>" : std::string("<td>-</td>");
+  };
+  for (const auto& m : c.matches) {
+    o << "<tr><td class=\"t\">" << swatch(m.schedule) << xml_escape(m.label) << "</td>";
+    for (std::size_t i = 0; i < 2 && i < m.figures.size(); ++i)
+      o << ratio_cell(m.figures[i].ratio) << interval(m.figures[i]) << verdict(m.figures[i]);
+    o << "</tr>\n";
+  }
+  o << "</tbody></table>\n<h2 id=\"like\">Like for like</h2>\n";
+  if (c.unlike.empty()) {
+    o << "<p class=\"note\">Yes: CPU, accelerator, nodes, ranks per node, pipebench commit, build type, MPI, NCCL, BLAS, "
+         "Kokkos and the system description are the same in A and B.</p>\n";
+    return;
+  }
+  o << "<p class=\"note\"><b>No</b> (compared with --allow-different): these differ.</p>\n<table><thead><tr><th class=\"t\">"
+       "fact</th><th class=\"t\">A</th><th class=\"t\">B</th></tr></thead><tbody>\n";
+  for (const auto& d : c.unlike)
+    o << "<tr><td class=\"t\">" << xml_escape(d.key) << "</td><td class=\"t\">" << xml_escape(d.a) << "</td><td class=\"t\">"
+      << xml_escape(d.b) << "</td></tr>\n";
+  o << "</tbody></table>\n";
+}
+
 // The matched configurations' figures, A, B, B/A and significance.
 void write_matches(std::ostream& o, const Comparison& c) {
   o << "<h2 id=\"matches\">Matched configurations</h2>\n<div class=\"wide\"><table class=\"sortable\" id=\"matches-table\"><thead><tr>"
@@ -120,7 +154,7 @@ void write_matches(std::ostream& o, const Comparison& c) {
     for (const auto& f : m.figures) {
       o << value_cell(f.a, f.a_lo, f.a_hi, f.scale) << value_cell(f.b, f.b_lo, f.b_hi, f.scale) << ratio_cell(f.ratio);
       if (!f.significant)
-        o << "<td class=\"muted\">" << (f.a && f.b ? "unknown" : "-") << "</td>";
+        o << "<td class=\"muted\">" << (f.a && f.b ? "few samples" : "-") << "</td>";
       else
         o << "<td" << (*f.significant ? " class=\"flag\">yes" : ">no") << "</td>";
     }
@@ -187,6 +221,7 @@ void write_unmatched_and_metadata(std::ostream& o, const Comparison& c) {
 
 void write_html_compare(std::ostream& o, const Comparison& c) {
   page_begin(o, "pipebench compare: " + c.path_a + " (A) vs " + c.path_b + " (B)");
+  write_verdict(o, c);
   write_summary(o, c);
   write_scatter(o, c);
   write_matches(o, c);

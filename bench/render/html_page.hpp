@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analysis/text.hpp"  // fmt(): the one set of number formatters
+#include "bench/results/records.hpp"
 
 namespace pipebench::bench::html_page {
 
@@ -17,5 +18,7 @@ void page_end(std::ostream& o);
 // `x` formatted with the printf format `f` (one double).
 // A small square in the schedule's colour (schedule_colour), for tables and headings.
 std::string swatch(const std::string& schedule);
+// "run 3 1f1b t=1 p=4 d=1 v=1 m=8": a run as the pages name it.
+std::string run_label(int id, const RunResult& r);
 
 }  // namespace pipebench::bench::html_page

@@ -94,12 +94,17 @@ std::string record_table(const std::vector<Record>& records) {
 
 std::string variability_line(const RunSummary& s) {
   if (!s.step_time_min || !s.step_time_max) return "# variability over timed steps: unknown (written before schema version 3)\n";
-  std::string out = "# over timed steps: step time min " + ms(*s.step_time_min) + " / median " + ms(s.step_time) +
+  const std::string middle = s.repeats > 1 ? " / " + s.scoring + " score " : " / median ";
+  std::string out = "# over timed steps: step time min " + ms(*s.step_time_min) + middle + ms(s.step_time) +
                     " / max " + ms(*s.step_time_max) + " ms";
   if (s.step_time_cv) out += ", cv " + percent(*s.step_time_cv) + " %";
   if (s.bubble_min && s.bubble_max)
     out += "; bubble min " + percent(*s.bubble_min) + " / median " + percent(s.bubble_measured) + " / max " +
            percent(*s.bubble_max) + " %";
+  if (s.step_time_p50 && s.step_time_p90 && s.step_time_p99)
+    out += "; step time p50 " + ms(*s.step_time_p50) + " / p90 " + ms(*s.step_time_p90) + " / p99 " +
+           ms(*s.step_time_p99) + " ms";
+  if (s.repeats > 1) out += "; " + std::to_string(s.repeats) + " repeats, scoring " + s.scoring;
   const auto spread = step_time_spread(s);
   if (spread && *spread > kSpreadFlag) out += "; spread " + percent(*spread) + " % > " + percent(kSpreadFlag) + " %";
   return out + "\n";
@@ -282,6 +287,7 @@ nlohmann::ordered_json run_json(int id, const RunResult& run, bool with_ranks) {
   j["comms"] = run.comms.size();
   j["stages"] = records_json(run.stages);
   j["ranks"] = records_json(run.ranks);
+  j["steps"] = records_json(run.steps);
   return j;
 }
 

@@ -25,8 +25,8 @@ constexpr const char* kSchemaText =
     "summary figures (seconds; bubble fractions 0..1; analytic figures absent where no formula holds) and "
     "complete=1, written last (ignore runs without it); groups config, metadata and analytic_notes (one "
     "string attribute per entry) and extra (float64 attributes); compound datasets actions, comms, ranks "
-    "and stages (times in "
-    "seconds on rank 0's clock from the start of each timed step). See docs/results-schema.md.";
+    "stages and steps (times in "
+    "seconds on rank 0's clock from the start of each timed step; steps: one row per timed step of each repeat). See docs/results-schema.md.";
 
 template <class Record, class Member>
 std::size_t offset_of(Member Record::*member) {
@@ -256,6 +256,7 @@ void write_run_group(hid_t g, const RunResult& run, const RecordTypes& types) {
   write_records(g, "comms", run.comms, types);
   write_records(g, "ranks", run.ranks, types);
   write_records(g, "stages", run.stages, types);
+  write_records(g, "steps", run.steps, types);
 }
 
 RunResult read_run_group(hid_t g, const RecordTypes& types, bool with_records) {
@@ -266,6 +267,7 @@ RunResult read_run_group(hid_t g, const RecordTypes& types, bool with_records) {
   read_attr_field(g, "metadata", run.metadata);
   run.ranks = read_records<RankSummary>(g, "ranks", types);
   run.stages = read_records<StageSummary>(g, "stages", types);
+  run.steps = read_records<StepRecord>(g, "steps", types);
   if (with_records) {
     run.actions = read_records<ActionRecord>(g, "actions", types);
     run.comms = read_records<CommRecord>(g, "comms", types);

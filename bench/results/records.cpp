@@ -69,7 +69,7 @@ std::string utf8_escaped(const std::string& s) {
 
 bool operator==(const RunResult& a, const RunResult& b) {
   return a.key == b.key && a.config == b.config && a.metadata == b.metadata && a.summary == b.summary &&
-         a.ranks == b.ranks && a.stages == b.stages && a.actions == b.actions && a.comms == b.comms;
+         a.ranks == b.ranks && a.stages == b.stages && a.actions == b.actions && a.comms == b.comms && a.steps == b.steps;
 }
 
 }  // namespace pipebench::bench

@@ -118,6 +118,22 @@ struct StageSummary {
   }
 };
 
+// [v4] One timed step of one repeat of a configuration: the figures the medians, percentiles and
+// compare's bootstrap are taken over.
+struct StepRecord {
+  std::int32_t repeat = 0;  // 0 .. repeats-1; each repeat ran its own warm-up
+  std::int32_t step = 0;    // timed step within the repeat
+  double step_time = 0;     // seconds: makespan + DP sync + optimizer
+  double makespan = 0;
+  double bubble = 0;        // measured bubble fraction of the step
+
+  static constexpr auto fields() {
+    using R = StepRecord;
+    return std::make_tuple(field("repeat", &R::repeat), field("step", &R::step), field("step_time", &R::step_time),
+                           field("makespan", &R::makespan), field("bubble", &R::bubble));
+  }
+};
+
 struct RunSummary {
   double step_time = 0;  // makespan + DP sync + optimizer, median over timed steps
   double makespan = 0;
@@ -140,6 +156,13 @@ struct RunSummary {
   // deviation / mean; 0 for one step). None in files of schema version 1 and 2: unknown there.
   std::optional<double> step_time_min, step_time_max, step_time_cv;
   std::optional<double> bubble_min, bubble_max;
+  // [v4] Over every timed step of every repeat: percentiles of the step time (linear interpolation,
+  // analysis/stats.hpp). The repeats of the configuration and how step_time scores them: "median"
+  // (median of the repeats' medians; one repeat: the median over its steps) or "olympic" (MLPerf: the
+  // mean of the repeats' medians without the fastest and the slowest). None / 1 / "" before v4.
+  std::optional<double> step_time_p50, step_time_p90, step_time_p99;
+  std::int32_t repeats = 1;
+  std::string scoring;
 
   static constexpr auto fields() {
     using R = RunSummary;
@@ -154,7 +177,9 @@ struct RunSummary {
         field("analytic_notes", &R::analytic_notes), field("extra", &R::extra),
         field("step_time_min", &R::step_time_min), field("step_time_max", &R::step_time_max),
         field("step_time_cv", &R::step_time_cv), field("bubble_min", &R::bubble_min),
-        field("bubble_max", &R::bubble_max));
+        field("bubble_max", &R::bubble_max), field("step_time_p50", &R::step_time_p50),
+        field("step_time_p90", &R::step_time_p90), field("step_time_p99", &R::step_time_p99),
+        field("repeats", &R::repeats), field("scoring", &R::scoring));
   }
 };
 
@@ -167,12 +192,14 @@ struct RunResult {
   std::vector<StageSummary> stages;  // pipeline 0's stages, as the prediction was fed them
   std::vector<ActionRecord> actions;
   std::vector<CommRecord> comms;
+  std::vector<StepRecord> steps;  // [v4] every timed step of every repeat; empty before v4
 };
 
 inline bool operator==(const ActionRecord& a, const ActionRecord& b) { return fields_equal(a, b); }
 inline bool operator==(const CommRecord& a, const CommRecord& b) { return fields_equal(a, b); }
 inline bool operator==(const RankSummary& a, const RankSummary& b) { return fields_equal(a, b); }
 inline bool operator==(const StageSummary& a, const StageSummary& b) { return fields_equal(a, b); }
+inline bool operator==(const StepRecord& a, const StepRecord& b) { return fields_equal(a, b); }
 inline bool operator==(const RunSummary& a, const RunSummary& b) { return fields_equal(a, b); }
 bool operator==(const RunResult& a, const RunResult& b);
 

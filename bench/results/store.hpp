@@ -14,8 +14,9 @@ namespace pipebench::bench {
 
 // Version 2 added the stages table and the analytic figures other than bubble_formula (and pipes) to
 // each run's attributes; version 3 the /comm groups of `pipebench comm` (bench/results/comm_results.hpp)
-// and the variability over timed steps (step_time_min, ...). Version 1 and 2 files are still read.
-inline constexpr std::int64_t kResultsSchemaVersion = 3;
+// and the variability over timed steps (step_time_min, ...); version 4 the steps table (every timed
+// step of every repeat), the step time's percentiles, repeats and scoring. Versions 1 to 3 are still read.
+inline constexpr std::int64_t kResultsSchemaVersion = 4;
 inline constexpr std::int64_t kOldestReadableSchemaVersion = 1;
 
 // Before the sweep, on the writing process: makes `path` ready for the sweep's appends. Without

@@ -120,6 +120,7 @@ std::string encode_run(const RunResult& run) {
   o.put(run.stages);
   o.put(run.actions);
   o.put(run.comms);
+  o.put(run.steps);
   return o.take();
 }
 
@@ -134,6 +135,7 @@ RunResult decode_run(std::string_view bytes) {
   in.get(run.stages);
   in.get(run.actions);
   in.get(run.comms);
+  in.get(run.steps);
   if (!in.done()) throw Error("reader: a run from the reading process has bytes left over");
   return run;
 }

@@ -293,23 +293,6 @@ void set_analytic(RunSummary& sum, const analysis::AnalyticFigures& a) {
 
 }  // namespace
 
-void set_variability(RunSummary& sum, const std::vector<double>& step_times, const std::vector<double>& bubbles) {
-  if (step_times.empty()) return;
-  const auto [tmin, tmax] = std::minmax_element(step_times.begin(), step_times.end());
-  const auto [bmin, bmax] = std::minmax_element(bubbles.begin(), bubbles.end());
-  sum.step_time_min = *tmin;
-  sum.step_time_max = *tmax;
-  if (!bubbles.empty()) {
-    sum.bubble_min = *bmin;
-    sum.bubble_max = *bmax;
-  }
-  const double n = static_cast<double>(step_times.size());
-  double mean = 0, ss = 0;
-  for (double x : step_times) mean += x / n;
-  for (double x : step_times) ss += (x - mean) * (x - mean);
-  sum.step_time_cv = step_times.size() > 1 && mean > 0 ? std::sqrt(ss / (n - 1)) / mean : 0.0;
-}
-
 Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, MeasureInput in) {
   const int world = grid.world_size();
   if (static_cast<int>(in.clocks.size()) != world || static_cast<int>(in.timing.size()) != world)
@@ -349,6 +332,9 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
   sum.bubble_measured = median(steps.bubbles);
   sum.step_time = median(steps.step_times);
   set_variability(sum, steps.step_times, steps.bubbles);
+  sum.scoring = kScoringMedian;
+  for (std::size_t k = 0; k < steps.step_times.size(); ++k)
+    out.steps.push_back({0, static_cast<std::int32_t>(k), steps.step_times[k], steps.makespans[k], steps.bubbles[k]});
   sum.dp_sync_time = std::max(0.0, sum.step_time - sum.makespan);
   sum.simulated_makespan = pred.sim.metrics.makespan;
   sum.bubble_simulated = pred.sim.metrics.bubble_fraction;

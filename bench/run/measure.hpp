@@ -14,6 +14,7 @@
 #include "bench/run/clock_sync.hpp"
 #include "bench/run/executor.hpp"
 #include "bench/results/records.hpp"
+#include "bench/results/steps.hpp"
 #include "kernels/workload.hpp"
 #include "topology/grid.hpp"
 
@@ -65,11 +66,6 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
 // the F&B overlap factor measured too and `p2p` as the point-to-point time. measure() feeds the
 // prediction with it; `pipebench report --html` rebuilds a stored run's simulated timeline with it.
 analysis::SimCosts measured_costs(const analysis::Schedule& s, const std::vector<ActionRecord>& actions, double p2p);
-
-// The variability fields of `sum` ([v3], docs/results-schema.md) from the figures of each timed step:
-// min and max of step time and bubble, and the step time's coefficient of variation (sample standard
-// deviation over mean, 0 for a single step). Nothing for no steps.
-void set_variability(RunSummary& sum, const std::vector<double>& step_times, const std::vector<double>& bubbles);
 
 // The median of a list (the mean of the two middle values for an even count); 0 for an empty list.
 double median(std::vector<double> v);

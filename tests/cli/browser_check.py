@@ -99,7 +99,7 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     quick = ["--schedule", "1f1b,zbv", "-m", "4,8", "--tf", "200us", "--tb", "400us", "--tw", "200us",
-             "--warmup", "0", "--steps", "3"]
+             "--warmup", "0", "--steps", "5"]
     for name in ("a.h5", "b.h5"):
         run([mpiexec, "-n", "4", exe, "run"] + quick + ["-o", name], work)
     run([exe, "report", "a.h5", "--html", "report.html"], work)
@@ -107,7 +107,8 @@ def main():
 
     runs = ["run %d %s t=1 p=4 d=1 v=%d m=%d" % (i + 1, s, v, m)
             for i, (s, v, m) in enumerate([("1f1b", 1, 4), ("1f1b", 1, 8), ("zbv", 2, 4), ("zbv", 2, 8)])]
-    want = ["Bubble against m: 1f1b", "Bubble against m: zbv", "Step time breakdown per run",
+    # The bubble against m: one small-multiples figure (issue 26), its panels groups with their own titles.
+    want = ["Bubble against m, one panel per schedule", "Step time breakdown per run",
             "Timeline measured: " + runs[0], "Timeline simulated: " + runs[0],
             "Timeline measured: " + runs[2], "Timeline simulated: " + runs[2],
             "Peak activation memory per pipeline rank"]
@@ -115,11 +116,21 @@ def main():
     table = re.search(r'<table class="sortable" id="runs-table">(.*?)</table>', dom, re.S)
     if not table or table.group(1).count("<tr") != 1 + 4:
         fail("report.html: the runs table does not hold a header and 4 rows")
+    # The headline opens the page, before the summary.
+    head, summary = dom.find('id="headline"'), dom.find('id="summary"')
+    if head < 0 or summary < 0 or head > summary or "fastest configuration (step time)" not in dom:
+        fail("report.html: the headline does not open the page")
+    if dom.count("<title>Bubble against m: ") != 2:
+        fail("report.html: the small-multiples figure does not hold one panel per schedule")
     want = ["Geometric-mean step time B/A per schedule", "Step time, B against A (one point per configuration)"]
     dom = check_page(chromium, os.path.join(work, "compare.html"), work, want, keep)
     table = re.search(r'<table class="sortable" id="matches-table">(.*?)</table>', dom, re.S)
     if not table or table.group(1).count("<tr") != 1 + 4:
         fail("compare.html: the matches table does not hold a header and 4 rows")
+    # The verdict per configuration and the like-for-like section open the comparison.
+    verdict, like, summary = dom.find('id="verdict"'), dom.find('id="like"'), dom.find('id="summary"')
+    if not (0 <= verdict < like < summary) or "95 % interval" not in dom:
+        fail("compare.html: the verdict and like-for-like sections do not open the page")
     return 0
 
 

@@ -32,6 +32,14 @@ struct CommRowFile {
   double latency_us, bandwidth_MBps;
 };
 
+// Five timed steps (schema version 4), so that compare's bootstrap has enough samples.
+void set_steps(pipebench::bench::RunResult& r, std::vector<double> times) {
+  r.steps.clear();
+  const double bubbles[5] = {0.24, 0.245, 0.25, 0.255, 0.26};
+  for (int i = 0; i < static_cast<int>(times.size()); ++i) r.steps.push_back({0, i, times[i], times[i] * 0.9, bubbles[i % 5]});
+  r.summary.scoring = "median";
+}
+
 void write_comm(const std::string& path, double speedup) {
   namespace b = pipebench::bench;
   b::prepare_results_file(path, false);
@@ -97,11 +105,14 @@ int main(int argc, char** argv) {
                              "empty.h5", "v2.h5", "compare_b.h5", "disjoint.h5", "comm_a.h5", "comm_b.h5", "comm.h5"}) fs::remove(dir / name);
 
     const std::string results = (dir / "results.h5").string();
-    b::append_run(results, b::testing::sample_run("schedule=1f1b,p=2,m=2"));
+    b::RunResult first = b::testing::sample_run("schedule=1f1b,p=2,m=2");
+    set_steps(first, {0.0118, 0.0119, 0.012, 0.0122, 0.0125});
+    b::append_run(results, first);
     b::RunResult second = b::testing::sample_run("schedule=zb-h1,p=2,m=2");
     second.config["schedule"] = "zb-h1";
     second.summary.bubble_formula.reset();
     second.summary.step_time_max = 0.0121;  // spread 2.5 %: not flagged
+    set_steps(second, {0.0118, 0.0119, 0.012, 0.0120, 0.0121});
     b::append_run(results, second);
     {
       b::h5::Id f = b::h5::open_file(results, true);
@@ -172,7 +183,8 @@ int main(int argc, char** argv) {
       H5Adelete(f.get(), "pipebench_schema_version");
       b::h5::write_attr(f.get(), "pipebench_schema_version", std::int64_t{2});
       b::h5::Id g = b::h5::open_group(f.get(), "runs/000001");
-      for (const char* a : {"step_time_min", "step_time_max", "step_time_cv", "bubble_min", "bubble_max"}) H5Adelete(g.get(), a);
+      for (const char* a : {"step_time_min", "step_time_max", "step_time_cv", "bubble_min", "bubble_max", "repeats", "scoring"})
+        H5Adelete(g.get(), a);
       b::h5::close_file(f);
     }
 
@@ -182,12 +194,14 @@ int main(int argc, char** argv) {
     slow.summary.step_time = 0.018;
     slow.summary.step_time_min = 0.0175;
     slow.summary.step_time_max = 0.019;
+    set_steps(slow, {0.0175, 0.0178, 0.018, 0.0185, 0.019});
     b::append_run(compare_b, slow);
     b::RunResult same = second;
     same.metadata["cpu"] = "Other CPU (x 64)";
     same.summary.step_time = 0.01212;
     same.summary.step_time_min = 0.0119;
     same.summary.step_time_max = 0.0124;
+    set_steps(same, {0.0119, 0.0120, 0.01212, 0.0122, 0.0124});
     b::append_run(compare_b, same);
     b::RunResult more = slow;
     more.config["m"] = "4";

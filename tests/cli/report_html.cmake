@@ -34,26 +34,38 @@ report_html_case(report_spread_flag RC 0
   ARGS report ${_rf}/results.h5)
 
 # compare: results.h5 against compare_b.h5 (run 1 slower beyond the noise, run 2 within it, one
-# configuration each file alone, a different CPU).
-report_html_case(compare_text RC 0
-  MATCH "# pipebench compare .*results.h5 \\(A\\) vs .*compare_b.h5 \\(B\\): 2 matched configuration\\(s\\), 0 only in A, 1 only in B\n.*\n +1 +1  1f1b t=1 p=2 d=1 v=1 m=2 +12.000 +18.000 +1.500  yes +25.00 +25.00 +1.000  no .*\n +2 +2  zb-h1 t=1 p=2 d=1 v=1 m=2 +12.000 +12.120 +1.010  no .*# step time B/A, geometric mean: 1f1b 1.500 \\(1\\), zb-h1 1.010 \\(1\\), all 1.231 \\(2\\)\n# step time differences: 1 significant, 1 within the noise, 0 unknown\n# only in B: 1f1b t=1 p=2 d=1 v=1 m=4\n# metadata that differs \\(A \\| B\\):\n#   cpu: Café CPU \\(x 2\\)  \\|  Other CPU \\(x 64\\)\n$"
+# configuration each file alone, a different CPU: not like for like, so --allow-different).
+report_html_case(compare_unlike RC 2
+  MATCH "^pipebench: error: '.*results.h5' and '.*compare_b.h5' are not like for like: CPU \\(Café CPU \\(x 2\\) \\| Other CPU \\(x 64\\)\\) differ; pass --allow-different to compare them anyway\n$"
   ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5)
+report_html_case(compare_text RC 0
+  MATCH "# pipebench compare .*results.h5 \\(A\\) vs .*compare_b.h5 \\(B\\): 2 matched configuration\\(s\\), 0 only in A, 1 only in B\n# like for like: NO \\(compared with --allow-different\\); these differ \\(A \\| B\\):\n#   CPU: Café CPU \\(x 2\\)  \\|  Other CPU \\(x 64\\)\n.*\n +1 +1  1f1b t=1 p=2 d=1 v=1 m=2 +12.000 +18.000 +1.500  1.434-1.583  5/5 step  yes +25.00 +25.00 +1.000 .*\n +2 +2  zb-h1 t=1 p=2 d=1 v=1 m=2 +12.000 +12.120 +1.010  0.992-1.034  5/5 step  no .*# step time B/A, geometric mean: 1f1b 1.500 \\(1\\), zb-h1 1.010 \\(1\\), all 1.231 \\(2\\)\n# step time differences: 1 significant, 1 within the noise, 0 not enough samples\n# only in B: 1f1b t=1 p=2 d=1 v=1 m=4\n# metadata that differs \\(A \\| B\\):\n#   cpu: Café CPU \\(x 2\\)  \\|  Other CPU \\(x 64\\)\n$"
+  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --allow-different)
 report_html_case(compare_json RC 0
-  MATCH "\"matches\": .\n    {\n      \"key\": \"d=1 m=2 note= p=2 schedule=1f1b t=1 v=1\",.*\"ratio\": 1.49999.*\"significant\": true,\n      \"variability_known\": true\n    },.*\"only_in_b\": \\[\n    \"d=1 m=4 note= p=2 schedule=1f1b t=1 v=1\"\n  \\],\n  \"metadata_differs\": .\n    {\n      \"key\": \"cpu\","
-  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --json)
-# --threshold: the rule the header line states and the JSON records; the 1f1b run's 50 % stays
-# significant below a 60 % floor and not above it.
+  MATCH "\"like_for_like\": false,.*\"matches\": .\n    {\n      \"key\": \"d=1 m=2 note= p=2 schedule=1f1b t=1 v=1\",.*\"ratio\": 1.49999.*\"ci_low\": 1.43.*\"basis\": \"steps\",\n        \"samples_a\": 5,.*\"significant\": true,\n      \"variability_known\": true\n    },.*\"only_in_b\": \\[\n    \"d=1 m=4 note= p=2 schedule=1f1b t=1 v=1\"\n  \\],\n  \"metadata_differs\": .\n    {\n      \"key\": \"cpu\","
+  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --json --allow-different)
+# --threshold: the practical floor the header line states and the JSON records; the 1f1b run's 50 %
+# stays significant below a 60 % floor and not above it.
 report_html_case(compare_threshold_text RC 0
-  MATCH "\n# B/A < 1: B takes less time \\(step\\) or idles less \\(bubble\\). sig: yes when the min-max ranges over timed steps do not overlap and B/A is 40 % or more from 1 \\(--threshold 40\\), \\? when a file does not record them\n.*# step time differences: 1 significant, 1 within the noise, 0 unknown\n"
-  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --threshold 40)
+  MATCH "sig: yes when the interval excludes 1 and B/A is 40 % or more from 1 \\(--threshold 40\\), few: not enough samples \\(fewer than 5 per side\\)\n.*# step time differences: 1 significant, 1 within the noise, 0 not enough samples\n"
+  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --threshold 40 --allow-different)
 report_html_case(compare_threshold_json RC 0
   MATCH "^{\n  \"a\": .*,\n  \"b\": .*,\n  \"threshold\": 0.6,\n.*\"significant\": 0,\n  \"insignificant\": 2,\n  \"unknown\": 0\n}"
-  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --threshold 60 --json)
+  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --threshold 60 --json --allow-different)
+report_html_case(compare_negative_tokens RC 2
+  MATCH "^pipebench: error: --train-tokens .-5. is not allowed: expected a number >= 0 and <= 1e18"
+  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --train-tokens -5)
+report_html_case(report_negative_price RC 2
+  MATCH "^pipebench: error: --gpu-hour-price '-1' is not allowed: expected a decimal number >= 0"
+  ARGS report ${_rf}/results.h5 --train-tokens 1e9 --gpu-hour-price -1)
+report_html_case(report_train_synthetic RC 0
+  MATCH "# time to train 1e\\+09 tokens at each run's measured tokens per second \\(ranks as GPUs, at 2 per GPU-hour\\):\n#   no run has a throughput in tokens \\(transformer runs only\\)\n"
+  ARGS report ${_rf}/results.h5 --train-tokens 1e9 --gpu-hour-price 2)
 report_html_case(compare_threshold_negative RC 2
   MATCH "^pipebench: error: --threshold '-1' is not allowed: expected a decimal number >= 0"
   ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --threshold -1)
 report_html_case(compare_html RC 0 MATCH "# HTML comparison written to cmp.html\n$"
-  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --html cmp.html --force)
+  ARGS compare ${_rf}/results.h5 ${_rf}/compare_b.h5 --html cmp.html --force --allow-different)
 report_html_case(compare_nothing_in_common RC 2
   MATCH "^pipebench: error: '.*results.h5' and '.*disjoint.h5' have no configuration in common \\(2 and 1 configurations\\), so there is nothing to compare\n$"
   ARGS compare ${_rf}/results.h5 ${_rf}/disjoint.h5)

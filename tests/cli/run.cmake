@@ -57,3 +57,21 @@ pipebench_mpirun_test(run_nccl_refused NP 1 RC 2 ONCE "pipebench: error:" MATCH 
 # A message names a time the user did not give by its default value, not by an empty string.
 pipebench_mpirun_test(run_tw_not_below_default_tb NP 1 RC 2 ONCE "pipebench: error:"
   MATCH "--tw '5ms' is not allowed: the weight part of the backward must be < --tb '4ms'" ARGS --tw 5ms -o never.h5)
+
+# Issue 26: repeats, scoring and the system description. Bad values: one line, exit 2, before MPI traffic.
+pipebench_mpirun_test(run_repeats_zero NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--repeats '0' is not allowed: expected a decimal integer from 1" ARGS --repeats 0 -o never.h5)
+pipebench_mpirun_test(run_olympic_needs_three NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--scoring olympic drops the fastest and the slowest repeat and needs --repeats 3 or more, got --repeats 2"
+  ARGS --repeats 2 --scoring olympic -o never.h5)
+pipebench_mpirun_test(run_system_unknown_key NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--system '.*system_bad.toml' line 3: unknown key 'gpu_model'. a .system. table takes system_name, number_of_nodes"
+  ARGS --system ${CMAKE_CURRENT_SOURCE_DIR}/data/system_bad.toml -o never.h5)
+# Three repeats of two steps each: six steps stored, scored olympic (the middle repeat's median), the
+# system description in the metadata.
+pipebench_mpirun_test(run_repeats_olympic NP 2 RC 0
+  MATCH "0 warm-up \\+ 2 timed steps, 3 repeats each \\(scoring olympic\\)"
+  ARGS --schedule 1f1b -m 4 --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 2 --repeats 3 --scoring olympic
+       --system ${CMAKE_CURRENT_SOURCE_DIR}/data/system.toml -o rep.h5
+  THEN report rep.h5 --run 1
+  THEN_MATCH "; 3 repeats, scoring olympic.*#   statistic: olympic mean of 3 repeats' medians over timed steps\n.*#   system.cooling: air\n.*#   system.system_name: test-vm\n")

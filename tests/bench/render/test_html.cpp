@@ -130,14 +130,24 @@ TEST(HtmlReport, SectionsPlotsAndTitles) {
   write_html_report(o, in);
   const std::string html = o.str();
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  const std::vector<std::string> want = {"Bubble against m: 1f1b",
-                                         "Bubble against m: zb-h1",
+  // The bubble against m is one small-multiples figure, a panel (a group with its own title) per schedule.
+  const std::vector<std::string> want = {"Bubble against m, one panel per schedule",
                                          "Step time breakdown per run",
                                          "Timeline measured: run 1 1f1b t=1 p=2 d=1 v=1 m=2",
                                          "Timeline simulated: run 1 1f1b t=1 p=2 d=1 v=1 m=2",
                                          "Peak activation memory per pipeline rank",
                                          "Stage times: run 1 1f1b t=1 p=2 d=1 v=1 m=2"};  // it has a loss
   EXPECT_EQ(svg_titles(html), want);
+  EXPECT_NE(html.find("<g transform=\"translate(380,0)\"><title>Bubble against m: zb-h1</title>"), std::string::npos);
+  // The headline opens the page: fastest overall (both 12 ms: the first), per schedule, worst gap, cv, flags.
+  const std::size_t headline = html.find("<h2 id=\"headline\">Headline</h2>");
+  ASSERT_NE(headline, std::string::npos);
+  EXPECT_LT(headline, html.find("<h2 id=\"summary\">"));
+  EXPECT_NE(html.find("fastest configuration (step time)</th><td class=\"wrap\"><b>run 1 1f1b t=1 p=2 d=1 v=1 m=2</b>: 12.000 ms"),
+            std::string::npos);
+  EXPECT_NE(html.find("worst gap</th><td class=\"wrap\">0.50 pp in run 1"), std::string::npos);
+  EXPECT_NE(html.find("worst cv of the step time</th><td class=\"wrap\">3.00 % in run 1"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"flag\">run(s) 1</span>"), std::string::npos);
   // The runs table: the spread of run 1 flagged, run 2's variability unknown.
   EXPECT_NE(html.find("<td class=\"flag\" title=\"spread above 5 %\">5.83 &#9888;</td>"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"muted\">unknown</td>"), std::string::npos);
@@ -189,92 +199,125 @@ TEST(Compare, RangesAndPlacement) {
   EXPECT_FALSE(metadata_is_noise("env.OMP_NUM_THREADS"));
 }
 
+// Steps for compare's bootstrap: `n` timed steps around `t` (+- 1 %), in `repeats` repeats.
+void set_steps(RunResult& r, double t, int n, int repeats = 1) {
+  r.steps.clear();
+  for (int k = 0; k < repeats; ++k)
+    for (int i = 0; i < n; ++i) {
+      const double wobble = 1 + 0.01 * ((i * 7 + k * 3) % 5 - 2) / 2.0;
+      r.steps.push_back({k, i, t * wobble, t * wobble * 0.9, 0.25 * wobble});
+    }
+  r.summary.repeats = repeats;
+  r.summary.step_time = t;
+}
+
 TEST(Compare, MatchesRatiosSignificanceGeomeanAndMetadata) {
   RunResult a1 = testing::sample_run(), a2 = testing::sample_run();
   a2.config["m"] = "4";
   RunResult a3 = testing::sample_run();
   a3.config["m"] = "8";
+  set_steps(a1, 0.012, 6);
+  set_steps(a2, 0.012, 6);
   RunResult b1 = a1, b2 = a2;
-  b1.summary.step_time = 0.024;  // twice as slow, ranges apart
-  b1.summary.step_time_min = 0.023;
-  b1.summary.step_time_max = 0.025;
-  b2.summary.step_time = 0.006;  // twice as fast, but the ranges overlap
-  b2.summary.step_time_min = 0.005;
-  b2.summary.step_time_max = 0.012;
+  set_steps(b1, 0.024, 6);  // twice as slow
+  set_steps(b2, 0.012, 6);  // the same steps: the interval holds 1
   b1.config["timed_steps"] = "10";  // a measurement setting: still the same configuration
   a1.metadata["date_utc"] = "2026-01-01T00:00:00Z";
   b1.metadata["date_utc"] = "2026-02-01T00:00:00Z";
   b1.metadata["placement"] = "nodeX:0,nodeY:1";  // the same layout on other hosts
-  b1.metadata["blas"] = "MKL";
-  b2.metadata["blas"] = "MKL";
+  b1.metadata["env.OMP_NUM_THREADS"] = "2";
+  b2.metadata["env.OMP_NUM_THREADS"] = "2";
   RunResult b4 = testing::sample_run();
   b4.config["m"] = "32";
   const Comparison c = compare_listings("a.h5", listing_of({a1, a2, a3}), "b.h5", listing_of({b1, b2, b4}));
   ASSERT_EQ(c.matches.size(), 2u);
-  EXPECT_DOUBLE_EQ(*c.matches[0].figures[0].ratio, 2.0);
-  EXPECT_TRUE(*c.matches[0].figures[0].significant);
-  EXPECT_DOUBLE_EQ(*c.matches[1].figures[0].ratio, 0.5);
+  const CompareFigure& slow = c.matches[0].figures[0];
+  EXPECT_DOUBLE_EQ(*slow.ratio, 2.0);
+  EXPECT_TRUE(*slow.significant);
+  EXPECT_GT(*slow.ci_lo, 1.9);
+  EXPECT_LT(*slow.ci_hi, 2.1);
+  EXPECT_EQ(slow.basis, "steps");
+  EXPECT_EQ(slow.samples_a, 6);
+  EXPECT_DOUBLE_EQ(*c.matches[1].figures[0].ratio, 1.0);
   EXPECT_FALSE(*c.matches[1].figures[0].significant);
   EXPECT_EQ(c.significant, 1);
   EXPECT_EQ(c.insignificant, 1);
-  EXPECT_NEAR(*c.geomean_step_ratio, 1.0, 1e-12);  // sqrt(2 * 0.5)
+  EXPECT_NEAR(*c.geomean_step_ratio, std::sqrt(2.0), 1e-12);
   ASSERT_EQ(c.groups.size(), 1u);
   EXPECT_EQ(c.groups[0].name, "1f1b");
   EXPECT_EQ(c.groups[0].runs, 2);
   ASSERT_EQ(c.only_a.size(), 1u);
   EXPECT_EQ(c.only_a[0].label, "1f1b t=1 p=2 d=1 v=1 m=8");
   ASSERT_EQ(c.only_b.size(), 1u);
-  ASSERT_EQ(c.metadata.size(), 1u);  // blas only: dates and host names are noise
-  EXPECT_EQ(c.metadata[0].key, "blas");
-  EXPECT_EQ(c.metadata[0].b, "MKL");
+  ASSERT_EQ(c.metadata.size(), 1u);  // OMP_NUM_THREADS only: dates and host names are noise
+  EXPECT_EQ(c.metadata[0].key, "env.OMP_NUM_THREADS");
+  EXPECT_TRUE(c.unlike.empty());
   const auto j = comparison_json(c);
   EXPECT_EQ(j["matches"].size(), 2u);
   EXPECT_EQ(j["matches"][0]["significant"], true);
   EXPECT_EQ(j["matches"][1]["significant"], false);
   EXPECT_EQ(j["matches"][0]["step_time"]["ratio"], 2.0);
+  EXPECT_EQ(j["matches"][0]["step_time"]["basis"], "steps");
+  EXPECT_EQ(j["method"]["seed"], 20261201);
+  EXPECT_EQ(j["like_for_like"], true);
   EXPECT_EQ(j["only_in_a"].size(), 1u);
-  EXPECT_EQ(j["metadata_differs"][0]["key"], "blas");
+  EXPECT_EQ(j["metadata_differs"][0]["key"], "env.OMP_NUM_THREADS");
+  // The same input, the same interval (fixed seed).
+  const Comparison again = compare_listings("a.h5", listing_of({a1, a2, a3}), "b.h5", listing_of({b1, b2, b4}));
+  EXPECT_EQ(*again.matches[0].figures[0].ci_lo, *slow.ci_lo);
   std::ostringstream o;
   write_html_compare(o, c);
   EXPECT_EQ(svg_titles(o.str()), (std::vector<std::string>{"Geometric-mean step time B/A per schedule",
                                                            "Step time, B against A (one point per configuration)"}));
 }
 
+// With repeats on both sides the verdict rests on the repeats' medians; too few of them: no verdict.
+TEST(Compare, RepeatsAreTheSamplesAndTooFewGiveNoVerdict) {
+  RunResult a = testing::sample_run(), b = testing::sample_run();
+  set_steps(a, 0.010, 3, 5);
+  set_steps(b, 0.0103, 3, 5);
+  const Comparison c = compare_listings("a", listing_of({a}), "b", listing_of({b}));
+  const CompareFigure& f = c.matches[0].figures[0];
+  EXPECT_EQ(f.basis, "repeats");
+  EXPECT_EQ(f.samples_a, 5);
+  EXPECT_TRUE(*f.significant);  // 3 % slower, repeats within 1 %
+  set_steps(b, 0.0103, 3, 4);   // 4 repeats against 5: the steps (12 and 15)
+  EXPECT_EQ(compare_listings("a", listing_of({a}), "b", listing_of({b})).matches[0].figures[0].basis, "repeats");
+  set_steps(a, 0.010, 4);  // one repeat of 4 steps: too few
+  const Comparison few = compare_listings("a", listing_of({a}), "b", listing_of({b}));
+  EXPECT_FALSE(few.matches[0].figures[0].significant);
+  EXPECT_EQ(few.unknown, 1);
+  EXPECT_NE(render_comparison(few).find("0 within the noise, 1 not enough samples"), std::string::npos);
+  EXPECT_EQ(comparison_json(few)["matches"][0]["variability_known"], false);
+}
+
 TEST(Compare, UnknownVariabilityIsNotSignificant) {
   RunResult a = testing::sample_run(), b = testing::sample_run();
-  a.summary.step_time_min.reset();
-  b.summary.step_time = 1.0;
+  b.summary.step_time = 1.0;  // no steps recorded (a file before schema version 4)
   const Comparison c = compare_listings("a", listing_of({a}), "b", listing_of({b}));
   EXPECT_EQ(c.unknown, 1);
   EXPECT_FALSE(c.matches[0].figures[0].significant);
   EXPECT_EQ(comparison_json(c)["matches"][0]["variability_known"], false);
 }
 
-// --threshold: apart ranges are significant only when B/A is at least the threshold from 1 (default
-// 2 %); 0 keeps the ranges alone.
-TEST(Compare, ThresholdIsTheNoiseFloor) {
+// --threshold: a significant interval counts only when B/A is also at least the threshold from 1.
+TEST(Compare, ThresholdIsThePracticalFloor) {
   RunResult a = testing::sample_run(), b = testing::sample_run();
-  a.summary.step_time = 0.010, a.summary.step_time_min = 0.0099, a.summary.step_time_max = 0.0100;
-  b.summary.step_time = 0.0101, b.summary.step_time_min = 0.01005, b.summary.step_time_max = 0.0102;  // 1 %, apart
-  const Comparison quiet = compare_listings("a", listing_of({a}), "b", listing_of({b}));
-  EXPECT_DOUBLE_EQ(quiet.threshold, 0.02);
-  EXPECT_FALSE(*quiet.matches[0].figures[0].significant);
-  EXPECT_EQ(quiet.insignificant, 1);
-  EXPECT_EQ(comparison_json(quiet)["threshold"], 0.02);
-  EXPECT_NE(render_comparison(quiet).find("sig: yes when the min-max ranges over timed steps do not overlap and B/A is 2 % "
-                                          "or more from 1 (--threshold 2), ? when"),
-            std::string::npos);
-  const Comparison ranges_only = compare_listings("a", listing_of({a}), "b", listing_of({b}), 0);
-  EXPECT_TRUE(*ranges_only.matches[0].figures[0].significant);
-  EXPECT_NE(render_comparison(ranges_only).find("do not overlap (--threshold 0), ? when"), std::string::npos);
-  b.summary.step_time = 0.0098, b.summary.step_time_min = 0.0097, b.summary.step_time_max = 0.00985;  // -2 %, apart
-  EXPECT_TRUE(*compare_listings("a", listing_of({a}), "b", listing_of({b})).matches[0].figures[0].significant);
-  EXPECT_FALSE(*compare_listings("a", listing_of({a}), "b", listing_of({b}), 0.025).matches[0].figures[0].significant);
+  set_steps(a, 0.010, 8);
+  set_steps(b, 0.01015, 8);  // 1.5 %, steps within +-1 %: the interval excludes 1
+  const Comparison stat = compare_listings("a", listing_of({a}), "b", listing_of({b}));
+  EXPECT_DOUBLE_EQ(stat.threshold, 0.0);
+  EXPECT_TRUE(*stat.matches[0].figures[0].significant);
+  EXPECT_NE(render_comparison(stat).find("sig: yes when the interval excludes 1, few:"), std::string::npos);
+  const Comparison practical = compare_listings("a", listing_of({a}), "b", listing_of({b}), 0.02);
+  EXPECT_FALSE(*practical.matches[0].figures[0].significant);
+  EXPECT_EQ(comparison_json(practical)["threshold"], 0.02);
+  EXPECT_NE(render_comparison(practical).find("excludes 1 and B/A is 2 % or more from 1 (--threshold 2)"), std::string::npos);
   EXPECT_TRUE(beyond_threshold(std::nullopt, 0, 1, 0.02));  // A is 0: any other B
   EXPECT_FALSE(beyond_threshold(std::nullopt, 0, 0, 0));
   EXPECT_TRUE(beyond_threshold(1.02, 1, 1.02, 0.02));
   EXPECT_FALSE(beyond_threshold(1.0199, 1, 1.0199, 0.02));
-  // Communication sizes: busbw B/A against the same floor.
+  // Communication sizes: busbw B/A against the comm floor (2 % unless --threshold gives one).
   StoredComm ca;
   ca.id = 1;
   ca.result.op = "all_reduce";
@@ -283,12 +326,30 @@ TEST(Compare, ThresholdIsTheNoiseFloor) {
   cb.result.rows[0].busbw_GBps = 0.101;  // 1 % more, times apart
   cb.result.rows[0].time_us_min = 9.8, cb.result.rows[0].time_us_max = 9.85;
   Comparison c;
-  c.threshold = kDefaultThreshold;
+  EXPECT_DOUBLE_EQ(c.comm_threshold, kCommThreshold);
   compare_comm(c, {ca}, {cb});
   EXPECT_FALSE(c.comm[0].sizes[0].significant);
   Comparison c0;
-  compare_comm(c0, {ca}, {cb});  // threshold 0
+  c0.comm_threshold = 0;
+  compare_comm(c0, {ca}, {cb});
   EXPECT_TRUE(c0.comm[0].sizes[0].significant);
+}
+
+// Like for like: the CPU, commit, library versions and system description decide comparability.
+TEST(Compare, LikeForLikeNamesWhatDiffers) {
+  RunResult a = testing::sample_run(), b = testing::sample_run();
+  a.metadata["nodes"] = "2", a.metadata["ranks"] = "2";
+  b.metadata["nodes"] = "1", b.metadata["ranks"] = "2";
+  b.metadata["cpu"] = "Other CPU (x 64)";
+  b.metadata["system.interconnect"] = "InfiniBand NDR 400";
+  const Comparison c = compare_listings("a", listing_of({a}), "b", listing_of({b}));
+  std::vector<std::string> keys;
+  for (const auto& d : c.unlike) keys.push_back(d.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"CPU", "nodes", "ranks per node", "system.interconnect"}));
+  EXPECT_EQ(c.unlike[3].a, "(not recorded)");
+  const std::string text = render_comparison(c);
+  EXPECT_EQ(text.find("# like for like: NO"), text.find('\n') + 1);  // the first section
+  EXPECT_EQ(comparison_json(c)["like_for_like"], false);
 }
 
 TEST(Compare, CommBusbwPerSize) {

@@ -1,0 +1,45 @@
+#pragma once
+// The statistics a benchmark comparison rests on: percentiles, the coefficient of variation, MLPerf's
+// olympic score, and a bootstrap confidence interval of the ratio of two medians. Pure and
+// deterministic: the bootstrap draws from a fixed seed, so the same samples give the same interval on
+// every machine (std::mt19937_64 is specified bit for bit; the index is drawn by rejection, not by
+// std::uniform_int_distribution, whose algorithm is the library's choice).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace pipebench::analysis {
+
+// The q-th quantile (0 <= q <= 1) by linear interpolation between closest ranks (Hyndman and Fan's
+// definition 7, numpy's and R's default): x[(n-1)q] interpolated. 0 for an empty list.
+double percentile(std::vector<double> v, double q);
+
+// Sample standard deviation / mean (n - 1 in the denominator); 0 for fewer than two values or mean 0.
+double coefficient_of_variation(const std::vector<double>& v);
+
+// MLPerf Training's olympic score: the mean of the values without the fastest and the slowest one
+// (one of each; MLPerf Training rules, "Benchmark results": drop the fastest and slowest of the runs,
+// average the rest). Error for fewer than 3 values.
+double olympic_mean(std::vector<double> v);
+
+struct RatioInterval {
+  double ratio = 0;  // median(b) / median(a)
+  double low = 0;    // the 2.5th and 97.5th percentiles of the bootstrap distribution of the ratio
+  double high = 0;
+  int resamples = 0;
+};
+
+// The smallest sample per side a bootstrap verdict is given for; fewer: no interval ("not enough samples").
+inline constexpr int kMinBootstrapSamples = 5;
+inline constexpr int kBootstrapResamples = 10000;
+inline constexpr std::uint64_t kBootstrapSeed = 20261201;
+
+// Percentile bootstrap (Efron and Tibshirani, An Introduction to the Bootstrap, 1993, ch. 13) of
+// median(b) / median(a): a and b are resampled with replacement, independently, `resamples` times;
+// the interval holds the central `level` of the ratios. Nothing when either side has fewer than
+// kMinBootstrapSamples values or a median is not positive.
+std::optional<RatioInterval> bootstrap_median_ratio(const std::vector<double>& a, const std::vector<double>& b,
+                                                    double level = 0.95, int resamples = kBootstrapResamples,
+                                                    std::uint64_t seed = kBootstrapSeed);
+
+}  // namespace pipebench::analysis
