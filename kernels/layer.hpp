@@ -149,19 +149,17 @@ typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<
     x2 = sp->scatter(x2, TpPoint::attention_out_forward);
   else
     all_reduce<S, E>(hook, x2, TpPoint::attention_out_forward);
-  add_bias_residual<S, E>(x2, w.bo, x);
-
   st.xhat2 = alloc<Mat>("pipebench::xhat2", m, h);
   st.rstd2 = alloc<Vec>("pipebench::rstd2", m);
   {
     const Mat y2 = alloc<Mat>("pipebench::y2", m, h);
-    layernorm_forward<S, E>(x2, w.ln2_g, w.ln2_b, y2, st.xhat2, st.rstd2);
+    residual_layernorm_forward<S, E>(x2, w.bo, x, w.ln2_g, w.ln2_b, y2, st.xhat2, st.rstd2);  // x2 += bo + x first
     st.y2 = sp ? sp->gather(y2, TpPoint::mlp_in_forward) : y2;
   }
   st.u = alloc<Mat>("pipebench::u", n, 4 * ht);
-  linear_forward<S, E>(st.y2, w.w1, w.b1, st.u);
+  linear_forward<S, E>(st.y2, w.w1, typename V::ConstVec(), st.u);
   st.g = alloc<Mat>("pipebench::g", n, 4 * ht);
-  gelu_forward<S, E>(st.u, st.g);
+  bias_gelu_forward<S, E>(st.u, w.b1, st.g);
 
   const auto out = alloc<typename V::Act>("pipebench::layer_out", static_cast<std::size_t>(sh.batch), m / sh.batch, h);
   const Mat om = as_matrix<Mat>(out, m, h);

@@ -145,5 +145,37 @@ TEST(FusedAttention, RefusedWhereItsTilesDoNotFit) {
   EXPECT_EQ(fused_attention_refusal(c, 4), fused_attention_refusal(c, 4, fused_attention_scratch_limit()));
 }
 
+// The fused element-wise kernels against the kernels they replace, in the order the layer ran them:
+// the same operations on the same values, so the same bits (the layer and stage tests check their
+// gradients against finite differences through the fused path).
+TEST(FusedElementwise, ResidualLayerNormAndBiasGeluEqualTheUnfusedKernels) {
+  const int n = 5, h = 24;
+  auto x0 = random_view(VD::Mat("x", n, h), 71, 2.0, 0.5);
+  auto res = random_view(VD::Mat("res", n, h), 72, 1.0);
+  auto bias = random_view(VD::Vec("b", h), 73, 0.5);
+  auto gamma = random_view(VD::Vec("g", h), 74, 0.5, 1.0);
+  auto beta = random_view(VD::Vec("be", h), 75, 0.5);
+  VD::Mat xa("xa", n, h), xb("xb", n, h), ya("ya", n, h), yb("yb", n, h), ha("ha", n, h), hb("hb", n, h);
+  VD::Vec ra("ra", n), rb("rb", n);
+  Kokkos::deep_copy(xa, x0);
+  Kokkos::deep_copy(xb, x0);
+  add_bias_residual<double, Exec>(xa, bias, res);
+  layernorm_forward<double, Exec>(xa, gamma, beta, ya, ha, ra);
+  residual_layernorm_forward<double, Exec>(xb, bias, res, gamma, beta, yb, hb, rb);
+  EXPECT_EQ(host(xb), host(xa));
+  EXPECT_EQ(host(yb), host(ya));
+  EXPECT_EQ(host(hb), host(ha));
+  EXPECT_EQ(host(rb), host(ra));
+
+  VD::Mat ua("ua", n, h), ub("ub", n, h), ga("ga", n, h), gb("gb", n, h);
+  Kokkos::deep_copy(ua, x0);
+  Kokkos::deep_copy(ub, x0);
+  add_bias_residual<double, Exec>(ua, bias, VD::Mat("zero", n, h));
+  gelu_forward<double, Exec>(ua, ga);
+  bias_gelu_forward<double, Exec>(ub, bias, gb);
+  EXPECT_EQ(host(ub), host(ua));
+  EXPECT_EQ(host(gb), host(ga));
+}
+
 }  // namespace
 }  // namespace pipebench::kernels::test
