@@ -97,7 +97,7 @@ template <class S>
 KOKKOS_INLINE_FUNCTION void softmax_row(S* p, int len, int s) {
   const S mx = math::max_of(p, len);
   const S sum = math::lane_sum<S>(len, [&](int j) {
-    const S e = math::exp_vec(p[j] - mx);
+    const S e = math::exp(p[j] - mx);
     p[j] = e;
     return e;
   });
@@ -140,7 +140,7 @@ void softmax_causal_forward(const typename Views<S, E>::Mat& p) {
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(t, i + 1),
             [&](int j, S& acc) {
-              const S e = math::exp_vec(p(r, j) - mx);
+              const S e = math::exp(p(r, j) - mx);
               p(r, j) = e;
               acc += e;
             },

@@ -163,11 +163,11 @@ void flash_attention_forward(const typename Views<S, E>::Heads& q, const typenam
             const int valid = flash::valid_keys(i0 + i, j0, cols);
             const S mx = flash::row_max<S, E>(t, srow, valid), mold = mrow[i], mnew = mx > mold ? mx : mold;
             const S sum = flash::row_sum<S, E>(t, valid, [&](int j) {
-              const S e = math::exp_vec(srow[j] - mnew);
+              const S e = math::exp(srow[j] - mnew);
               srow[j] = e;
               return e;
             });
-            const S alpha = math::exp_vec(mold - mnew);
+            const S alpha = math::exp(mold - mnew);
             Kokkos::single(Kokkos::PerThread(t), [&]() {
               lrow[i] = alpha * lrow[i] + sum;
               mrow[i] = mnew;

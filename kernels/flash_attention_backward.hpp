@@ -47,8 +47,8 @@ struct QueryTile {
         score_row(t, q, zi, i0 + i, kt, tile, cols, d, srow);
         const int valid = valid_keys(i0 + i, j0, cols);
         const S mx = row_max<S, E>(t, srow, valid), mold = mrow[i], mnew = mx > mold ? mx : mold;
-        const S sum = row_sum<S, E>(t, valid, [&](int j) { return math::exp_vec(srow[j] - mnew); });
-        const S alpha = math::exp_vec(mold - mnew);
+        const S sum = row_sum<S, E>(t, valid, [&](int j) { return math::exp(srow[j] - mnew); });
+        const S alpha = math::exp(mold - mnew);
         Kokkos::single(Kokkos::PerThread(t), [&]() {
           lrow[i] = alpha * lrow[i] + sum;
           mrow[i] = mnew;
@@ -77,7 +77,7 @@ struct QueryTile {
         const int valid = valid_keys(i0 + i, j0, cols);
         const S li = mrow[i], di = drow[i];
         for (int j = 0; j < valid; ++j) {
-          const S ds = math::exp_vec(srow[j] - li) * (dprow[j] - di);
+          const S ds = math::exp(srow[j] - li) * (dprow[j] - di);
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, d), [&](int c) { acc[i * d + c] += ds * k(zi, j0 + j, c); });
         }
       });
@@ -125,7 +125,7 @@ struct KeyTile {
         const int valid = valid_keys(i0 + i, j0, cols);
         const S li = lse(zi, i0 + i), di = dsum(zi, i0 + i);
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, cols), [&](int j) {
-          const S p = j < valid ? math::exp_vec(prow[j] - li) : S(0);
+          const S p = j < valid ? math::exp(prow[j] - li) : S(0);
           prow[j] = p;
           dsrow[j] = p * (dsrow[j] - di);
         });
