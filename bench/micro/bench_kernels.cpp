@@ -38,77 +38,12 @@
 #include <map>
 #include <string>
 
+#include "bench_kernels_attention.hpp"
+#include "bench_kernels_common.hpp"
+
 namespace {
 
-namespace pk = pipebench::kernels;
-using S = float;
-using E = Kokkos::DefaultExecutionSpace;
-using V = pk::Views<S, E>;
-constexpr double kB = sizeof(S);
-using Op = pipebench::analysis::transformer::Op;
-
-struct Shape {
-  int b, s, h, a, vocab;
-  double n() const { return static_cast<double>(b) * s; }
-  std::size_t rows() const { return static_cast<std::size_t>(b) * static_cast<std::size_t>(s); }
-  std::size_t z() const { return static_cast<std::size_t>(b) * static_cast<std::size_t>(a); }
-  std::size_t d() const { return static_cast<std::size_t>(h / a); }
-};
-
-template <class View>
-View filled(View v, std::uint64_t seed, double scale = 1.0) {
-  typename V::Vec flat(v.data(), v.span());
-  Kokkos::parallel_for(
-      "bench::fill", Kokkos::RangePolicy<E>(0, flat.extent(0)),
-      KOKKOS_LAMBDA(std::size_t i) { flat(i) = static_cast<S>(scale * pk::uniform_pm1(pk::hash3(seed, i, 1))); });
-  return v;
-}
-V::Mat mat(std::size_t r, std::size_t c, std::uint64_t seed) { return filled(V::Mat("m", r, c), seed); }
-V::Vec vec(std::size_t n, std::uint64_t seed) { return filled(V::Vec("v", n), seed); }
-V::Heads heads(const Shape& sh, std::uint64_t seed) {
-  return filled(V::Heads("h", sh.z(), static_cast<std::size_t>(sh.s), sh.d()), seed);
-}
-
-// CPU seconds of the whole process (all threads): beside the wall clock, what a paired figure reaches on
-// a shared machine where other processes take the cores away (preemption stops this clock, not the
-// wall's). On several threads it includes time they spin waiting (OMP_WAIT_POLICY=passive avoids it).
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-void counters(benchmark::State& st, double flops, double bytes) {
-  st.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
-  st.counters["bytes/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
-}
-
-template <class F>
-void run(benchmark::State& st, double flops, double bytes, F&& f) {
-  for (auto _ : st) {
-    f();
-    Kokkos::fence();
-  }
-  counters(st, flops, bytes);
-}
-
-// Wall-clock time, like the block benchmarks (CPU time would hide preemption on a shared machine and
-// mean nothing on a GPU backend).
-template <class F>
-void reg(const std::string& name, F&& f) {
-  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))->UseRealTime()->Unit(benchmark::kMillisecond);
-}
-
-// The forward FLOPs of one layer's product `op` for one micro-batch at t = 1, from the cost model
-// (analysis/transformer/): its I and W are as many (the attention's I twice, W none).
-double product_flops(const Shape& sh, Op op) {
-  pipebench::analysis::transformer::Shape m;
-  m.layers = 1, m.hidden = sh.h, m.heads = sh.a, m.seq = sh.s, m.micro_batch = sh.b, m.vocab = sh.vocab;
-  for (const auto& o : pipebench::analysis::transformer::layer_ops(m, {}, pipebench::analysis::Recompute::none,
-                                                                  pipebench::analysis::transformer::Convention::pipebench))
-    if (o.op == op) return o.flops.forward;
-  return 0;
-}
+using namespace bench_kernels;
 
 // The baseline product and the four linears of a layer (F, I, W), named by their role.
 void register_products(const Shape& sh) {
@@ -217,92 +152,6 @@ void register_elementwise(const Shape& sh) {
       pk::gelu_backward_input<S, E>(u, dg);
     });
   });
-}
-
-// The attention core over b*a heads: F, I with the probabilities stored, and I recomputing them.
-void register_attention(const Shape& sh) {
-  const std::size_t s = static_cast<std::size_t>(sh.s);
-  const double N = sh.n(), H = sh.h, Z = static_cast<double>(sh.z()), Sq = sh.s, scores = Z * Sq * Sq;
-  // Attention core: F = scores + weighted sum, I twice that (+ the scores again when recomputing them).
-  const double attn = product_flops(sh, Op::scores) + product_flops(sh, Op::values), qkv_bytes = kB * 3 * N * H;
-  reg("attention/F", [=](benchmark::State& st) {
-    const auto q = heads(sh, 12), k = heads(sh, 13), v = heads(sh, 14);
-    V::Heads p("p", sh.z(), s, s), o("o", sh.z(), s, sh.d());
-    run(st, attn, qkv_bytes + kB * (scores + N * H), [&] { pk::attention_forward<S, E>(q, k, v, p, o); });
-  });
-  for (const bool stored : {true, false}) {
-    reg(stored ? "attention/I" : "attention/I/recompute", [=](benchmark::State& st) {
-      const auto q = heads(sh, 12), k = heads(sh, 13), v = heads(sh, 14);
-      const auto dout = heads(sh, 15);
-      V::Heads p("p", sh.z(), s, s), o("o", sh.z(), s, sh.d());
-      pk::attention_forward<S, E>(q, k, v, p, o);
-      V::Heads dq("dq", sh.z(), s, sh.d()), dk("dk", sh.z(), s, sh.d()), dv("dv", sh.z(), s, sh.d());
-      const V::Heads probs = stored ? p : V::Heads();
-      run(st, 2 * attn + (stored ? 0 : product_flops(sh, Op::scores)), qkv_bytes + kB * ((stored ? scores : 0) + 4 * N * H),
-          [&] { pk::attention_backward_input<S, E>(q, k, v, probs, dout, dq, dk, dv); });
-    });
-  }
-}
-
-// The fused attention (kernels/flash_attention*.hpp), F and I, with the model FLOPs of the unfused path
-// (the scores in full: the fused kernel skips the masked half, and its I recomputes the scores twice).
-void register_fused_attention(const Shape& sh) {
-  const std::size_t s = static_cast<std::size_t>(sh.s);
-  const double N = sh.n(), H = sh.h;
-  const double attn = product_flops(sh, Op::scores) + product_flops(sh, Op::values), qkv_bytes = kB * 3 * N * H;
-  reg("attention/F/fused", [=](benchmark::State& st) {
-    const auto q = heads(sh, 12), k = heads(sh, 13), v = heads(sh, 14);
-    V::Heads o("o", sh.z(), s, sh.d());
-    run(st, attn, qkv_bytes + kB * N * H, [&] { pk::flash_attention_forward<S, E>(q, k, v, o); });
-  });
-  reg("attention/I/fused", [=](benchmark::State& st) {
-    const auto q = heads(sh, 12), k = heads(sh, 13), v = heads(sh, 14), dout = heads(sh, 15);
-    V::Heads o("o", sh.z(), s, sh.d()), dq("dq", sh.z(), s, sh.d()), dk("dk", sh.z(), s, sh.d()),
-        dv("dv", sh.z(), s, sh.d());
-    pk::flash_attention_forward<S, E>(q, k, v, o);
-    run(st, 2 * attn, qkv_bytes + kB * 5 * N * H, [&] { pk::flash_attention_backward<S, E>(q, k, v, o, dout, dq, dk, dv); });
-  });
-}
-
-// Fused over unfused attention F+I, paired as the block's benchmark is: each iteration runs the unfused
-// F and I (probabilities stored) and then the fused ones on the same heads; "ratio" is the unfused time
-// over the fused (above 1: fused is faster). At the size's h and a, for sequence lengths `seqs`.
-void register_fused_vs_unfused(const Shape& base, const std::vector<int>& seqs) {
-  for (const int seq : seqs) {
-    Shape sh = base;
-    sh.s = seq;
-    const std::string name = "attention/fused_vs_unfused/s:" + std::to_string(seq);
-    benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-      const std::size_t s = static_cast<std::size_t>(sh.s), z = sh.z(), d = sh.d();
-      const auto q = heads(sh, 12), k = heads(sh, 13), v = heads(sh, 14), dout = heads(sh, 15);
-      V::Heads p("p", z, s, s), o("o", z, s, d), dq("dq", z, s, d), dk("dk", z, s, d), dv("dv", z, s, d);
-      using clock = std::chrono::steady_clock;
-      double t_unfused = 0, t_fused = 0, c_unfused = 0, c_fused = 0;
-      for (auto _ : st) {
-        const auto t0 = clock::now();
-        const double c0 = cpu_seconds();
-        pk::attention_forward<S, E>(q, k, v, p, o);
-        pk::attention_backward_input<S, E>(q, k, v, p, dout, dq, dk, dv);
-        Kokkos::fence();
-        const auto t1 = clock::now();
-        const double c1 = cpu_seconds();
-        pk::flash_attention_forward<S, E>(q, k, v, o);
-        pk::flash_attention_backward<S, E>(q, k, v, o, dout, dq, dk, dv);
-        Kokkos::fence();
-        const auto t2 = clock::now();
-        c_unfused += c1 - c0;
-        c_fused += cpu_seconds() - c1;
-        t_unfused += std::chrono::duration<double>(t1 - t0).count();
-        t_fused += std::chrono::duration<double>(t2 - t1).count();
-        st.SetIterationTime(std::chrono::duration<double>(t2 - t0).count());
-      }
-      const double iters = static_cast<double>(st.iterations());
-      st.counters["unfused_ms"] = 1e3 * t_unfused / iters;
-      st.counters["fused_ms"] = 1e3 * t_fused / iters;
-      st.counters["fused_ratio"] = t_unfused / t_fused;
-      st.counters["fused_ratio_cpu"] = c_unfused / c_fused;
-    })->UseManualTime()->Unit(benchmark::kMillisecond);
-  }
 }
 
 // The first stage's embedding and the last stage's loss.
@@ -470,8 +319,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
           << " GFLOP/s = " << b.wall / s.wall << " (CPU time: " << b.cpu / s.cpu << ")\n";
     }
     for (const auto& [name, ratios] : paired_) {
-      const bool block = name.rfind("block/", 0) == 0;
-      out << "# " << (block ? "block F+I+W / sgemm, paired" : "unfused / fused attention F+I time, paired") << " ("
+      const bool is_block = name.rfind("block/", 0) == 0;
+      out << "# " << (is_block ? "block F+I+W / sgemm, paired" : "unfused / fused attention F+I time, paired") << " ("
           << name << "):";
       for (double r : ratios) out << " " << r;
       std::vector<double> sorted = ratios;
