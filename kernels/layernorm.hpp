@@ -12,6 +12,13 @@ constexpr double layernorm_eps = 1e-5;
 
 namespace detail {
 
+// x(r, j) += bias(j) + residual(r, j) where Add (a function: CUDA's extended lambdas may not first
+// capture a variable inside an `if constexpr`).
+template <bool Add, class X, class B, class R>
+KOKKOS_INLINE_FUNCTION void add_bias_residual_at(const X& x, const B& bias, const R& residual, int r, int j) {
+  if constexpr (Add) x(r, j) += bias(j) + residual(r, j);
+}
+
 // LayerNorm's forward over rows; with Add, x := x + (bias + residual) first, in the same sweep that sums
 // the row (the row-parallel epilogue of add_bias_residual fused into the next LayerNorm: one pass over x
 // less, and the same bits as the two kernels one after the other).
@@ -31,7 +38,7 @@ void layernorm_forward_rows(const X& x, const typename Views<S, E>::ConstVec& bi
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(t, h),
             [&](int j, S& acc) {
-              if constexpr (Add) x(r, j) += bias(j) + residual(r, j);
+              add_bias_residual_at<Add>(x, bias, residual, r, j);
               acc += x(r, j);
             },
             sum);

@@ -38,8 +38,8 @@
 #include <map>
 #include <string>
 
-#include "bench_kernels_attention.hpp"
-#include "bench_kernels_common.hpp"
+#include "bench/micro/bench_kernels_attention.hpp"
+#include "bench/micro/bench_kernels_common.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #pragma once
 // bench_kernels' attention benchmarks: the unfused core (kernels/attention.hpp), the fused one
 // (kernels/flash_attention*.hpp), and the two paired.
-#include "bench_kernels_common.hpp"
+#include "bench/micro/bench_kernels_common.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/flash_attention_backward.hpp"
 
