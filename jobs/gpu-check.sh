@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device check of issue 14, under 5 minutes on one GPU. Usage:
+# The device check of issues 14 and 25, under 8 minutes on one GPU. Usage:
 #   jobs/gpu-check.sh               build (or reuse) the kokkos4-cuda configuration here and run the check
 #   jobs/gpu-check.sh --bundle DIR  build it, then pack the binaries, the non-system shared libraries they
 #                                   need (ldd) and MPICH's launcher into DIR, with a copy of this script,
@@ -12,7 +12,9 @@
 # NCCL point-to-point and all-reduce on one rank, 1-rank synthetic and transformer runs with --backend
 # nccl (with 2 or more GPUs: 2 or 4 ranks over NCCL, pipeline links, t x p x d mappings with tied
 # embeddings, DualPipe's two copies), and the refusals of bad input (no visible device, more ranks than
-# GPUs for NCCL, a tensor-parallel transformer over MPI). Then a summary; exit 1 if a step failed, 0 if
+# GPUs for NCCL, a tensor-parallel transformer over MPI), and issue 25's figures (bench_kernels --size=gpu:
+# block F+I+W / cuBLAS sgemm, fused / unfused attention; the runs' MFU and bubbles). Then a summary and
+# that one table; exit 1 if a step failed, 0 if
 # all passed or there is no GPU (said so; where the toolkit has a driver stub, the no-device refusal is
 # checked).
 set -uo pipefail
@@ -43,16 +45,18 @@ else
   fi
   ((rc == 0)) || exit 1
   t0=$SECONDS
-  cmake --preset kokkos4-cuda -DKokkos_ROOT="$kokkos" -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" >/dev/null || exit 1
-  cmake --build --preset kokkos4-cuda -j "${PIPEBENCH_JOBS:-$(nproc)}" --target pipebench test_kernels mpitest_comm_nccl ||
-    exit 1
+  # bench_kernels for the figures' table: Google Benchmark is a host library, linked as is.
+  cmake --preset kokkos4-cuda -DKokkos_ROOT="$kokkos" -DCMAKE_CXX_COMPILER="$kokkos/bin/nvcc_wrapper" \
+    -DPIPEBENCH_ENABLE_BENCHMARKS=ON >/dev/null || exit 1
+  cmake --build --preset kokkos4-cuda -j "${PIPEBENCH_JOBS:-$(nproc)}" \
+    --target pipebench test_kernels mpitest_comm_nccl bench_kernels || exit 1
   say "build kokkos4-cuda: $((SECONDS - t0)) s"
   b=$PWD/build/kokkos4-cuda
   if [[ ${1:-} == --bundle ]]; then
     out=${2:?--bundle needs a directory}
     stage=$(mktemp -d)
     mkdir -p "$stage/bin" "$stage/lib" "$out"
-    cp "$b/bench/pipebench" "$b/tests/test_kernels" "$b/tests/mpitest_comm_nccl" "$stage/bin/"
+    cp "$b/bench/pipebench" "$b/tests/test_kernels" "$b/tests/mpitest_comm_nccl" "$b/bench/micro/bench_kernels" "$stage/bin/"
     hydra=$(readlink -f "$(command -v mpiexec.hydra)")
     cp "$hydra" "$(dirname "$hydra")/hydra_pmi_proxy" "$stage/bin/"
     # Every library ldd resolves, except the C library family and what the GPU machine brings (driver, CUDA).
@@ -81,7 +85,7 @@ else
   fi
   bin=$PWD/build/kokkos4-cuda/bin
   mkdir -p "$bin"
-  ln -sf "$b/bench/pipebench" "$b/tests/test_kernels" "$b/tests/mpitest_comm_nccl" "$bin/"
+  ln -sf "$b/bench/pipebench" "$b/tests/test_kernels" "$b/tests/mpitest_comm_nccl" "$b/bench/micro/bench_kernels" "$bin/"
   mpiexec=(mpiexec)
 fi
 
@@ -129,6 +133,30 @@ summary() {
   echo "# gpu-check summary"
   printf '  %s\n' "${results[@]}"
 }
+# Issue 25's one table, from the logs of the steps above (docs/gpu.md, "The device check").
+median_of() {  # median_of NAME-PART LOG: the median of the paired ratio line of that benchmark
+  grep -F "($1" "$2" 2>/dev/null | grep -o 'median [0-9.e+-]*' | head -n 1 | cut -d' ' -f2
+}
+first_row() {  # first_row LOG: bubble and simulated (%) of the first run row of a `pipebench run` table
+  grep -v '^#' "$1" 2>/dev/null | awk 'NF >= 10 && $1 ~ /^[0-9]+$/ {print $9 " / " $10 " %"; exit}'
+}
+figures() {
+  local k=$work/kernels-fig.log
+  echo "# gpu-check figures: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1), $(date -u +%F)"
+  printf '| %-62s | %-22s | %s |\n' figure value target
+  printf '| %-62s | %-22s | %s |\n' "block F+I+W / cuBLAS sgemm, fp32, h=4096 a=32 s=2048 b=1" \
+    "$(median_of 'block/FIW_vs_sgemm/none, wall' "$k")" ">= 0.80"
+  printf '| %-62s | %-22s | %s |\n' "the same with --attention fused" "$(median_of 'block/FIW_vs_sgemm/fused, wall' "$k")" ""
+  printf '| %-62s | %-22s | %s |\n' "block F+I+W / cuBLAS bf16 GEMM" "needs issue 24 (bf16)" ">= 0.60"
+  printf '| %-62s | %-22s | %s |\n' "unfused / fused attention F+I time, s=2048" \
+    "$(median_of 'attention/fused_vs_unfused/s:2048, wall' "$k")" "> 1: fused faster"
+  printf '| %-62s | %-22s | %s |\n' "1-rank transformer MFU (h=1024, s=512, 4 layers)" \
+    "$(grep -o 'MFU [0-9.]* %' "$work/transformer.log" 2>/dev/null | head -n 1)" ""
+  printf '| %-62s | %-22s | %s |\n' "4-rank synthetic 1f1b on one GPU (spin): bubble / simulated" \
+    "$(first_row "$work/synthetic.log")" ""
+  printf '| %-62s | %-22s | %s |\n' "4-rank transformer 1f1b on one GPU over MPI: bubble / simulated" \
+    "$(first_row "$work/transformer4.log")" ""
+}
 # Bad input (docs/gpu.md): each refused with one line and exit code 2, before anything is written.
 # (No `set -e` in there: it would end the script at the refused command's exit code 2, before its check.)
 refused() {  # refused PATTERN COMMAND...: exit code 2, PATTERN in the output, no results file
@@ -175,6 +203,11 @@ synth=(--workload synthetic -m 8 --tf 2ms --tb 4ms --tw 2ms --warmup 1 --steps 3
 step transformer 60 "${mpiexec[@]}" -n 1 "$bin/pipebench" run "${model[@]}" --schedule 1f1b -o "$work/transformer.h5"
 step synthetic 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run "${synth[@]}" --schedule 1f1b,zbv --synthetic-mode spin \
   -o "$work/synthetic.h5"
+# Issue 25's figures: the block against cuBLAS at h = 4096, a = 32, s = 2048, b = 1 (fp32), fused against
+# unfused attention at s = 2048, and a 4-rank pipeline of the transformer sharing the GPU over MPI.
+step kernels-fig 150 "$bin/bench_kernels" --size=gpu --benchmark_filter='FIW_vs_sgemm|fused_vs_unfused' \
+  --benchmark_repetitions=3 --benchmark_min_time=0.05
+step transformer4 90 "${mpiexec[@]}" -n 4 "$bin/pipebench" run "${model[@]}" --schedule 1f1b -o "$work/transformer4.h5"
 # The same on the host clock (sleep), for comparison: the spin above runs as device kernels of 4
 # processes sharing the GPU (time-sliced between contexts unless MPS runs).
 step synth-sleep 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run "${synth[@]}" --schedule 1f1b,zbv --synthetic-mode sleep \
@@ -202,6 +235,7 @@ step refusals 60 bash -c "$(declare -f refused); work=$work
   refused 'needs one GPU per rank: $((ngpu + 1)) ranks' ${mpiexec[*]} -n $((ngpu + 1)) $bin/pipebench run --backend nccl --schedule 1f1b -o $work/never2.h5 &&
   refused 'not CUDA-aware' ${mpiexec[*]} -n 2 $bin/pipebench run --workload transformer --mapping 2x1x1 --schedule 1f1b -o $work/never3.h5"
 summary
+figures
 [[ -n ${OUT:-} && -d ${OUT:-} ]] && cp "$work"/*.log "$OUT"/ 2>/dev/null
 rm -rf "$work"
 for r in "${results[@]}"; do [[ $r == *FAIL* ]] && exit 1; done

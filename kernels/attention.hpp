@@ -1,21 +1,17 @@
 #pragma once
 // Causal multi-head attention core, heads laid out [b * heads, s, d] so each (sequence, head) matrix is a
-// contiguous [s, d] block and every product is one BLAS call:
+// contiguous [s, d] block and each product over all heads is one strided-batched BLAS call:
 //   S = Qs K^T (Qs = Q / sqrt(d), scaled once when the heads are split), P = causal softmax(S), O = P V.
 // F stores Qs, K, V (and P unless it is recomputed, "selective" recomputation); I needs all of them;
 // attention has no weights, so W has nothing to do here.
 // All s x s products are computed in full (the upper triangle is masked afterwards): the FLOP counts of
 // this code count them in full too, which is also the convention of Narayanan et al. 2021.
-#include "kernels/gemm.hpp"
+#include "kernels/gemm_batched.hpp"
+#include "kernels/transformer_config.hpp"
+#include "kernels/vector_math.hpp"
 #include "kernels/views.hpp"
 
 namespace pipebench::kernels {
-
-// The [rows, cols] matrix at `index` of a contiguous stack of matrices.
-template <class S, class E, class V>
-typename Views<S, E>::Mat stacked(const V& v, std::size_t index, std::size_t rows, std::size_t cols) {
-  return typename Views<S, E>::Mat(v.data() + index * rows * cols, rows, cols);
-}
 
 // qkv [b*s, 3*hl*d], columns (which, head, j) -> q, k, v [b*hl, s, d]; q is multiplied by `scale`.
 template <class S, class E>
@@ -86,17 +82,58 @@ KOKKOS_INLINE_FUNCTION int causal_row(int l, int rows, int s, bool interleave) {
   return base + ((j & 1) ? s - 1 - j / 2 : j / 2);
 }
 
+// The heads the unfused attention takes at once where it holds their score matrices in a workspace
+// (attention_group_for, kernels/transformer_config.hpp): one per host thread, 8 on a device.
+template <class E>
+std::size_t attention_group(std::size_t z) {
+  const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename E::memory_space>::accessible;
+  return attention_group_for(z, host ? E().concurrency() : 0);
+}
+
+// One causal softmax row on the host: p[0, len) -> softmax, p[len, s) -> 0. The row (s values) stays in
+// the first-level cache through its three sweeps (maximum; exponent and sum; scale and mask), so memory
+// sees one read and one write per value; the lanes of kernels/vector_math.hpp let each sweep vectorise.
+template <class S>
+KOKKOS_INLINE_FUNCTION void softmax_row(S* p, int len, int s) {
+  const S mx = math::max_of(p, len);
+  const S sum = math::lane_sum<S>(len, [&](int j) {
+    const S e = math::exp(p[j] - mx);
+    p[j] = e;
+    return e;
+  });
+  const S inv = S(1) / sum;
+  for (int j = 0; j < len; ++j) p[j] *= inv;
+  for (int j = len; j < s; ++j) p[j] = S(0);
+}
+
+// dp := p * (dp - sum_j p_j dp_j) over one row, 0 at and past len.
+template <class S>
+KOKKOS_INLINE_FUNCTION void softmax_row_backward(const S* p, S* dp, int len, int s) {
+  const S dot = math::lane_sum<S>(len, [&](int j) { return p[j] * dp[j]; });
+  for (int j = 0; j < len; ++j) dp[j] = p[j] * (dp[j] - dot);
+  for (int j = len; j < s; ++j) dp[j] = S(0);
+}
+
 // In place over rows of [rows, s] score matrices (row r is query position r % s): p_j = softmax over
-// keys j <= i, 0 above the diagonal.
+// keys j <= i, 0 above the diagonal. The host runs one row per iteration (softmax_row); a device one row
+// per team, its reductions over the team's threads.
 template <class S, class E>
 void softmax_causal_forward(const typename Views<S, E>::Mat& p) {
   using Team = typename Kokkos::TeamPolicy<E>::member_type;
   const int rows = static_cast<int>(p.extent(0)), s = static_cast<int>(p.extent(1));
   const bool interleave = interleave_causal_rows<E>();
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename E::memory_space>::accessible) {
+    Kokkos::parallel_for(
+        "pipebench::softmax_causal_forward", Kokkos::RangePolicy<E>(0, rows), KOKKOS_LAMBDA(int l) {
+          const int r = causal_row(l, rows, s, interleave);
+          softmax_row(&p(r, 0), r % s + 1, s);
+        });
+    return;
+  }
   Kokkos::parallel_for(
       "pipebench::softmax_causal_forward", Kokkos::TeamPolicy<E>(rows, Kokkos::AUTO), KOKKOS_LAMBDA(const Team& t) {
-        const int r = causal_row(t.league_rank(), rows, s, interleave), i = r % s;
-        S mx = 0, sum = 0;
+        const int r = t.league_rank(), i = r % s;
+        S mx = p(r, 0), sum = 0;
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(t, i + 1), [&](int j, S& m) { m = p(r, j) > m ? p(r, j) : m; },
             Kokkos::Max<S>(mx));
@@ -119,9 +156,17 @@ void softmax_causal_backward(const typename Views<S, E>::ConstMat& p, const type
   using Team = typename Kokkos::TeamPolicy<E>::member_type;
   const int rows = static_cast<int>(p.extent(0)), s = static_cast<int>(p.extent(1));
   const bool interleave = interleave_causal_rows<E>();
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename E::memory_space>::accessible) {
+    Kokkos::parallel_for(
+        "pipebench::softmax_causal_backward", Kokkos::RangePolicy<E>(0, rows), KOKKOS_LAMBDA(int l) {
+          const int r = causal_row(l, rows, s, interleave);
+          softmax_row_backward(&p(r, 0), &dp(r, 0), r % s + 1, s);
+        });
+    return;
+  }
   Kokkos::parallel_for(
       "pipebench::softmax_causal_backward", Kokkos::TeamPolicy<E>(rows, Kokkos::AUTO), KOKKOS_LAMBDA(const Team& t) {
-        const int r = causal_row(t.league_rank(), rows, s, interleave), i = r % s;
+        const int r = t.league_rank(), i = r % s;
         S dot = 0;
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(t, i + 1), [&](int j, S& acc) { acc += p(r, j) * dp(r, j); }, dot);
@@ -130,53 +175,67 @@ void softmax_causal_backward(const typename Views<S, E>::ConstMat& p, const type
       });
 }
 
-// Scores and probabilities of head z into p [s, s].
-template <class S, class E>
-void attention_probs(const typename Views<S, E>::Heads& q, const typename Views<S, E>::Heads& k, std::size_t z,
-                     const typename Views<S, E>::Mat& p) {
-  const std::size_t s = q.extent(1), d = q.extent(2);
-  gemm('N', 'T', S(1), stacked<S, E>(q, z, s, d), stacked<S, E>(k, z, s, d), S(0), p);
-  softmax_causal_forward<S, E>(p);
+// Heads [z0, z0 + count) of a stack of [rows, cols] matrices, as a stack.
+template <class S, class E, class V>
+typename Views<S, E>::Heads substack(const V& v, std::size_t z0, std::size_t count) {
+  const std::size_t rows = v.extent(1), cols = v.extent(2);
+  return typename Views<S, E>::Heads(v.data() + z0 * rows * cols, count, rows, cols);
 }
 
-// o = softmax(q k^T) v per head. With `probs` non-empty ([b*hl, s, s]) the probabilities are kept there
-// for I; otherwise each head's scores live in one [s, s] workspace (selective recomputation).
+// The [count * s, s] rows of a stack of score matrices, for the softmax.
+template <class S, class E>
+typename Views<S, E>::Mat score_rows(const typename Views<S, E>::Heads& p) {
+  return typename Views<S, E>::Mat(p.data(), p.extent(0) * p.extent(1), p.extent(2));
+}
+
+// o = softmax(q k^T) v per head, each product one strided-batched call over the heads
+// (kernels/gemm_batched.hpp). With `probs` non-empty ([b*hl, s, s]) the probabilities are kept there for
+// I, all heads at once; otherwise attention_group() heads at a time go through one workspace
+// (selective recomputation).
 template <class S, class E>
 void attention_forward(const typename Views<S, E>::Heads& q, const typename Views<S, E>::Heads& k,
                        const typename Views<S, E>::Heads& v, const typename Views<S, E>::Heads& probs,
                        const typename Views<S, E>::Heads& o) {
-  using Mat = typename Views<S, E>::Mat;
-  const std::size_t z = q.extent(0), s = q.extent(1), d = q.extent(2);
-  Mat work = probs.data() ? Mat() : alloc<Mat>("pipebench::attention_scores", s, s);
-  for (std::size_t zi = 0; zi < z; ++zi) {
-    Mat p = probs.data() ? stacked<S, E>(probs, zi, s, s) : work;
-    attention_probs<S, E>(q, k, zi, p);
-    gemm('N', 'N', S(1), p, stacked<S, E>(v, zi, s, d), S(0), stacked<S, E>(o, zi, s, d));
+  using Heads = typename Views<S, E>::Heads;
+  using D = typename Views<S, E>::Device;
+  const std::size_t z = q.extent(0), s = q.extent(1);
+  const std::size_t group = probs.data() ? z : attention_group<E>(z);
+  Heads work = probs.data() ? Heads() : alloc<Heads>("pipebench::attention_scores", group, s, s);
+  for (std::size_t z0 = 0; z0 < z; z0 += group) {
+    const std::size_t g = z - z0 < group ? z - z0 : group;
+    const Heads p = probs.data() ? probs : substack<S, E>(work, 0, g);
+    gemm_batched<S, D>('N', 'T', S(1), substack<S, E>(q, z0, g), substack<S, E>(k, z0, g), S(0), p);
+    softmax_causal_forward<S, E>(score_rows<S, E>(p));
+    gemm_batched<S, D>('N', 'N', S(1), p, substack<S, E>(v, z0, g), S(0), substack<S, E>(o, z0, g));
   }
 }
 
-// Gradients of q (scaled), k, v from do. Probabilities come from `probs` or are recomputed from q, k.
+// Gradients of q (scaled), k, v from do. Probabilities come from `probs` or are recomputed from q, k;
+// attention_group() heads at a time.
 template <class S, class E>
 void attention_backward_input(const typename Views<S, E>::Heads& q, const typename Views<S, E>::Heads& k,
                               const typename Views<S, E>::Heads& v, const typename Views<S, E>::Heads& probs,
                               const typename Views<S, E>::Heads& dout, const typename Views<S, E>::Heads& dq,
                               const typename Views<S, E>::Heads& dk, const typename Views<S, E>::Heads& dv) {
-  using Mat = typename Views<S, E>::Mat;
-  const std::size_t z = q.extent(0), s = q.extent(1), d = q.extent(2);
-  Mat work = probs.data() ? Mat() : alloc<Mat>("pipebench::attention_scores", s, s);
-  Mat dp = alloc<Mat>("pipebench::attention_dprobs", s, s);
-  for (std::size_t zi = 0; zi < z; ++zi) {
-    Mat p = work;
-    if (probs.data())
-      p = stacked<S, E>(probs, zi, s, s);
-    else
-      attention_probs<S, E>(q, k, zi, p);
-    const Mat dz = stacked<S, E>(dout, zi, s, d);
-    gemm('N', 'T', S(1), dz, stacked<S, E>(v, zi, s, d), S(0), dp);   // dP = dO V^T
-    gemm('T', 'N', S(1), p, dz, S(0), stacked<S, E>(dv, zi, s, d));    // dV = P^T dO
-    softmax_causal_backward<S, E>(p, dp);                               // dS
-    gemm('N', 'N', S(1), dp, stacked<S, E>(k, zi, s, d), S(0), stacked<S, E>(dq, zi, s, d));  // dQs = dS K
-    gemm('T', 'N', S(1), dp, stacked<S, E>(q, zi, s, d), S(0), stacked<S, E>(dk, zi, s, d));  // dK = dS^T Qs
+  using Heads = typename Views<S, E>::Heads;
+  using D = typename Views<S, E>::Device;
+  const std::size_t z = q.extent(0), s = q.extent(1), group = attention_group<E>(z);
+  Heads work = probs.data() ? Heads() : alloc<Heads>("pipebench::attention_scores", group, s, s);
+  Heads dp_all = alloc<Heads>("pipebench::attention_dprobs", group, s, s);
+  for (std::size_t z0 = 0; z0 < z; z0 += group) {
+    const std::size_t g = z - z0 < group ? z - z0 : group;
+    const Heads qg = substack<S, E>(q, z0, g), kg = substack<S, E>(k, z0, g), dz = substack<S, E>(dout, z0, g);
+    const Heads dp = substack<S, E>(dp_all, 0, g);
+    Heads p = probs.data() ? substack<S, E>(probs, z0, g) : substack<S, E>(work, 0, g);
+    if (!probs.data()) {
+      gemm_batched<S, D>('N', 'T', S(1), qg, kg, S(0), p);
+      softmax_causal_forward<S, E>(score_rows<S, E>(p));
+    }
+    gemm_batched<S, D>('N', 'T', S(1), dz, substack<S, E>(v, z0, g), S(0), dp);  // dP = dO V^T
+    gemm_batched<S, D>('T', 'N', S(1), p, dz, S(0), substack<S, E>(dv, z0, g));   // dV = P^T dO
+    softmax_causal_backward<S, E>(score_rows<S, E>(p), score_rows<S, E>(dp));      // dS
+    gemm_batched<S, D>('N', 'N', S(1), dp, kg, S(0), substack<S, E>(dq, z0, g));  // dQs = dS K
+    gemm_batched<S, D>('T', 'N', S(1), dp, qg, S(0), substack<S, E>(dk, z0, g));  // dK = dS^T Qs
   }
 }
 

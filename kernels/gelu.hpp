@@ -28,6 +28,23 @@ void gelu_forward(const typename Views<S, E>::ConstMat& u, const typename Views<
       });
 }
 
+// u += b (fc1's bias, by rows), then g = gelu(u): one pass where linear_forward's bias and gelu_forward
+// made two (the bias broadcast before the product, GELU after it).
+template <class S, class E>
+void bias_gelu_forward(const typename Views<S, E>::Mat& u, const typename Views<S, E>::ConstVec& b,
+                       const typename Views<S, E>::Mat& g) {
+  typename Views<S, E>::Vec uf(u.data(), u.span());
+  typename Views<S, E>::Vec gf(g.data(), g.span());
+  const S c = GeluConstants<S>::c, k = GeluConstants<S>::k;
+  const std::size_t cols = u.extent(1);
+  Kokkos::parallel_for(
+      "pipebench::bias_gelu_forward", Kokkos::RangePolicy<E>(0, uf.extent(0)), KOKKOS_LAMBDA(std::size_t i) {
+        const S x = uf(i) + b(i % cols);
+        uf(i) = x;
+        gf(i) = x / (S(1) + math::exp(S(-2) * c * (x + k * x * x * x)));
+      });
+}
+
 // du = dg * gelu'(u), in place over dg.
 template <class S, class E>
 void gelu_backward_input(const typename Views<S, E>::ConstMat& u, const typename Views<S, E>::Mat& dg) {

@@ -4,6 +4,7 @@
 //   out = x2 + fc2(gelu(fc1(LN2(x2))))                fc2: row-parallel, all-reduced before its bias
 // What each pass stores and frees is listed on LayerStash; docs/transformer.md turns it into bytes.
 #include "kernels/attention.hpp"
+#include "kernels/flash_attention_backward.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
 #include "kernels/linear.hpp"
@@ -49,6 +50,7 @@ struct LayerShape {
   int batch = 0, seq = 0, hidden = 0;  // b, s, h
   int heads = 0;                       // heads on this tensor-parallel rank, a/t
   int head_dim = 0;                    // d = h/a
+  bool fused_attention = false;        // kernels/flash_attention.hpp instead of kernels/attention.hpp
   std::size_t rows() const { return static_cast<std::size_t>(batch) * seq; }
   std::size_t local() const { return static_cast<std::size_t>(heads) * head_dim; }  // h/t
   std::size_t stacks() const { return static_cast<std::size_t>(batch) * heads; }    // b*a/t
@@ -134,7 +136,10 @@ typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<
   if (keep_probs) st.probs = alloc<Heads>("pipebench::probs", z, s, s);
   {
     const Heads o = alloc<Heads>("pipebench::attention_out", z, s, d);
-    attention_forward<S, E>(st.q, st.k, st.v, st.probs, o);
+    if (sh.fused_attention)
+      flash_attention_forward<S, E>(st.q, st.k, st.v, o);
+    else
+      attention_forward<S, E>(st.q, st.k, st.v, st.probs, o);
     st.ctx = alloc<Mat>("pipebench::ctx", n, ht);
     merge_heads<S, E>(o, sh.batch, sh.seq, sh.heads, sh.head_dim, st.ctx);
   }
@@ -144,19 +149,17 @@ typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<
     x2 = sp->scatter(x2, TpPoint::attention_out_forward);
   else
     all_reduce<S, E>(hook, x2, TpPoint::attention_out_forward);
-  add_bias_residual<S, E>(x2, w.bo, x);
-
   st.xhat2 = alloc<Mat>("pipebench::xhat2", m, h);
   st.rstd2 = alloc<Vec>("pipebench::rstd2", m);
   {
     const Mat y2 = alloc<Mat>("pipebench::y2", m, h);
-    layernorm_forward<S, E>(x2, w.ln2_g, w.ln2_b, y2, st.xhat2, st.rstd2);
+    residual_layernorm_forward<S, E>(x2, w.bo, x, w.ln2_g, w.ln2_b, y2, st.xhat2, st.rstd2);  // x2 += bo + x first
     st.y2 = sp ? sp->gather(y2, TpPoint::mlp_in_forward) : y2;
   }
   st.u = alloc<Mat>("pipebench::u", n, 4 * ht);
-  linear_forward<S, E>(st.y2, w.w1, w.b1, st.u);
+  linear_forward<S, E>(st.y2, w.w1, typename V::ConstVec(), st.u);
   st.g = alloc<Mat>("pipebench::g", n, 4 * ht);
-  gelu_forward<S, E>(st.u, st.g);
+  bias_gelu_forward<S, E>(st.u, w.b1, st.g);
 
   const auto out = alloc<typename V::Act>("pipebench::layer_out", static_cast<std::size_t>(sh.batch), m / sh.batch, h);
   const Mat om = as_matrix<Mat>(out, m, h);
@@ -217,7 +220,13 @@ typename Views<S, E>::Act layer_backward_input(const LayerShape& sh, const Layer
     const Heads dq = alloc<Heads>("pipebench::dq", z, s, d);
     const Heads dk = alloc<Heads>("pipebench::dk", z, s, d);
     const Heads dv = alloc<Heads>("pipebench::dv", z, s, d);
-    attention_backward_input<S, E>(st.q, st.k, st.v, st.probs, dctx, dq, dk, dv);
+    if (sh.fused_attention) {  // F's output again, as heads, for the rows' D_i = sum dO O
+      const Heads o = alloc<Heads>("pipebench::attention_out", z, s, d);
+      unmerge_heads<S, E>(st.ctx, sh.batch, sh.seq, sh.heads, sh.head_dim, o);
+      flash_attention_backward<S, E>(st.q, st.k, st.v, o, dctx, dq, dk, dv);
+    } else {
+      attention_backward_input<S, E>(st.q, st.k, st.v, st.probs, dctx, dq, dk, dv);
+    }
     st.q = st.k = st.v = st.probs = Heads();
     st.dqkv = alloc<Mat>("pipebench::dqkv", n, 3 * ht);
     merge_heads_qkv<S, E>(dq, dk, dv, sh.batch, sh.seq, sh.heads, sh.head_dim, scale, st.dqkv);

@@ -5,9 +5,15 @@
 #include "analysis/transformer/count.hpp"
 #include "analysis/transformer/params.hpp"
 
+#include <Kokkos_Macros.hpp>
+
 #include <algorithm>
 #include <climits>
 #include <string>
+
+#if defined(KOKKOS_ENABLE_OPENMP)
+#include <omp.h>
+#endif
 
 namespace pipebench::kernels {
 
@@ -97,8 +103,43 @@ std::uint64_t StageMemory::total(int in_flight) const {
   return add(add(add(weights, grads), stashes), workspace);
 }
 
+const char* attention_name(Attention a) { return a == Attention::fused ? "fused" : "unfused"; }
+
+Attention default_attention() {
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+  return Attention::fused;
+#else
+  return Attention::unfused;
+#endif
+}
+
+Recompute modelled_recompute(const TransformerConfig& c) {
+  return c.attention == Attention::fused && c.recompute == Recompute::none ? Recompute::selective : c.recompute;
+}
+
+std::uint64_t fused_attention_scratch_limit() {
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+  // Kokkos 4.6.01 (Cuda/Kokkos_Cuda_Parallel_Team.hpp, scratch_size_max) keeps (1024 + 2) doubles and
+  // one int64 of each block's shared memory for team reductions.
+  return 48 * 1024 - (1024 + 2) * 8 - 8;
+#else
+  return 0;
+#endif
+}
+
+std::string fused_attention_refusal(const TransformerConfig& c, std::uint64_t scalar_bytes, std::uint64_t limit) {
+  const int d = c.hidden / c.heads;
+  const std::uint64_t need = flash_scratch_values(16, d) * scalar_bytes;
+  if (limit == 0 || need <= limit) return "";
+  return "--attention fused needs " + std::to_string(need) + " bytes of team scratch per GPU thread block at head size " +
+         std::to_string(d) + " (--hidden / --heads), more than the " + std::to_string(limit) +
+         " a block offers (48 KiB less Kokkos' reserve); use --attention unfused";
+}
+
 StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   validate(c);
+  if (c.attention == Attention::fused)
+    if (const std::string why = fused_attention_refusal(c, e); !why.empty()) throw UsageError(why);
   using tf::add;
   using tf::mul;
   using u64 = std::uint64_t;
@@ -107,24 +148,33 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   m.parameters = tf::stage_params(c, split, c.parts());
   m.weights = m.grads = mul(m.parameters, e);
 
-  const tf::Stash layer = tf::stash(c, split, c.recompute, tf::Part::layer, e);
+  const tf::Stash layer = tf::stash(c, split, modelled_recompute(c), tf::Part::layer, e);
   m.layer_forward_stash = layer.forward;
   m.layer_weight_stash = layer.weight;
   m.forward_stash = mul(static_cast<u64>(c.num_layers), layer.forward);
   m.weight_stash = mul(static_cast<u64>(c.num_layers), layer.weight);
   for (const auto& [held, part] : {std::pair{c.embedding, tf::Part::embedding}, std::pair{c.head, tf::Part::head}}) {
     if (!held) continue;
-    const tf::Stash s = tf::stash(c, split, c.recompute, part, e);
+    const tf::Stash s = tf::stash(c, split, modelled_recompute(c), part, e);
     m.forward_stash = add(m.forward_stash, s.forward);
     m.weight_stash = add(m.weight_stash, s.weight);
   }
 
   // Transient buffers of one call (bounded, not exact): residual stream and layer output [n,h] x 3,
-  // split/merged heads and gradients 8 [n, h/t], two [s,s] score buffers, per-row scratch; full
+  // split/merged heads and gradients 8 [n, h/t], two [s,s] score buffers per head of a group
+  // (attention_group_for: Kokkos has not started yet, so the host threads are OpenMP's), per-row scratch; full
   // recomputation also rebuilds one layer's complete stash inside I.
   const u64 h = static_cast<u64>(c.hidden), s = static_cast<u64>(c.seq), t = static_cast<u64>(c.tp_size);
   const u64 n = static_cast<u64>(c.micro_batch) * s, nh = mul(n, h), nht = mul(n, h / t), ss = mul(s, s);
-  m.workspace = add(mul(add(add(mul(3, nh), mul(8, nht)), mul(2, ss)), e), mul(8, n));
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+  const int host_threads = 0;
+#elif defined(KOKKOS_ENABLE_OPENMP)
+  const int host_threads = omp_get_max_threads();
+#else
+  const int host_threads = 1;
+#endif
+  const u64 group = attention_group_for(static_cast<u64>(c.micro_batch) * static_cast<u64>(c.heads / c.tp_size), host_threads);
+  m.workspace = add(mul(add(add(mul(3, nh), mul(8, nht)), mul(mul(2, group), ss)), e), mul(8, n));
   if (c.recompute == Recompute::full && c.num_layers > 0)
     m.workspace = add(m.workspace, tf::stash(c, split, Recompute::none, tf::Part::layer, e).forward);
   return m;
@@ -132,7 +182,7 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
 
 StageFlops stage_flops(const TransformerConfig& c) {
   validate(c);
-  return tf::stage_flops(c, c.split(), c.parts(), c.recompute, tf::Convention::pipebench);
+  return tf::stage_flops(c, c.split(), c.parts(), modelled_recompute(c), tf::Convention::pipebench);
 }
 
 }  // namespace pipebench::kernels

@@ -3,6 +3,7 @@
 // alone so that a caller can refuse a configuration before anything is allocated. The formulas are the
 // cost model's (analysis/transformer/, convention pipebench): this header adapts them to one stage of
 // the kernels. docs/transformer.md derives them.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -14,6 +15,19 @@ namespace pipebench::kernels {
 
 // Activation recomputation: none, selective or full (analysis/recompute.hpp).
 using analysis::Recompute;
+
+// How the attention core runs (`run --attention`): unfused (kernels/attention.hpp: the scores as
+// strided-batched BLAS products, the probabilities in memory) or fused (kernels/flash_attention.hpp:
+// flash attention's tiles in team scratch, no s x s matrix). The fused path stores what selective
+// recomputation stores and recomputes the scores in I, so the cost model counts it as selective.
+enum class Attention { unfused, fused };
+constexpr Attention kAttentions[] = {Attention::unfused, Attention::fused};
+const char* attention_name(Attention a);
+// The faster of the two on this build's backend (docs/transformer.md, "Fused attention"): unfused on a
+// host backend, where the BLAS runs the products several times faster than the fused kernel's loops;
+// fused on a device, where the unfused path's [b*a, s, s] probabilities are memory traffic (not yet
+// measured on one: docs/gpu.md).
+Attention default_attention();
 
 // The whole model is the cost model's Shape (hidden, heads, seq, micro_batch, vocab, layers,
 // tie_embeddings, ...); the kernels run only part of what it describes (check_runnable_by_kernels).
@@ -28,6 +42,7 @@ struct TransformerConfig : analysis::transformer::Shape {
   int tp_size = 1;
   int tp_rank = 0;
   Recompute recompute = Recompute::none;
+  Attention attention = Attention::unfused;
   std::uint64_t seed = 1;
   // Tied input and output embeddings (Shape::tie_embeddings): the head projects with the token
   // embedding's [V, h] matrix (transposed). On a stage that holds both, one parameter; on a last stage
@@ -82,6 +97,33 @@ struct StageMemory {
   std::uint64_t total(int in_flight) const;
 };
 StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t scalar_bytes = 4);
+
+// The recomputation the cost model counts for c: fused attention without recomputation stores and
+// reruns what selective recomputation does (the memory and FLOP figures of estimate_memory, stage_flops).
+Recompute modelled_recompute(const TransformerConfig& c);
+
+// Values of team scratch one team of the fused attention takes at tile t (query rows = key columns) and
+// head size d: the K^T and V^T tiles and two [t, d] accumulators, two [t, t] tiles, three row vectors.
+inline std::size_t flash_scratch_values(int t, int d) {
+  const std::size_t tt = static_cast<std::size_t>(t) * t, td = static_cast<std::size_t>(t) * d;
+  return 4 * td + 2 * tt + 3 * static_cast<std::size_t>(t);
+}
+
+// Why the fused attention cannot run c, "" where it can: its smallest tile (16) must fit `limit` bytes
+// of team scratch. The build's limit (fused_attention_scratch_limit) is one GPU thread block's (48 KiB,
+// CUDA's default per block, less what Kokkos reserves for its team reductions); a host build has none
+// (0). Known before Kokkos starts, so `run` refuses before it allocates anything.
+std::uint64_t fused_attention_scratch_limit();
+std::string fused_attention_refusal(const TransformerConfig& c, std::uint64_t scalar_bytes,
+                                    std::uint64_t limit = fused_attention_scratch_limit());
+
+// How many heads' [s, s] score matrices the unfused attention holds at once in a workspace (selective
+// recomputation's F and every I's dP; kernels/attention.hpp): one per host thread, since each thread then
+// runs whole products (kernels/gemm_batched.hpp), or 8 on a device (host_threads 0), at most z.
+inline std::size_t attention_group_for(std::size_t z, int host_threads) {
+  const std::size_t g = host_threads > 0 ? static_cast<std::size_t>(host_threads) : 8;
+  return g < z ? g : (z > 0 ? z : 1);
+}
 
 // Floating-point operations of one micro-batch's F, I and W on this stage (analysis/transformer/flops.hpp
 // gives the convention: matrix products only, 2 per multiply-add, attention's s x s products in full).

@@ -134,11 +134,14 @@ template <class S, class E>
 TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllReduce all_reduce)
     : cfg_(config), all_reduce_(std::move(all_reduce)) {
   validate(cfg_);
+  if (cfg_.attention == Attention::fused)
+    if (const std::string why = fused_attention_refusal(cfg_, sizeof(S)); !why.empty()) throw UsageError(why);
   shape_.batch = cfg_.micro_batch;
   shape_.seq = cfg_.seq;
   shape_.hidden = cfg_.hidden;
   shape_.heads = cfg_.heads / cfg_.tp_size;
   shape_.head_dim = cfg_.hidden / cfg_.heads;
+  shape_.fused_attention = cfg_.attention == Attention::fused;
   sp_.t = cfg_.tp_size;
   sp_.rank = cfg_.tp_rank;
   sp_.batch = cfg_.micro_batch;
@@ -264,7 +267,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
       LayerStash<S, E> discarded;
       x = layer_forward<S, E>(shape_, layer_w_[l], x, discarded, false, all_reduce_, sp());
     } else {
-      x = layer_forward<S, E>(shape_, layer_w_[l], x, st.layers[l], cfg_.recompute == Recompute::none, all_reduce_,
+      x = layer_forward<S, E>(shape_, layer_w_[l], x, st.layers[l], modelled_recompute(cfg_) == Recompute::none, all_reduce_,
                               sp());
     }
     between_layers();

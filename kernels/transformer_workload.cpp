@@ -29,6 +29,7 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
   t.tp_size = c.tp_size;
   t.tp_rank = c.tp_rank;
   t.recompute = c.recompute;
+  t.attention = c.attention;
   t.seed = c.seed;
   t.tie_embeddings = c.tie_embeddings;
   t.vocab_parallel = c.vocab_parallel;

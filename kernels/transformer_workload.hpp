@@ -35,6 +35,7 @@ struct TransformerWorkloadConfig {
   // The embedding / the output layer and loss as a stage of their own, holding no layer (Llama 3).
   bool embedding_stage = false, head_stage = false;
   Recompute recompute = Recompute::none;
+  Attention attention = default_attention();  // kernels/transformer_config.hpp
   std::uint64_t seed = 1;
   bool fp64 = false;
   double lr = 0;  // SGD step after the data-parallel sync; 0 keeps the weights (identical steps)

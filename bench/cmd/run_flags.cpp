@@ -76,6 +76,12 @@ void add_model_flags(CLI::App& cmd, RunSettings& r) {
   std::vector<std::pair<std::string, kernels::Recompute>> recompute;
   for (const auto mode : analysis::kRecomputes) recompute.emplace_back(analysis::recompute_name(mode), mode);
   add(cmd, flag::recompute, md.recompute, recompute)->group(model);
+  std::vector<std::pair<std::string, kernels::Attention>> attention;
+  for (const auto a : kernels::kAttentions) attention.emplace_back(kernels::attention_name(a), a);
+  add(cmd, {"--attention", "Attention core: fused (flash attention's tiles, no s x s matrix) or unfused (batched "
+                           "BLAS products, probabilities in memory); default: the faster on this build's backend"},
+      md.attention, attention)
+      ->group(model);
   add(cmd, flag::precision, md.fp64, {{"fp32", false}, {"fp64", true}})->group(model);
   add(cmd, {"--lr", "Learning rate after each step (SGD at 0: weights fixed, identical steps)", 0}, md.lr)->group(model);
   add(cmd, {"--optimizer", "sgd, or adam (AdamW: fp32 state, bias correction, decoupled weight decay)"}, md.optimizer,

@@ -123,6 +123,7 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
     if (md.optimizer != kernels::Optimizer::sgd) m["optimizer"] = kernels::to_string(md.optimizer);
     if (md.weight_decay != 0) m["weight_decay"] = num(md.weight_decay, 9);
     if (md.tie_embeddings) m["tie_embeddings"] = "1";
+    if (md.attention == kernels::Attention::fused) m["attention"] = kernels::attention_name(md.attention);
     if (md.vocab_parallel && pl.mapping.t > 1) m["vocab_parallel"] = "1";
     if (md.sequence_parallel) m["sequence_parallel"] = "1";
     if (rs.zero) m["zero"] = std::to_string(rs.zero);

@@ -30,6 +30,13 @@ pipebench_mpirun_test(run_model_too_large NP 2 RC 2 ONCE "pipebench: error:"
 pipebench_mpirun_test(run_transformer_reports_model_figures NP 2 RC 0
   MATCH "#   loss [0-9.]+, MFU [0-9.]+ %.*#   per stage F/backward \\(ms\\): 0:[0-9.]+/[0-9.]+ 1:.*#   peak activations per rank, measured/formula \\(MiB\\): 0:[0-9.]+/[0-9.]+ 1:"
   ARGS ${_model} --layers 4 -m 4 -o model.h5)
+# --attention: a value outside fused|unfused is refused; fused runs and gives unfused's loss (the
+# kernel tests hold them to the derived tolerance), and the results record says which ran.
+pipebench_mpirun_test(run_attention_bad_value NP 2 RC 2 ONCE "pipebench: error:" MATCH "--attention"
+  ARGS ${_model} --attention flash -o never.h5)
+pipebench_mpirun_test(run_attention_fused NP 2 RC 0 MATCH "#   loss [0-9.]+, MFU"
+  ARGS ${_model} --layers 2 -m 2 --attention fused -o fused.h5
+  THEN report fused.h5 --run 1 THEN_MATCH "#   attention = fused\n")
 
 # Flags from a file ([run] section), the command line winning; a flag error is reported once.
 pipebench_mpirun_test(run_config_file NP 2 RC 0
