@@ -142,10 +142,10 @@ do_start() {
   chmod +x "$DIR/launch"
   local hosts=()
   for ((i = 0; i < n; i++)); do hosts+=("$(node "$i"):$PER"); done
-  # UCX over TCP on the node's eth0 between nodes, shared memory within one (cma is left out: it
-  # reaches across namespaces and would bypass the shaped link; plain tcp,self hangs 1 MPI_Finalize
-  # in 5 here, UCX 1.13). Hydra's
-  # locality: the ranks of one proxy). -iface: the proxies reach mpiexec at the bridge's address.
+  # UCX: TCP on the node's eth0 between nodes, shared memory (sysv, posix) within one. Each node has
+  # an IPC namespace of its own (launch), which UCX checks before it uses shared memory, so two
+  # nodes never share it; cma is left out, as it reaches across namespaces and would bypass the
+  # shaped link. Hydra's -iface: the proxies reach mpiexec at the bridge's address.
   printf '#!/bin/sh\nexec mpiexec -launcher ssh -launcher-exec %q -iface %s -hosts %s -genv UCX_TLS tcp,self,sysv,posix -genv UCX_NET_DEVICES eth0 "$@"\n' \
     "$DIR/launch" "$BRIDGE" "$(IFS=,; echo "${hosts[*]}")" >"$DIR/mpiexec"; made file "$DIR/mpiexec"
   chmod +x "$DIR/mpiexec"
@@ -158,8 +158,9 @@ do_launch() {
   while [[ ${1:-} == -* ]]; do case $1 in -o | -p | -l | -i) shift 2 ;; *) shift ;; esac; done
   local host=${1:-}; shift || true
   [[ $host =~ ^pbnode[0-9]+$ ]] && ip netns list | grep -qw "$host" || die "launch: '$host' is not a node of the cluster"
-  # A UTS namespace of its own holding the node's name, then the command as ssh runs it (a shell line).
-  exec ip netns exec "$host" unshare --uts sh -c 'hostname "$1"; shift; exec sh -c "$*"' sh "$host" "$@"
+  # UTS and IPC namespaces of its own (the node's name; shared memory only within the node), then the
+  # command as ssh runs it (a shell line).
+  exec ip netns exec "$host" unshare --uts --ipc sh -c 'hostname "$1"; shift; exec sh -c "$*"' sh "$host" "$@"
 }
 
 do_env() {

@@ -249,6 +249,9 @@ void add_run_command(CLI::App& app) {
     // meeting instead of killing it.
     rs->format = output_format(rs->json, rs->csv);  // before MPI starts: a usage error on every rank
     Job job(true);
+    // the results file as it is named once claimed (the default name is chosen later)
+    arm_stop_deadline(rs->timeout.value, job.rank(),
+                      std::shared_ptr<const std::string>(rs, &rs->out));
     rs->command_line = command_line_text();
     job.open_world(comm_options(*rs));
     // In a device build the synthetic workload also needs Kokkos: its activation memory is device

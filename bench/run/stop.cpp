@@ -1,7 +1,16 @@
 #include "bench/run/stop.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "analysis/text.hpp"
 
 namespace pipebench::bench {
 
@@ -22,6 +31,25 @@ void install_stop_handlers() {
   sa.sa_flags = SA_RESTART;
   sigaction(SIGUSR1, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+void arm_stop_deadline(double limit_s, int rank, std::shared_ptr<const std::string> file) {
+  std::thread([limit_s, rank, file = std::move(file)] {
+    while (g_stop == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int sig = g_stop;
+    std::this_thread::sleep_for(std::chrono::duration<double>(limit_s));
+    if (rank == 0) {
+      std::fprintf(stderr,
+                   "pipebench: stopped by %s: the sweep reached no safe point within --timeout %s s of it (a long "
+                   "action or wait); every configuration written before is in %s, and the same command with "
+                   "--append --resume runs the rest (exit code %d)\n",
+                   signal_name(sig), num(limit_s).c_str(), file->c_str(), kStoppedExitCode);
+      std::fflush(stderr);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the launcher forward the line
+    _exit(kStoppedExitCode);
+  }).detach();
 }
 
 int stop_signal() { return g_stop; }

@@ -1,6 +1,6 @@
 # Multi-node tests on emulated nodes (tests/netns/cluster.sh, label netns, issue 27): network namespaces
 # made by jobs/netns-cluster.sh, one cluster per case. jobs/test.sh runs `ctest -L netns` after the
-# release suite with PIPEBENCH_TEST_NETNS=1 (they time shaped links, so they run alone and one at a
+# release suite with PIPEBENCH_NETNS_TESTS=1 (they time shaped links, so they run alone and one at a
 # time); in any other run, or where namespaces cannot be made, each is skipped with one line.
 foreach(_case placement comm clock bubble nodekill partition rehearsal)
   add_test(NAME netns.${_case}
