@@ -191,7 +191,7 @@ nodekill | partition)
     case $f in
       kill) grep -q "RUNNING AT pbnode1" "err-$f.txt" "out-$f.txt" || fail "kill: the launcher did not name pbnode1" ;;
       *) [ "$(grep -c 'pipebench: error:' "err-$f.txt")" -eq 1 ] || fail "$f: not one error line"
-         grep -Eq "pipebench: error: .*rank [23] \(host pbnode1\)" "err-$f.txt" || fail "$f: no line naming rank 2 or 3 on pbnode1" ;;
+         grep -Eq "pipebench: error: .*ranks? ([0-9]+ \(host [^)]*\), )*[23] \(host pbnode1\)" "err-$f.txt" || fail "$f: no line naming rank 2 or 3 on pbnode1" ;;
     esac
     done_runs=$(grep -cE '^ +[0-9]+  1f1b ' "out-$f.txt")
     echo "$f: node 1 gone after $done_runs run(s), job ended ${dt} s later (exit $rc): $(grep -m1 -E 'pipebench: error|RUNNING AT' "err-$f.txt" "out-$f.txt")" | tee -a figures.txt
