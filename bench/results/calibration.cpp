@@ -1,5 +1,7 @@
 #include "bench/results/calibration.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -26,6 +28,10 @@ bool point_to_point(const std::string& op) {
 
 Calibration read_calibration(const std::string& path) {
   const std::string what = "--calibrate " + quoted(path);
+  // A FIFO or a device would block the HDF5 signature check forever, as every other file flag refuses.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw UsageError(what + " is not a regular file, so not a results file");
   if (!h5::is_hdf5(path)) throw UsageError(what + " is not a readable HDF5 results file");
   ReadRequest rq;
   rq.records = true;

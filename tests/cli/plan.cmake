@@ -78,3 +78,10 @@ add_test(NAME cli.plan_calibrated_runs
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_calibrated.py $<TARGET_FILE:pipebench>
                  ${MPIEXEC_EXECUTABLE} ${CMAKE_CURRENT_BINARY_DIR}/cli_work/plan_calibrated --tolerance 40 --attempts 3)
 set_tests_properties(cli.plan_calibrated_runs PROPERTIES LABELS "mpi;perf" PROCESSORS 2 TIMEOUT 240)
+
+# Issue 27: a FIFO given to --calibrate is refused at once (it blocked the HDF5 signature check).
+add_test(NAME cli.plan_calibrate_fifo
+         COMMAND sh -c "rm -f \"$1\" && mkfifo \"$1\" && timeout 10 \"$0\" plan --calibrate \"$1\" --model gpt3-175b --global-batch 8 --gpus 8 2>&1; echo rc=$?"
+                 $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/cli_work/calibrate.fifo)
+set_tests_properties(cli.plan_calibrate_fifo PROPERTIES LABELS unit TIMEOUT 30
+  PASS_REGULAR_EXPRESSION "pipebench: error: --calibrate '[^']*calibrate.fifo' is not a regular file, so not a results file\nrc=2")
