@@ -90,7 +90,7 @@ struct Sweep {
 // which is created here (exclusively: a second sweep on the same new file is refused now, not after
 // its first configuration). Returns what an existing file (--append) holds.
 PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int local_ranks) {
-  check_memory(plans, available_memory_bytes() / local_ranks);
+  check_memory(plans, memory_per_rank_bytes(local_ranks));
   if (!rs.trace.empty()) check_output_path(rs.trace, "--trace", rs.force);
   if (!rs.svg.empty()) check_output_path(rs.svg, "--svg", rs.force);
   if (!rs.trace.empty() && rs.trace == rs.svg)
