@@ -249,9 +249,12 @@ void add_run_command(CLI::App& app) {
     // meeting instead of killing it.
     rs->format = output_format(rs->json, rs->csv);  // before MPI starts: a usage error on every rank
     Job job(true);
-    // the results file as it is named once claimed (the default name is chosen later)
-    arm_stop_deadline(rs->timeout.value, job.rank(),
-                      std::shared_ptr<const std::string>(rs, &rs->out));
+    // read when it fires: the results file as it is named once claimed (the default name comes later)
+    arm_stop_deadline(rs->timeout.value, job.rank(), [rs] {
+      return "the sweep reached no safe point within --timeout " + num(rs->timeout.value) +
+             " s of it (a long action or wait); every configuration written before is in " + rs->out +
+             ", and the same command with --append --resume runs the rest";
+    });
     rs->command_line = command_line_text();
     job.open_world(comm_options(*rs));
     // In a device build the synthetic workload also needs Kokkos: its activation memory is device

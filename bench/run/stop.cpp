@@ -1,16 +1,15 @@
 #include "bench/run/stop.hpp"
 
+#include <mpi.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <memory>
+#include <functional>
 #include <string>
 #include <thread>
-
-#include "analysis/text.hpp"
 
 namespace pipebench::bench {
 
@@ -34,20 +33,20 @@ void install_stop_handlers() {
   sigaction(SIGINT, &sa, nullptr);
 }
 
-void arm_stop_deadline(double limit_s, int rank, std::shared_ptr<const std::string> file) {
-  std::thread([limit_s, rank, file = std::move(file)] {
+void arm_stop_deadline(double limit_s, int rank, std::function<std::string()> what) {
+  std::thread([limit_s, rank, what = std::move(what)] {
     while (g_stop == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const int sig = g_stop;
     std::this_thread::sleep_for(std::chrono::duration<double>(limit_s));
     if (rank == 0) {
-      std::fprintf(stderr,
-                   "pipebench: stopped by %s: the sweep reached no safe point within --timeout %s s of it (a long "
-                   "action or wait); every configuration written before is in %s, and the same command with "
-                   "--append --resume runs the rest (exit code %d)\n",
-                   signal_name(sig), num(limit_s).c_str(), file->c_str(), kStoppedExitCode);
+      std::fprintf(stderr, "pipebench: stopped by %s: %s (exit code %d)\n", signal_name(sig), what().c_str(), kStoppedExitCode);
       std::fflush(stderr);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the launcher forward the line
+    // Rank 0 ends the job through MPI_Abort (as the watchdogs do), so that the launcher exits with
+    // 75 (hydra returned 0 now and then when the ranks just left), after the launcher forwarded its
+    // line; the others leave by themselves 1 s later if the launcher has not ended them by then.
+    std::this_thread::sleep_for(std::chrono::milliseconds(rank == 0 ? 200 : 1200));
+    if (rank == 0) MPI_Abort(MPI_COMM_WORLD, kStoppedExitCode);
     _exit(kStoppedExitCode);
   }).detach();
 }

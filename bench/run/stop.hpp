@@ -7,7 +7,7 @@
 // at the same point. A configuration that has not finished its timed steps is abandoned (nothing of it
 // is written); every configuration already written stays in the file, and the job exits with
 // kStoppedExitCode, after which `--append --resume` runs exactly the missing ones (docs/slurm.md).
-#include <memory>
+#include <functional>
 #include <string>
 
 namespace pipebench::bench {
@@ -21,11 +21,10 @@ inline constexpr int kStoppedExitCode = 75;
 void install_stop_handlers();
 // Bounds the stop: `limit_s` seconds after the first stop signal, a process that is still running
 // (one long action, --stage-cost 16777217, or a long wait defers the next meeting without bound)
-// exits with kStoppedExitCode by itself; rank 0 first prints one line naming `file`, which keeps
-// every configuration written before (a run being written then stays incomplete and is skipped).
-// `file` is read when the line is printed.
+// exits with kStoppedExitCode by itself; rank 0 first prints "pipebench: stopped by SIG: " and
+// `what(sig)`, which says what was kept (a run being written then stays incomplete and is skipped).
 // A watcher thread that sleeps 20 ms between looks at the flag.
-void arm_stop_deadline(double limit_s, int rank, std::shared_ptr<const std::string> file);
+void arm_stop_deadline(double limit_s, int rank, std::function<std::string()> what);
 // The signal that asked this process to stop (the first one), or 0.
 int stop_signal();
 // Test-only: as if `sig` had arrived.
