@@ -48,7 +48,8 @@ QUICK=(--tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1 --timeout 10s)
 mp() {
   local rc=0
   "$M" "$@" 2>mp-err.txt || rc=$?
-  if ((rc == 1)) && grep -q "MPI_Finalize did not complete within --timeout" mp-err.txt &&
+  # (exit 1 from rank 0, or 255 from mpiexec when it ended the other ranks first)
+  if ((rc != 0)) && grep -q "MPI_Finalize did not complete within --timeout" mp-err.txt &&
     [ "$(grep -c 'pipebench: error' mp-err.txt)" -eq 1 ]; then
     echo "finalize hang: $*" >>finalize.txt; rc=0
   fi
@@ -105,8 +106,8 @@ placement)
 comm)
   # 2 nodes at 200 Mbit/s: 1 MiB between two ranks, on one node and across (--one-group: one pair
   # or group on the link); across must take longer by at least 0.9 x the bytes over the rate and at
-  # most 2 x (TCP/IP and Ethernet headers add 4.6 % at MTU 1500; UCX's TCP moves data only when the
-  # waiting rank polls, which on a loaded 2-core machine costs up to 70 % more)
+  # most 3 x (TCP/IP and Ethernet headers add 4.6 % at MTU 1500; UCX's TCP moves data only when the
+  # waiting rank polls, which on a 2-core machine at load 10 cost up to 2.3 x)
   up 2 --inter-node-rate 200mbit
   t_of() {  # t_of OP GROUP ORDER: median time in us
     mp -n 4 "$B" comm "$1" --group "$2" --mapping 1x2x2 --order "$3" --one-group -b 1M -e 1M -n 5 -w 2 --poll-us 50 \
@@ -118,7 +119,7 @@ comm)
     read -r op grp within across <<<"$g"
     a=$(t_of "$op" "$grp" "$within") b=$(t_of "$op" "$grp" "$across")
     echo "$op $grp: within $a us, across $b us, wire $wire us" | tee -a figures.txt
-    python3 -c "import sys; a,b,w=map(float,sys.argv[1:]); x=(b-a)/w; print('ratio', x); sys.exit(0 if 0.9 <= x <= 2.0 else 1)" "$a" "$b" "$wire" ||
+    python3 -c "import sys; a,b,w=map(float,sys.argv[1:]); x=(b-a)/w; print('ratio', x); sys.exit(0 if 0.9 <= x <= 3.0 else 1)" "$a" "$b" "$wire" ||
       fail "$op $grp: across - within = $b - $a us, expected about $wire us"
   done
   down
