@@ -250,6 +250,10 @@ void apply_config(CLI::App& run, const std::vector<ConfigEntry>& entries, const 
     if (o == nullptr)
       fail("--config " + quoted(name), e.line, "key " + quoted(e.key) + " is not a flag of `pipebench run`" + did_you_mean(run, e.key) +
                              ": the keys are its long flag names without dashes (`pipebench run --help`)");
+    // A test hook makes a rank fail on purpose: given on the command line for one run, never kept in
+    // a file that a later sweep reuses (a 1-rank job hung on it).
+    if (e.key == "inject-failure")
+      fail("--config " + quoted(name), e.line, "key 'inject-failure' is a test hook and only allowed on the command line");
     const bool is_switch = o->get_expected_min() == 0;
     if (is_switch && e.value != "true" && e.value != "false")
       fail("--config " + quoted(name), e.line, "key " + quoted(e.key) + ": value " + quoted(e.value) + " is not allowed: expected true or false");

@@ -1,9 +1,13 @@
 // pipebench: the single executable. Exit codes: 0 success, 1 runtime failure, 2 usage error, 75 a `run`
 // stopped by SIGUSR1/SIGTERM before its end (bench/run/stop.hpp; --append --resume completes it). Every
 // error is one line on stderr, `pipebench: error: ...` (docs/design.md "Conventions").
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <new>
 #include <string>
 
@@ -62,9 +66,33 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
   return text + help;
 }
 
+// Output that did not reach standard output (a full disk, /dev/full) is a failed command, not a
+// success: one line, exit code 2, where the command itself had succeeded.
+int checked_stdout(int rc) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (rc != 0 || (flushed && !std::ferror(stdout) && std::cout.good())) return rc;
+  std::fprintf(stderr, "pipebench: error: standard output could not be written (%s): what was printed is incomplete\n",
+               err ? std::strerror(err) : "write error");
+  return 2;
+}
+
+int run_main(int argc, char** argv);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file size limit (ulimit -f) makes a write fail with EFBIG, which the writers report and clean up
+  // after, instead of SIGXFSZ killing the process and leaving a temporary file behind.
+  std::signal(SIGXFSZ, SIG_IGN);
+  return checked_stdout(run_main(argc, argv));
+}
+
+namespace {
+
+int run_main(int argc, char** argv) {
   CLI::App app{"pipebench: pipeline- and 3D-parallelism benchmark suite", "pipebench"};
   const bool first_rank = launcher_rank() == 0;
   try {
@@ -114,3 +142,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace

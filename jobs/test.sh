@@ -35,6 +35,17 @@ if [[ ${PIPEBENCH_TEST_SLURM:-1} != 0 ]]; then
   fi
 fi
 
+# Issue 27: multi-node behaviour on nodes emulated in network namespaces (label netns, skipped above):
+# each case starts and stops its own cluster (jobs/netns-cluster.sh), one at a time, as they time
+# shaped links. PIPEBENCH_TEST_NETNS=0 skips this part; where namespaces cannot be made, one line.
+if [[ ${PIPEBENCH_TEST_NETNS:-1} != 0 ]]; then
+  if why=$(./jobs/netns-cluster.sh check 2>&1); then
+    PIPEBENCH_NETNS_TESTS=1 ctest --preset release -L netns --output-on-failure "$@"
+  else
+    echo "# test.sh: netns tests skipped: ${why#netns-cluster: error: } (docs/netns.md)"
+  fi
+fi
+
 # Issue 14: the kernel and MPI tests again against Kokkos 4 Serial+OpenMP, 2 threads per rank
 # (jobs/kokkos.sh builds it once into a cache). PIPEBENCH_KOKKOS4=0 skips this part.
 if [[ ${PIPEBENCH_KOKKOS4:-1} != 0 ]]; then

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 #include "bench/cmd/comm_settings.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
@@ -28,6 +29,7 @@
 #include "bench/results/metadata.hpp"
 #include "bench/results/store.hpp"
 #include "bench/run/job.hpp"
+#include "bench/run/stop.hpp"
 #include "comm/bench_harness.hpp"
 #include "comm/factory.hpp"
 #ifdef PIPEBENCH_HAVE_NCCL
@@ -284,7 +286,14 @@ std::int64_t benchmark(const CommSettings& s, const Resolved& r, Job& job, const
 
 void run_comm(CommSettings& s) {
   Resolved r = resolve_flags(s);  // UsageError: every rank, before MPI starts
-  Job job(false);
+  // SIGUSR1, SIGTERM and SIGINT end the benchmark within --timeout, every rank with exit code 75 and
+  // one line from rank 0, as they end `run` (bench/run/stop.hpp); its results are written at its end.
+  Job job(true);
+  const double limit = s.timeout.value;
+  arm_stop_deadline(limit, job.rank(), [limit] {
+    return "the communication benchmark ended within --timeout " + num(limit) +
+           " s of it, before its end: nothing of it was written (comm writes its results when it ends)";
+  });
   job.check("", [&] { resolve_world(s, r, job.size()); });  // every rank finds the same: no traffic
   const Waits waits = waits_of(s);
   job.open_world(waits.world);

@@ -199,6 +199,9 @@ void publish(const std::string& tmp, const std::string& out, bool out_exists) {
 }
 
 void merge(const MergeSettings& o) {
+  // Held from the first read of the output to its replacement: a run --append or another merge
+  // --append waits, then works on the new file (ResultsFileLock), instead of losing its runs.
+  const ResultsFileLock lock(o.out);
   const bool out_exists = ::access(o.out.c_str(), F_OK) == 0;
   if (out_exists && !o.append)
     throw UsageError("output " + quoted(o.out, 200) + " already exists; pass --append to add the runs to it, or choose another name");

@@ -92,7 +92,7 @@ struct Sweep {
 // which is created here (exclusively: a second sweep on the same new file is refused now, not after
 // its first configuration). Returns what an existing file (--append) holds.
 PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int local_ranks) {
-  check_memory(plans, available_memory_bytes() / local_ranks);
+  check_memory(plans, memory_per_rank_bytes(local_ranks));
   if (!rs.trace.empty()) check_output_path(rs.trace, "--trace", rs.force);
   if (!rs.svg.empty()) check_output_path(rs.svg, "--svg", rs.force);
   if (!rs.trace.empty() && rs.trace == rs.svg)
@@ -273,6 +273,12 @@ void add_run_command(CLI::App& app) {
     check_repeat_flags(*rs);
     if (!rs->system_file.empty()) rs->system = read_system_file(rs->system_file);
     Job job(true);
+    // read when it fires: the results file as it is named once claimed (the default name comes later)
+    arm_stop_deadline(rs->timeout.value, job.rank(), [rs] {
+      return "the sweep reached no safe point within --timeout " + num(rs->timeout.value) +
+             " s of it (a long action or wait); every configuration written before is in " + rs->out +
+             ", and the same command with --append --resume runs the rest";
+    });
     rs->command_line = command_line_text();
     job.open_world(comm_options(*rs));
     // In a device build the synthetic workload also needs Kokkos: its activation memory is device

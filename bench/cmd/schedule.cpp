@@ -108,7 +108,7 @@ void run(const ScheduleSettings& f) {
 
   if (f.out.empty()) {
     render(std::cout, f, r, t);
-    if (!std::cout.flush()) throw Error("cannot write the output to stdout");
+    if (!std::cout.flush()) throw UsageError("cannot write the output to stdout");
   } else {
     write_output(f.out, "--out", [&](std::ostream& os) { render(os, f, r, t); }, f.force);
     std::cout << "# wrote " << f.out << " (" << f.format << ")\n";

@@ -86,7 +86,7 @@ void write_output(const std::string& path, const std::string& flag, const std::f
       close(fd);
       tmp.name = name;
     } else if (errno != EEXIST || attempt > 100) {
-      throw Error("cannot write " + what(flag, path) + ": " + std::strerror(errno));
+      throw UsageError("cannot write " + what(flag, path) + ": " + std::strerror(errno));
     }
   }
   {
@@ -95,11 +95,11 @@ void write_output(const std::string& path, const std::string& flag, const std::f
     if (f) f.flush();
     const int err = errno;
     if (f) f.close();
-    if (!f) throw Error("cannot write " + what(flag, path) + ": " + std::strerror(err ? err : EIO));
+    if (!f) throw UsageError("cannot write " + what(flag, path) + ": " + std::strerror(err ? err : EIO));
   }
   if (install(tmp.name, path, overwrite) != 0) {
     if (errno == EEXIST) throw UsageError(what(flag, path) + " appeared while it was being written; not replaced");
-    throw Error("cannot write " + what(flag, path) + ": " + std::strerror(errno));
+    throw UsageError("cannot write " + what(flag, path) + ": " + std::strerror(errno));
   }
   tmp.keep = true;
 }

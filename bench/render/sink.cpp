@@ -11,7 +11,7 @@ namespace {
 
 void check_written(std::ostream& out) {
   if (!out.flush())
-    throw Error(std::string("cannot write the output") + (&out == &std::cout ? " to stdout" : ""));
+    throw UsageError(std::string("cannot write the output") + (&out == &std::cout ? " to stdout" : ""));
 }
 
 class TextSink final : public Sink {

@@ -1,5 +1,7 @@
 #include "bench/results/calibration.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -22,10 +24,18 @@ bool point_to_point(const std::string& op) {
   return o && comm::bench::point_to_point(*o);
 }
 
+// A FIFO or a device would block the HDF5 signature check forever: refused, as every other file flag does.
+void refuse_non_regular(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw UsageError(what + " is not a regular file, so not a results file");
+}
+
 }  // namespace
 
 Calibration read_calibration(const std::string& path) {
   const std::string what = "--calibrate " + quoted(path);
+  refuse_non_regular(path, what);
   if (!h5::is_hdf5(path)) throw UsageError(what + " is not a readable HDF5 results file");
   ReadRequest rq;
   rq.records = true;

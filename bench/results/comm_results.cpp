@@ -114,6 +114,7 @@ CommResult read_comm_group(hid_t g) {
 
 int append_comm(const std::string& path, const CommResult& r) {
   const SignalDeferral hold;
+  const ResultsFileLock lock(path);
   {
     // Checked read-only first, as append_run does: a refused file is never opened for writing.
     h5::Id file = open_results_file(path, false);

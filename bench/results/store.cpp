@@ -1,5 +1,6 @@
 #include "bench/results/store.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -98,10 +99,36 @@ std::string create_unique_results_file(const std::string& stem) {
   throw UsageError("cannot find a free results file name '" + stem + "-N.h5'; give one with --out");
 }
 
+ResultsFileLock::ResultsFileLock(const std::string& path) {
+  for (;;) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) return;
+    struct flock l {};
+    l.l_type = F_WRLCK;
+    l.l_whence = SEEK_SET;  // l_start = l_len = 0: the whole file
+    int r = 0;
+    while ((r = ::fcntl(fd, F_OFD_SETLKW, &l)) != 0 && errno == EINTR) {
+    }
+    struct stat held {}, named {};
+    if (r == 0 && ::fstat(fd, &held) == 0 && ::stat(path.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino) {
+      fd_ = fd;
+      return;
+    }
+    ::close(fd);
+    if (r != 0) return;  // no locks on this file system: go on unlocked, as before
+  }
+}
+
+ResultsFileLock::~ResultsFileLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the description releases its lock
+}
+
 int append_run(const std::string& path, const RunResult& run) {
   const SignalDeferral hold;
   const RecordTypes types;
   if (!exists(path)) create_results(path);  // false: another process made it meanwhile, also fine
+  const ResultsFileLock lock(path);
   check_for_append(path);
   h5::Id file = open_results_file(path, true);
   int id = 0;

@@ -38,6 +38,24 @@ std::string create_unique_results_file(const std::string& stem);
 // (see SignalDeferral).
 int append_run(const std::string& path, const RunResult& run);
 
+// An exclusive lock on a results file for the whole of a change to it: an append (append_run,
+// append_comm) or a `merge --append`, which builds a new file and renames it over the old one. Two of
+// them at once would otherwise both succeed while one's runs vanish. The lock is an open file
+// description lock (F_OFD_SETLKW: HDF5's own flock does not conflict with it) taken on the file the
+// path names; when that file was replaced while this waited, it is taken again on the new one. No
+// lock where the file does not exist (its creation is exclusive) or cannot be opened for writing (the
+// change then fails with its own message).
+class ResultsFileLock {
+ public:
+  explicit ResultsFileLock(const std::string& path);
+  ~ResultsFileLock();
+  ResultsFileLock(const ResultsFileLock&) = delete;
+  ResultsFileLock& operator=(const ResultsFileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // For --resume: whether a complete run with this key is in the file (false when there is no file).
 bool has_complete_run(const std::string& path, const std::string& key);
 
@@ -77,7 +95,7 @@ struct ReadRequest {
   int only = 0;               // read only this run; the others are just classified (0: read all)
   bool to_append = false;     // refuse a schema version that runs are not appended to
   double idle_timeout = 0;    // seconds without progress before the reading process is stopped
-                              // (0: 30 s plus 1 s per 10 MB of file)
+                              // (0: 3 s plus 1 s per 10 MB of file)
 };
 RunListing read_results(const std::string& path, const ReadRequest& request = {});
 // The same in this process, without the child: the structure checks still hold, but a fault inside

@@ -43,10 +43,15 @@ std::string host_name() {
   return std::string(name, static_cast<std::size_t>(len));
 }
 
-Watchdog::Watchdog(std::string what, std::chrono::duration<double> limit) {
-  thread_ = std::thread([this, what = std::move(what), limit] {
+Watchdog::Watchdog(std::string what, std::chrono::duration<double> limit, bool finalizing) {
+  thread_ = std::thread([this, what = std::move(what), limit, finalizing] {
     std::unique_lock<std::mutex> lock(m_);
-    if (!cv_.wait_for(lock, limit, [this] { return done_; })) abort_job(what);
+    if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
+    if (!finalizing) abort_job(what);
+    if (!what.empty()) std::fprintf(stderr, "pipebench: error: %s\n", what.c_str());
+    std::fflush(stderr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // as in abort_job: let the launcher forward it
+    std::_Exit(1);
   });
 }
 
@@ -172,16 +177,19 @@ void Job::guarded(const std::function<void()>& work) {
 }
 
 void Job::finish(const std::string& phase, const std::string& note) {
-  // MPICH's MPI_Finalize waits for every rank: one stopped after `phase` would hold it. The message
-  // names this rank itself: abort_job may not ask MPI once MPI_Finalize has begun.
+  // MPICH's MPI_Finalize waits for every rank: one stopped after `phase` would hold it (and MPICH
+  // 4.0.2 over UCX's TCP now and then holds it by itself, docs/netns.md). Every rank waits in it,
+  // so only rank 0 says so, once; MPI_Abort may not be called once MPI_Finalize has begun.
   const auto limit = roll_ ? roll_->release_limit() : std::chrono::duration<double>(60);
-  const std::string late = "rank " + std::to_string(rank_) + ": MPI_Finalize did not complete " +
-                           (roll_ ? roll_->within() : std::string("within 60 s")) + ", though every rank reached " +
-                           phase + " (a rank stopped or died after it)" + note;
+  const std::string late = rank_ != 0 ? std::string()
+                                      : "rank 0: MPI_Finalize did not complete " +
+                                            (roll_ ? roll_->within() : std::string("within 60 s")) +
+                                            ", though every rank reached " + phase +
+                                            " (a rank stopped or died after it, or the MPI library hung in it)" + note;
   roll_.reset();
   world_.reset();
   finished_ = true;
-  Watchdog dog(late, limit);
+  Watchdog dog(late, limit, true);
   MPI_Finalize();
 }
 

@@ -32,7 +32,9 @@ std::string host_name();  // MPI_Get_processor_name
 // MPI, which MPICH and Open MPI take at any thread level (the job is being torn down anyway).
 class Watchdog {
  public:
-  Watchdog(std::string what, std::chrono::duration<double> limit);
+  // `finalizing`: the watch is over MPI_Finalize, where MPI_Abort is no longer allowed: the message
+  // (if any) is printed and the process exits 1 by itself, and the launcher ends the others.
+  Watchdog(std::string what, std::chrono::duration<double> limit, bool finalizing = false);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;

@@ -1,5 +1,8 @@
 #include "bench/run/plan.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -309,13 +312,62 @@ double available_memory_bytes() {
   return 0;
 }
 
+namespace {
+
+// A number in a file (a cgroup's limit); 0 for "max", a missing file or no number.
+double file_number(const std::string& path) {
+  std::ifstream in(path);
+  double x = 0;
+  return in >> x ? x : 0;
+}
+
+// The memory limit of this process's cgroup (v2: memory.max; v1: memory.limit_in_bytes), in bytes,
+// the node-level limit a Slurm job's --mem sets; 0 where there is none.
+double cgroup_memory_limit() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  double limit = 0;
+  while (std::getline(in, line)) {
+    const auto a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string ctl = line.substr(a + 1, b - a - 1), where = line.substr(b + 1);
+    double x = 0;
+    if (ctl.empty()) x = file_number("/sys/fs/cgroup" + where + "/memory.max");
+    else if (ctl == "memory") x = file_number("/sys/fs/cgroup/memory" + where + "/memory.limit_in_bytes");
+    if (x > 0 && x < 1e18 && (limit == 0 || x < limit)) limit = x;
+  }
+  return limit;
+}
+
+// What this process may still map under its address-space limit (ulimit -v); 0 without a limit.
+double address_space_left() {
+  rlimit as {};
+  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return 0;
+  std::ifstream statm("/proc/self/statm");
+  double pages = 0;
+  statm >> pages;
+  const double left = static_cast<double>(as.rlim_cur) - pages * static_cast<double>(sysconf(_SC_PAGESIZE));
+  return left > 1 ? left : 1;
+}
+
+}  // namespace
+
+double memory_per_rank_bytes(int local_ranks) {
+  const double ranks = local_ranks > 0 ? local_ranks : 1;
+  double per_rank = available_memory_bytes() / ranks;
+  if (const double cg = cgroup_memory_limit(); cg > 0 && (per_rank <= 0 || cg / ranks < per_rank)) per_rank = cg / ranks;
+  if (const double as = address_space_left(); as > 0 && (per_rank <= 0 || as < per_rank)) per_rank = as;
+  return per_rank;
+}
+
 void check_memory(const std::vector<Plan>& plans, double per_rank_bytes) {
   if (per_rank_bytes <= 0) return;
   for (const auto& pl : plans) {
     const auto worst = std::max_element(pl.memory_need.begin(), pl.memory_need.end());
     if (*worst > 0.9 * per_rank_bytes) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "needs about %.2f GiB on pipeline rank %d, but this node has %.2f GiB available per rank",
+      std::snprintf(buf, sizeof buf, "needs about %.2f GiB on pipeline rank %d, but this node has %.2f GiB available per rank"
+                  " (MemAvailable, the cgroup's memory limit and ulimit -v)",
                     *worst / 1073741824.0, static_cast<int>(worst - pl.memory_need.begin()), per_rank_bytes / 1073741824.0);
       throw UsageError("configuration " + pl.label + " " + buf +
                        " (weights, gradients and peak activations; a smaller model, more stages or --recompute would fit)");

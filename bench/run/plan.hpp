@@ -130,5 +130,9 @@ void check_memory(const std::vector<Plan>& plans, double per_rank_bytes);
 
 // MemAvailable of /proc/meminfo in bytes; 0 where it cannot be read.
 double available_memory_bytes();
+// What one of this node's `local_ranks` ranks may use: MemAvailable over the ranks, no more than the
+// cgroup's memory limit over the ranks (memory.max, a Slurm job's --mem), nor what this process may
+// still map under its address-space limit (RLIMIT_AS, ulimit -v); 0 where none can be read.
+double memory_per_rank_bytes(int local_ranks);
 
 }  // namespace pipebench::bench

@@ -1,7 +1,15 @@
 #include "bench/run/stop.hpp"
 
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
 
 namespace pipebench::bench {
 
@@ -22,6 +30,25 @@ void install_stop_handlers() {
   sa.sa_flags = SA_RESTART;
   sigaction(SIGUSR1, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+void arm_stop_deadline(double limit_s, int rank, std::function<std::string()> what) {
+  std::thread([limit_s, rank, what = std::move(what)] {
+    while (g_stop == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const int sig = g_stop;
+    std::this_thread::sleep_for(std::chrono::duration<double>(limit_s));
+    if (rank == 0) {
+      std::fprintf(stderr, "pipebench: stopped by %s: %s (exit code %d)\n", signal_name(sig), what().c_str(), kStoppedExitCode);
+      std::fflush(stderr);
+    }
+    // Rank 0 ends the job through MPI_Abort (as the watchdogs do), so that the launcher exits with
+    // 75 (hydra returned 0 now and then when the ranks just left), after the launcher forwarded its
+    // line; the others leave by themselves 1 s later if the launcher has not ended them by then.
+    std::this_thread::sleep_for(std::chrono::milliseconds(rank == 0 ? 200 : 1200));
+    if (rank == 0) MPI_Abort(MPI_COMM_WORLD, kStoppedExitCode);
+    _exit(kStoppedExitCode);
+  }).detach();
 }
 
 int stop_signal() { return g_stop; }

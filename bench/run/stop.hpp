@@ -7,6 +7,9 @@
 // at the same point. A configuration that has not finished its timed steps is abandoned (nothing of it
 // is written); every configuration already written stays in the file, and the job exits with
 // kStoppedExitCode, after which `--append --resume` runs exactly the missing ones (docs/slurm.md).
+#include <functional>
+#include <string>
+
 namespace pipebench::bench {
 
 // EX_TEMPFAIL of sysexits.h, "temporary failure; the user is invited to retry": the sweep is not
@@ -14,8 +17,14 @@ namespace pipebench::bench {
 // failure) and 2 (bad input).
 inline constexpr int kStoppedExitCode = 75;
 
-// Installs the handlers of SIGUSR1 and SIGTERM (SA_RESTART: interrupted system calls go on).
+// Installs the handlers of SIGUSR1, SIGTERM and SIGINT (SA_RESTART: interrupted system calls go on).
 void install_stop_handlers();
+// Bounds the stop: `limit_s` seconds after the first stop signal, a process that is still running
+// (one long action, --stage-cost 16777217, or a long wait defers the next meeting without bound)
+// exits with kStoppedExitCode by itself; rank 0 first prints "pipebench: stopped by SIG: " and
+// `what(sig)`, which says what was kept (a run being written then stays incomplete and is skipped).
+// A watcher thread that sleeps 20 ms between looks at the flag.
+void arm_stop_deadline(double limit_s, int rank, std::function<std::string()> what);
 // The signal that asked this process to stop (the first one), or 0.
 int stop_signal();
 // Test-only: as if `sig` had arrived.

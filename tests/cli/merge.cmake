@@ -2,3 +2,18 @@
 add_test(NAME cli.merge COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/merge.sh $<TARGET_FILE:pipebench>
                                 ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/merge)
 set_tests_properties(cli.merge PROPERTIES LABELS unit TIMEOUT 60 FIXTURES_REQUIRED report_files)
+
+# Issue 27: a reading child that spins is given up within seconds and dies with its parent; merges
+# and a run appending to one file at once lose nothing (tests/cli/results_guard.sh).
+add_test(NAME cli.reader_child_guard
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/results_guard.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/reader_guard reader)
+set_tests_properties(cli.reader_child_guard PROPERTIES LABELS unit TIMEOUT 60 FIXTURES_REQUIRED report_files)
+add_test(NAME cli.merge_concurrent
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/results_guard.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/merge_concurrent merge)
+set_tests_properties(cli.merge_concurrent PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 120)
+add_test(NAME cli.failed_writes
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/results_guard.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/failed_writes writes)
+set_tests_properties(cli.failed_writes PROPERTIES LABELS unit TIMEOUT 60 FIXTURES_REQUIRED report_files)

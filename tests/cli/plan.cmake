@@ -100,3 +100,10 @@ pipebench_cli_test(plan_fp8_without_peak RC 2
 pipebench_cli_test(plan_evaluate_flags_in_search RC 2
   MATCH "^pipebench: error: --pipeline-model-parallel-layout, --tp-comm-overlap, --no-overlap-grad-reduce and --fp8 go with --evaluate\n$"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --tp-comm-overlap)
+
+# Issue 27: a FIFO given to --calibrate is refused at once (it blocked the HDF5 signature check).
+add_test(NAME cli.plan_calibrate_fifo
+         COMMAND sh -c "rm -f \"$1\" && mkfifo \"$1\" && timeout 10 \"$0\" plan --calibrate \"$1\" --model gpt3-175b --global-batch 8 --gpus 8 2>&1; echo rc=$?"
+                 $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/cli_work/calibrate.fifo)
+set_tests_properties(cli.plan_calibrate_fifo PROPERTIES LABELS unit TIMEOUT 30
+  PASS_REGULAR_EXPRESSION "pipebench: error: --calibrate '[^']*calibrate.fifo' is not a regular file, so not a results file\nrc=2")

@@ -11,3 +11,16 @@ endforeach()
 add_test(NAME mpi.rerun COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/rerun.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:pipebench>
                                 ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/rerun ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report)
 set_tests_properties(mpi.rerun PROPERTIES LABELS mpi PROCESSORS 4 TIMEOUT 90 FIXTURES_REQUIRED report_files)
+
+# Issue 27: a stop signal inside one long action ends the job within --timeout (tests/mpi/stop_deadline.sh).
+add_test(NAME mpi.stop.deadline COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/stop_deadline.sh ${MPIEXEC_EXECUTABLE}
+                                        $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/stop_deadline)
+set_tests_properties(mpi.stop.deadline PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)
+add_test(NAME mpi.stop.comm COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/stop_deadline.sh ${MPIEXEC_EXECUTABLE}
+                                    $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/stop_comm comm)
+set_tests_properties(mpi.stop.comm PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)
+
+# Issue 27: the memory check counts ulimit -v (tests/mpi/memory_limit.sh).
+add_test(NAME mpi.memory_limit COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/memory_limit.sh ${MPIEXEC_EXECUTABLE}
+                                       $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/memory_limit)
+set_tests_properties(mpi.memory_limit PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)

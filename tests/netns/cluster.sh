@@ -1,0 +1,269 @@
+#!/bin/bash
+# Multi-node tests on emulated nodes (label netns, issue 27): each case starts its own cluster of
+# network namespaces with jobs/netns-cluster.sh, runs pipebench across it and stops it (a trap), so
+# nothing is left behind. jobs/test.sh runs them after the release suite with PIPEBENCH_NETNS_TESTS=1;
+# without it, or where namespaces cannot be made, each case is skipped (exit 77) with one line.
+# Usage: cluster.sh PIPEBENCH SOURCE_DIR WORKDIR CASE
+#   placement  run and topology name the groups that span nodes, for several orders, 2 and 4 nodes
+#   comm       pp-pairs sendrecv and a dp all-reduce across nodes are slower than within by the bytes
+#              over the shaped rate
+#   clock      clock offsets of ranks on other nodes are within their stated uncertainty of the truth
+#              (0: the namespaces share the machine's clock), and the uncertainty is not 0
+#   bubble     a sweep with stages on both nodes: measured vs simulated bubble within the same sweep's
+#              single-host difference + 1 pp
+#   nodekill   every rank of node 1 killed mid-sweep: the job ends within --timeout naming the node, the
+#              file keeps the finished runs, --append --resume runs exactly the rest
+#   partition  node 1's link cut mid-sweep: the job ends naming the unreachable ranks, the same after
+#   rehearsal  machine A (10gbit) vs B (1gbit): comm and the same sweep on both, compare's verdicts
+#   rehearsal_plan  plan --calibrate from each rehearsal file predicts its machine's step and B/A
+#   script     netns-cluster.sh's bad input (one line, exit 2) and a start failing half-way cleans up
+set -u
+B=$1 SRC=$2 WORK=$3 CASE=$4
+C=$SRC/jobs/netns-cluster.sh
+fail() { echo "FAIL (netns $CASE): $*"; for f in "$WORK"/*.txt; do [ -f "$f" ] && { echo "--- $f"; tail -n 25 "$f"; }; done; exit 1; }
+if [ "${PIPEBENCH_NETNS_TESTS:-0}" != 1 ]; then
+  echo "skipped: netns tests run from jobs/test.sh (PIPEBENCH_NETNS_TESTS=1), alone on the machine"
+  exit 77
+fi
+if ! why=$("$C" check 2>&1); then echo "skipped: $why"; exit 77; fi
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+export PIPEBENCH_NETNS_DIR=$WORK/cluster
+# A cluster for this case: started here, stopped on every exit, and then nothing of it may be left.
+up() {
+  "$C" start "$@" 2>start.txt || fail "start $*: $(cat start.txt)"
+  eval "$("$C" env)"
+  M=$PIPEBENCH_NETNS_MPIEXEC
+}
+down() {
+  "$C" stop
+  local left
+  left=$(ip netns list | grep -c '^pbnode'; ip -o link | grep -c 'pbn')
+  [ "$(echo $left)" = "0 0" ] || { echo "FAIL (netns $CASE): stop left namespaces or links: $(ip netns list; ip -o link | grep pbn)"; exit 1; }
+}
+trap '"$C" stop >/dev/null 2>&1' EXIT
+QUICK=(--tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1 --timeout 10s)
+# mpiexec on the cluster. MPICH 4.0.2 over UCX 1.13's TCP leaves about 1 MPI_Finalize in 10 waiting
+# for a peer's endpoint close (docs/netns.md); pipebench's finalize watchdog then exits 1 saying that
+# every run is in the file. That case alone counts as success here, and is counted (finalize.txt).
+mp() {
+  local rc=0
+  "$M" "$@" 2>mp-err.txt || rc=$?
+  # (exit 1 from rank 0, or 255 from mpiexec when it ended the other ranks first)
+  if ((rc != 0)) && grep -q "MPI_Finalize did not complete within --timeout" mp-err.txt &&
+    [ "$(grep -c 'pipebench: error' mp-err.txt)" -eq 1 ]; then
+    echo "finalize hang: $*" >>finalize.txt; rc=0
+  fi
+  cat mp-err.txt >&2
+  return $rc
+}
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$3"; }
+
+case $CASE in
+script)
+  for a in "start 0" "start 17" "start two" "start 2 --inter-node-rate fast" "start 2 --inter-node-delay 20" "start 2 --ranks-per-node 0" "start 2 --frob 1" "frob"; do
+    # shellcheck disable=SC2086
+    "$C" $a >out.txt 2>err.txt; rc=$?
+    [ $rc -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q '^netns-cluster: error: ' err.txt || fail "'$a': exit $rc, said: $(cat err.txt)"
+  done
+  # a start that fails half-way (node 1's veth name is taken) removes what it made, and exits non-zero
+  ip link add pbnv1 type bridge || fail "could not plant the clash"
+  "$C" start 3 >out.txt 2>err.txt && { ip link del pbnv1; fail "start succeeded over a clash"; }
+  ip link del pbnv1
+  [ -z "$(ip netns list | grep '^pbnode')" ] && [ -z "$(ip -o link | grep pbn)" ] && [ ! -e /etc/netns/pbnode0 ] &&
+    [ ! -e "$PIPEBENCH_NETNS_DIR" ] || fail "a failed start left: $(ip netns list) $(ip -o link | grep pbn) $(ls "$PIPEBENCH_NETNS_DIR" 2>&1)"
+  up 2 && down
+  ;;
+placement)
+  # 2 nodes x 2 ranks; the order decides which axis stays inside a node (block placement)
+  up 2 --inter-node-rate 1gbit
+  check_run() {  # check_run MAPPING ORDER EXPECTED-PLACEMENT-TAIL
+    mp -n "$PIPEBENCH_WORLD" "$B" run --schedule 1f1b -m 4 --mapping "$1" --order "$2" "${QUICK[@]}" -o "run-$1-$2.h5" >run.txt 2>&1 ||
+      fail "run $1 $2: exit $?"
+    grep -q "^#   placement $1: $3\(; warning: .*\)\{0,1\}$" run.txt || fail "run $1 $2: placement line: $(grep placement run.txt)"
+    # topology, given the hosts the run stored, says the same of every group kind
+    "$B" report "run-$1-$2.h5" --run 1 --json | python3 -c "import json,sys; [print(r['host']) for r in json.load(sys.stdin)['ranks']]" >hosts.txt
+    "$B" topology --mapping "$1" --order "$2" --hostfile hosts.txt --json >topo.json || fail "topology --hostfile"
+    for k in tp pp dp; do
+      want=$(sed -n "s/.*$k groups spanning nodes \([0-9]*\/[0-9]*\).*/\1/p" <<<"$3")
+      got=$(json topo.json "p=d['placement']['$k']; print('%d/%d' % (p['spanning_nodes'], p['groups']))" topo.json)
+      [ "$want" = "$got" ] || fail "topology $1 $2: $k spanning $got, run said $want"
+    done
+  }
+  PIPEBENCH_WORLD=4
+  check_run 1x2x2 tp-dp-pp "2 node(s); tp groups spanning nodes 0/4, pp groups spanning nodes 2/2, dp groups spanning nodes 0/2, pipeline links across nodes 2/2"
+  check_run 1x2x2 tp-pp-dp "2 node(s); tp groups spanning nodes 0/4, pp groups spanning nodes 0/2, dp groups spanning nodes 2/2, pipeline links across nodes 0/2"
+  check_run 2x2x1 tp-dp-pp "2 node(s); tp groups spanning nodes 0/2, pp groups spanning nodes 2/2, dp groups spanning nodes 0/4, pipeline links across nodes 2/2"
+  check_run 2x2x1 pp-tp-dp "2 node(s); tp groups spanning nodes 2/2, pp groups spanning nodes 0/2, dp groups spanning nodes 0/4, pipeline links across nodes 0/2"
+  grep -q "warning: 2 of 2 tp groups span more than one node" run.txt || fail "no warning for tp groups across nodes"
+  down
+  # 4 nodes x 2 ranks, 2x2x2
+  up 4 --inter-node-rate 1gbit
+  PIPEBENCH_WORLD=8
+  check_run 2x2x2 tp-dp-pp "4 node(s); tp groups spanning nodes 0/4, pp groups spanning nodes 4/4, dp groups spanning nodes 4/4, pipeline links across nodes 4/4"
+  check_run 2x2x2 dp-pp-tp "4 node(s); tp groups spanning nodes 4/4, pp groups spanning nodes 4/4, dp groups spanning nodes 0/4, pipeline links across nodes 4/4"
+  down
+  ;;
+comm)
+  # 2 nodes at 200 Mbit/s: 1 MiB between two ranks, on one node and across (--one-group: one pair
+  # or group on the link); across must take longer by at least 0.9 x the bytes over the rate and at
+  # most 3 x (TCP/IP and Ethernet headers add 4.6 % at MTU 1500; UCX's TCP moves data only when the
+  # waiting rank polls, which on a 2-core machine at load 10 cost up to 2.3 x)
+  up 2 --inter-node-rate 200mbit
+  t_of() {  # t_of OP GROUP ORDER: median time in us
+    mp -n 4 "$B" comm "$1" --group "$2" --mapping 1x2x2 --order "$3" --one-group -b 1M -e 1M -n 5 -w 2 --poll-us 50 \
+      --timeout 10s --out "comm-$1-$3.h5" --json 2>/dev/null >c.json || fail "comm $1 $2 $3"
+    json c.json "print(d[0]['time_us'])" c.json
+  }
+  wire=$(python3 -c "print(1048576 * 8 / 200e6 * 1e6)")
+  for g in "sendrecv pp-pairs tp-pp-dp tp-dp-pp" "all_reduce dp tp-dp-pp tp-pp-dp"; do
+    read -r op grp within across <<<"$g"
+    a=$(t_of "$op" "$grp" "$within") b=$(t_of "$op" "$grp" "$across")
+    echo "$op $grp: within $a us, across $b us, wire $wire us" | tee -a figures.txt
+    python3 -c "import sys; a,b,w=map(float,sys.argv[1:]); x=(b-a)/w; print('ratio', x); sys.exit(0 if 0.9 <= x <= 3.0 else 1)" "$a" "$b" "$wire" ||
+      fail "$op $grp: across - within = $b - $a us, expected about $wire us"
+  done
+  down
+  ;;
+clock)
+  # The namespaces share the machine's clock, so every true offset is 0: each estimate of a rank on
+  # another node must be within its stated uncertainty of 0, and that uncertainty must not be 0
+  up 2 --inter-node-rate 1gbit
+  mp -n 4 "$B" run --schedule 1f1b,gpipe -m 4 --mapping 1x4x1,1x2x2 "${QUICK[@]}" --json -o clock.h5 >clock.json || fail "run"
+  json clock.json "
+bad = []
+for r in d:
+  h0 = r['ranks'][0]['host']
+  for x in r['ranks']:
+    o, u = x['clock_offset'], x['clock_uncertainty']
+    if x['host'] == h0: ok = o == 0 and u == 0
+    else: ok = 0 < u < 1e-3 and abs(o) <= u
+    if not ok: bad.append((r['id'], x['global_rank'], x['host'], o, u))
+  print('run', r['id'], ['%s %.2g+-%.2g' % (x['host'], x['clock_offset'], x['clock_uncertainty']) for x in r['ranks']])
+sys.exit('offsets outside their uncertainty: %s' % bad if bad else 0)" clock.json | tee -a figures.txt || fail "clock offsets"
+  down
+  ;;
+bubble)
+  # Stages 0-1 on node 0, 2-3 on node 1 (1x4x1: one pipeline link crosses). The same sweep on one
+  # host (plain mpiexec) gives the single-host difference; across nodes it must stay within it + 1 pp
+  S=(--schedule gpipe,1f1b,zb-h1,interleaved -m 8 --mapping 1x4x1 --tf 2ms --tb 4ms --tw 2ms --p2p-bytes 64KiB --warmup 1 --steps 3 --timeout 10s --json)
+  worst() { json "$1" "print(max(abs(r['summary']['bubble_measured'] - r['summary']['bubble_simulated']) * 100 for r in d))" "$1"; }
+  mpiexec -n 4 "$B" run "${S[@]}" -o one.h5 >one.json 2>/dev/null || fail "single-host run"
+  up 2 --inter-node-rate 1gbit
+  mp -n 4 "$B" run "${S[@]}" -o two.h5 >two.json || fail "run across nodes"
+  a=$(worst one.json) b=$(worst two.json)
+  echo "worst |measured - simulated| bubble: one host $a pp, two nodes $b pp" | tee -a figures.txt
+  python3 -c "import sys; a,b=map(float,sys.argv[1:]); sys.exit(0 if b <= max(a, 1.9) + 1 else 1)" "$a" "$b" ||
+    fail "across nodes the simulator misses the bubble by $b pp, one host by $a pp"
+  down
+  ;;
+nodekill | partition)
+  # A 6-configuration sweep; once 2 runs are written, node 1 goes: its ranks SIGKILLed (nodekill), its
+  # ranks and proxy frozen (SIGSTOP: a hung node), or its link cut (partition). The job must end
+  # within --timeout (T) of the fault, plus rank 0's roll call (T/2) and the launcher's teardown,
+  # naming node 1 (or its ranks), with every finished run in the file; --append --resume then runs
+  # exactly the rest.
+  T=4
+  up 2 --inter-node-rate 1gbit
+  SW=(--schedule 1f1b -m 4,6,8,10,12,14 --tf 4ms --tb 8ms --tw 4ms --warmup 0 --steps 3 --timeout ${T}s)
+  faults=(kill freeze)
+  [ "$CASE" = partition ] && faults=(cut)
+  for f in "${faults[@]}"; do
+    rm -f "r-$f.h5"
+    "$M" -n 4 "$B" run "${SW[@]}" -o "r-$f.h5" >"out-$f.txt" 2>"err-$f.txt" &
+    job=$!
+    for _ in $(seq 300); do grep -q '^# \[3/6\]' "err-$f.txt" && break; sleep 0.05; done
+    grep -q '^# \[3/6\]' "err-$f.txt" || fail "$f: the sweep did not reach configuration 3"
+    t0=$(date +%s.%N)
+    ranks=$(for p in $(ip netns pids pbnode1); do [ "$(cat /proc/$p/comm 2>/dev/null)" = pipebench ] && echo "$p"; done)
+    case $f in
+      kill) kill -KILL $ranks ;;
+      freeze) kill -STOP $(ip netns pids pbnode1) ;;
+      cut) "$C" partition 1 ;;
+    esac
+    # the job must end by itself; after 4 T it is a failure (then healed and killed, to clean up)
+    for _ in $(seq $((40 * T))); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+    t1=$(date +%s.%N)
+    if kill -0 $job 2>/dev/null; then
+      "$C" heal 1; kill -CONT $(ip netns pids pbnode1) 2>/dev/null; kill $job; fail "$f: the job did not end within $((4 * T)) s of the fault"
+    fi
+    wait $job; rc=$?
+    [ "$f" = cut ] && "$C" heal 1
+    dt=$(python3 -c "print('%.2f' % ($t1 - $t0))")
+    [ $rc -ne 0 ] || fail "$f: exit 0"
+    case $f in
+      kill) grep -q "RUNNING AT pbnode1" "err-$f.txt" "out-$f.txt" || fail "kill: the launcher did not name pbnode1" ;;
+      *) [ "$(grep -c 'pipebench: error:' "err-$f.txt")" -eq 1 ] || fail "$f: not one error line"
+         grep -Eq "pipebench: error: .*ranks? ([0-9]+ \(host [^)]*\), )*[23] \(host pbnode1\)" "err-$f.txt" || fail "$f: no line naming rank 2 or 3 on pbnode1" ;;
+    esac
+    done_runs=$(grep -cE '^ +[0-9]+  1f1b ' "out-$f.txt")
+    echo "$f: node 1 gone after $done_runs run(s), job ended ${dt} s later (exit $rc): $(grep -m1 -E 'pipebench: error|RUNNING AT' "err-$f.txt" "out-$f.txt")" | tee -a figures.txt
+    "$B" report "r-$f.h5" >report.txt 2>&1 || fail "$f: report: $(cat report.txt)"
+    grep -q "^# .*$done_runs complete run(s)" report.txt || fail "$f: $done_runs rows printed, the file says: $(grep 'complete run' report.txt)"
+    mp -n 4 "$B" run "${SW[@]}" -o "r-$f.h5" --append --resume >"resume-$f.txt" || fail "$f: resume"
+    [ "$(grep -c 'already in .*, skipped (--resume)' mp-err.txt)" -eq "$done_runs" ] || fail "$f: resume did not skip exactly $done_runs"
+    [ "$(grep -cE '^ +[0-9]+  1f1b ' "resume-$f.txt")" -eq $((6 - done_runs)) ] || fail "$f: resume did not run exactly $((6 - done_runs))"
+    "$B" report "r-$f.h5" | grep -q "6 complete run(s)" || fail "$f: not 6 runs after resume"
+  done
+  down
+  ;;
+rehearsal)
+  # A procurement rehearsal (docs/netns.md): machine A's inter-node links at 10 Gbit/s, B's at
+  # 1 Gbit/s (this kernel has no netem, so the 20 us and 100 us latencies are not set). On each:
+  # comm, then the same sweep (synthetic stages with real p2p and DP bytes, four placements, and one
+  # transformer layout for the calibration); then compare A B and plan --calibrate from each file.
+  SYN=(--schedule 1f1b -m 8 --tf 2ms --tb 4ms --tw 2ms --p2p-bytes 1MiB --dp-grad-bytes 8MiB --warmup 1 --steps 5 --timeout 20s)
+  TF=(--workload transformer --schedule 1f1b -m 8 --mapping 1x4x1 --layers 8 --hidden 256 --heads 8 --seq 128 --vocab 1024 --warmup 1 --steps 3 --timeout 20s)
+  for x in A:10gbit B:1gbit; do
+    m=${x%%:*} r=${x#*:}
+    rm -f "$m.h5"
+    up 2 --inter-node-rate "$r"
+    mp -n 4 "$B" comm sendrecv --group pp-pairs --mapping 1x2x2 --order tp-dp-pp --one-group -b 64K -e 4M -n 5 -w 2 \
+      --poll-us 50 --timeout 20s --out "$m.h5" >"comm-$m.txt" || fail "$m: comm"
+    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x4x1 --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run 1x4x1"
+    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-dp-pp --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run pp across"
+    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run dp across"
+    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --dp-grad-bytes 0 --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run inside"
+    mp -n 4 "$B" run "${TF[@]}" --append -o "$m.h5" >>"run-$m.txt" || fail "$m: transformer run"
+    down
+  done
+  "$B" compare A.h5 B.h5 | tee compare.txt >>figures.txt || fail "compare"
+  "$B" compare A.h5 B.h5 --json >compare.json || fail "compare --json"
+  # the pipeline- and DP-heavy synthetic configurations significantly slower on B, the one without
+  # inter-node traffic not (matched in the order of the sweep: runs 1-4 synthetic, 5 transformer)
+  json compare.json "
+m = {x['run_a']: x for x in d['matches']}
+v = [(i, m[i]['step_time']['ratio'], m[i]['significant']) for i in (1, 2, 3, 4)]
+print('B/A and verdict per configuration:', v)
+ok = all(r > 1 and s for i, r, s in v[:3]) and not v[3][2]
+sys.exit(0 if ok else 'compare: ' + str(v))" compare.json >verdicts.txt; rc=$?
+  cat verdicts.txt >>figures.txt
+  ((rc == 0)) || fail "compare verdicts: $(cat verdicts.txt)"
+  ;;
+rehearsal_plan)
+  # plan --calibrate from each machine's own file of the rehearsal (netns.rehearsal, run before this
+  # one), the transformer layout evaluated: within 15 % of that machine's measured step, B/A within
+  # 5 points of the measured ratio
+  cd "$WORK/../rehearsal" && [ -f A.h5 ] && [ -f B.h5 ] || fail "the rehearsal's files are missing (run netns.rehearsal first)"
+  for m in A B; do
+    "$B" plan --calibrate "$m.h5" --layers 8 --hidden 256 --heads 8 --seq 128 --vocab 1024 --global-batch 8 \
+      --mapping 1x4x1 --schedule 1f1b --micro-batch-size 1 --recompute none --zero 0 --no-sequence-parallel \
+      --gpus-per-node 2 --evaluate --json >"plan-$m.json" 2>"plan-$m.err" || fail "plan --calibrate $m.h5: $(cat "plan-$m.err")"
+    "$B" report "$m.h5" --run 5 --json >"tf-$m.json" || fail "report $m.h5 run 5"
+  done
+  python3 - plan-A.json plan-B.json tf-A.json tf-B.json >predictions.txt <<'PY'
+import json, sys
+pa, pb, ma, mb = (json.load(open(f)) for f in sys.argv[1:])
+pa, pb = pa['configurations'][0]['step_time'], pb['configurations'][0]['step_time']
+ma, mb = ma['summary']['step_time'], mb['summary']['step_time']
+print('plan --calibrate: A predicted %.1f ms measured %.1f ms (%+.1f %%); B predicted %.1f ms measured %.1f ms (%+.1f %%); B/A predicted %.3f measured %.3f'
+      % (pa * 1e3, ma * 1e3, (pa / ma - 1) * 100, pb * 1e3, mb * 1e3, (pb / mb - 1) * 100, pb / pa, mb / ma))
+ok = abs(pa / ma - 1) <= 0.15 and abs(pb / mb - 1) <= 0.15 and abs(pb / pa - mb / ma) <= 0.05
+sys.exit(0 if ok else 1)
+PY
+  rc=$?
+  cat predictions.txt | tee -a figures.txt
+  ((rc == 0)) || fail "plan --calibrate: a prediction is more than 15 % off, or B/A more than 5 points: $(cat predictions.txt)"
+  ;;
+*) fail "unknown case $CASE" ;;
+esac
+echo "ok: netns $CASE"
