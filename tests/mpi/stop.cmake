@@ -20,7 +20,10 @@ add_test(NAME mpi.stop.comm COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/stop_deadlin
                                     $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/stop_comm comm)
 set_tests_properties(mpi.stop.comm PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)
 
-# Issue 27: the memory check counts ulimit -v (tests/mpi/memory_limit.sh).
-add_test(NAME mpi.memory_limit COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/memory_limit.sh ${MPIEXEC_EXECUTABLE}
-                                       $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/memory_limit)
-set_tests_properties(mpi.memory_limit PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)
+# Issue 27: the memory check counts ulimit -v (tests/mpi/memory_limit.sh). Not under a sanitizer: ASan
+# reserves terabytes of shadow address space at start, which no ulimit -v that the test sets allows.
+if(NOT PIPEBENCH_SANITIZE)
+  add_test(NAME mpi.memory_limit COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/memory_limit.sh ${MPIEXEC_EXECUTABLE}
+                                         $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/memory_limit)
+  set_tests_properties(mpi.memory_limit PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)
+endif()
