@@ -10,19 +10,24 @@
 set -u
 MPIEXEC=$1 B=$2 WORK=$3 CASE=${4:-run}
 fail() { echo "FAIL: $*"; cat "$WORK/err.txt" 2>/dev/null; exit 1; }
+# stop WHAT: SIGUSR1 to the job now, wait up to 15 s for it, set rc and took (seconds), and fail unless
+# it ended within --timeout 3 s + 2 s with exit code 75.
+stop() {
+  t0=$(date +%s.%N)
+  kill -USR1 $job
+  for _ in $(seq 150); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $job 2>/dev/null; then kill -9 $job; fail "$1 still ran 15 s after SIGUSR1"; fi
+  wait $job; rc=$?
+  took=$(python3 -c "print('%.1f' % ($(date +%s.%N) - $t0))")
+  python3 -c "import sys; sys.exit(0 if $took <= 5 else 1)" || fail "$1 ended $took s after SIGUSR1, --timeout is 3 s"
+  [ $rc -eq 75 ] || fail "$1: exit $rc, expected 75"
+}
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 if [ "$CASE" = comm ]; then
   "$MPIEXEC" -n 2 "$B" comm all_reduce -b 32M -e 32M -n 100000 -w 1 --poll-us 100 --timeout 3s --out "$WORK/c.h5" >out.txt 2>err.txt &
   job=$!
   sleep 2
-  t0=$(date +%s.%N)
-  kill -USR1 $job
-  for _ in $(seq 150); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
-  if kill -0 $job 2>/dev/null; then kill -9 $job; fail "comm still ran 15 s after SIGUSR1"; fi
-  wait $job; rc=$?
-  took=$(python3 -c "print('%.1f' % ($(date +%s.%N) - $t0))")
-  python3 -c "import sys; sys.exit(0 if $took <= 5 else 1)" || fail "comm ended $took s after SIGUSR1, --timeout is 3 s"
-  [ $rc -eq 75 ] || fail "comm: exit $rc, expected 75"
+  stop comm
   [ "$(grep -c "^pipebench" err.txt)" -eq 1 ] && grep -q "^pipebench: stopped by SIGUSR1: the communication benchmark ended within --timeout 3 s" err.txt ||
     fail "comm: message: $(cat err.txt)"
   echo "ok: SIGUSR1 ended comm $took s later (exit 75)"
@@ -33,14 +38,7 @@ fi
 job=$!
 for _ in $(seq 200); do grep -q '^# \[1/1\]' err.txt && break; sleep 0.05; done
 sleep 1
-t0=$(date +%s.%N)
-kill -USR1 $job
-for _ in $(seq 150); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
-if kill -0 $job 2>/dev/null; then kill -9 $job; fail "the job still ran 15 s after SIGUSR1"; fi
-wait $job; rc=$?
-took=$(python3 -c "print('%.1f' % ($(date +%s.%N) - $t0))")
-python3 -c "import sys; sys.exit(0 if $took <= 5 else 1)" || fail "ended $took s after SIGUSR1, --timeout is 3 s"
-[ $rc -eq 75 ] || fail "exit $rc, expected 75"
+stop "the job"
 [ "$(grep -c 'pipebench' err.txt)" -eq 1 ] && grep -q "^pipebench: stopped by SIGUSR1: the sweep reached no safe point within --timeout 3 s" err.txt ||
   fail "message: $(cat err.txt)"
 "$B" report r.h5 | grep -q "0 complete run(s)" || fail "the abandoned configuration is in the file"
