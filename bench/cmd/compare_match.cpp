@@ -14,16 +14,9 @@ namespace pipebench::bench {
 
 namespace {
 
-std::string cfg(const RunResult& r, const char* key) {
-  const auto it = r.config.find(key);
-  return it == r.config.end() ? "" : it->second;
-}
-
 std::string label_of(const RunResult& r) {
-  std::string s = cfg(r, "schedule");
-  for (const char* k : {"t", "p", "d", "v", "m"})
-    if (!cfg(r, k).empty()) s += std::string(" ") + k + "=" + cfg(r, k);
-  const std::string w = cfg(r, "workload");
+  std::string s = config_label(r);
+  const std::string w = config_value(r, "workload");
   if (!w.empty() && w != "synthetic") s += " " + w;
   return s;
 }
@@ -128,7 +121,7 @@ CompareMatch match_of(const std::string& k, const StoredRun& ra, const StoredRun
   CompareMatch m;
   m.key = k;
   m.label = label_of(ra.run);
-  m.schedule = cfg(ra.run, "schedule");
+  m.schedule = config_value(ra.run, "schedule");
   m.group = m.schedule;
   m.id_a = ra.id;
   m.id_b = rb.id;

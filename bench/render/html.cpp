@@ -21,13 +21,8 @@ using html_page::page_begin;
 using html_page::page_end;
 using html_page::swatch;
 
-std::string cfg(const RunResult& r, const char* key) {
-  const auto it = r.config.find(key);
-  return it == r.config.end() ? "" : it->second;
-}
-
 double cfg_num(const RunResult& r, const char* key) {
-  const std::string v = cfg(r, key);
+  const std::string v = config_value(r, key);
   try {
     return v.empty() ? kNaN : std::stod(v);
   } catch (...) {
@@ -37,12 +32,11 @@ double cfg_num(const RunResult& r, const char* key) {
 
 using html_page::run_label;
 
-
 // The schedules in the order they first appear.
 std::vector<std::string> schedules_of(const RunListing& l) {
   std::vector<std::string> out;
   for (const auto& r : l.runs) {
-    const std::string s = cfg(r.run, "schedule");
+    const std::string s = config_value(r.run, "schedule");
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
   }
   return out;
@@ -168,7 +162,7 @@ void runs_section(std::ostream& o, const RunListing& l) {
 std::string series_key(const RunResult& r) {
   std::string k;
   for (const char* c : {"t", "p", "d", "v", "workload"})
-    if (!cfg(r, c).empty()) k += (k.empty() ? "" : " ") + std::string(c) + "=" + cfg(r, c);
+    if (!config_value(r, c).empty()) k += (k.empty() ? "" : " ") + std::string(c) + "=" + config_value(r, c);
   return k;
 }
 
@@ -214,7 +208,7 @@ void bubble_section(std::ostream& o, const RunListing& l) {
   for (const auto& sched : schedules_of(l)) {
     std::map<std::string, std::vector<const StoredRun*>> by;
     for (const auto& r : l.runs)
-      if (cfg(r.run, "schedule") == sched) by[series_key(r.run)].push_back(&r);
+      if (config_value(r.run, "schedule") == sched) by[series_key(r.run)].push_back(&r);
     std::vector<PlotSeries> series;
     const std::string colour = schedule_colour(sched);
     for (auto& [key, runs] : by) {
@@ -304,7 +298,7 @@ void timeline_section(std::ostream& o, const ReportInput& in) {
     for (const auto& r : in.listing.runs)
       if (r.id == t.id) run = &r;
     const std::string label = run ? run_label(t.id, run->run) : "run " + std::to_string(t.id);
-    o << "<h3>" << (run ? swatch(cfg(run->run, "schedule")) : "") << xml_escape(label) << "</h3>\n<div class=\"wide\">\n";
+    o << "<h3>" << (run ? swatch(config_value(run->run, "schedule")) : "") << xml_escape(label) << "</h3>\n<div class=\"wide\">\n";
     // One time scale for both pictures: the longer one takes the full width.
     SvgOptions opt;
     opt.time_unit = "s";
@@ -331,7 +325,7 @@ std::vector<const StoredRun*> shown_runs(const ReportInput& in) {
   if (!out.empty()) return out;
   std::set<std::string> seen;
   for (const auto& r : in.listing.runs)
-    if (seen.insert(cfg(r.run, "schedule")).second) out.push_back(&r);
+    if (seen.insert(config_value(r.run, "schedule")).second) out.push_back(&r);
   return out;
 }
 
@@ -341,7 +335,7 @@ void memory_section(std::ostream& o, const ReportInput& in) {
        "simulated timeline with the workload's stash sizes (dashed), one colour per schedule.</p>\n";
   std::vector<PlotSeries> series;
   for (const StoredRun* r : shown_runs(in)) {
-    const std::string sched = cfg(r->run, "schedule");
+    const std::string sched = config_value(r->run, "schedule");
     PlotSeries meas{"measured, " + run_label(r->id, r->run), schedule_colour(sched), SeriesStyle::line_points};
     PlotSeries pred{"formula, " + run_label(r->id, r->run), schedule_colour(sched), SeriesStyle::dashed};
     for (const auto& rk : r->run.ranks) {
@@ -374,7 +368,7 @@ std::string cell(double v, const char* f, double scale = 1) { return std::isfini
 void transformer_section(std::ostream& o, const ReportInput& in) {
   std::vector<const StoredRun*> runs;
   for (const auto& r : in.listing.runs)
-    if (r.run.summary.extra.count("loss") || r.run.summary.extra.count("mfu") || cfg(r.run, "workload") == "transformer")
+    if (r.run.summary.extra.count("loss") || r.run.summary.extra.count("mfu") || config_value(r.run, "workload") == "transformer")
       runs.push_back(&r);
   if (runs.empty()) return;
   o << "<h2 id=\"transformer\">Transformer runs</h2>\n<p class=\"note\">Loss (mean over the step's "
@@ -384,8 +378,8 @@ void transformer_section(std::ostream& o, const ReportInput& in) {
        "<th>loss</th><th>MFU (%)</th><th>achieved (GFLOP/s)</th><th>BLAS (GFLOP/s)</th><th>model (GFLOP/step)</th>"
        "<th class=\"t\">per stage F / backward (ms)</th></tr></thead><tbody>\n";
   for (const StoredRun* r : runs) {
-    o << "<tr><td>" << r->id << "</td><td class=\"t\">" << swatch(cfg(r->run, "schedule")) << xml_escape(cfg(r->run, "schedule"))
-      << "</td><td>" << xml_escape(cfg(r->run, "m")) << "</td><td>" << cell(extra(r->run, "loss"), "%.4f") << "</td><td>"
+    o << "<tr><td>" << r->id << "</td><td class=\"t\">" << swatch(config_value(r->run, "schedule")) << xml_escape(config_value(r->run, "schedule"))
+      << "</td><td>" << xml_escape(config_value(r->run, "m")) << "</td><td>" << cell(extra(r->run, "loss"), "%.4f") << "</td><td>"
       << cell(extra(r->run, "mfu"), "%.2f", 100) << "</td><td>" << cell(extra(r->run, "flop_rate"), "%.2f", 1e-9)
       << "</td><td>" << cell(extra(r->run, "blas_flop_rate"), "%.2f", 1e-9) << "</td><td>"
       << cell(extra(r->run, "model_flops"), "%.3f", 1e-9) << "</td><td class=\"t\">";

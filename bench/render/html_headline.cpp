@@ -14,11 +14,6 @@ namespace pipebench::bench {
 
 namespace {
 
-std::string schedule_of(const RunResult& r) {
-  const auto it = r.config.find("schedule");
-  return it == r.config.end() ? std::string() : it->second;
-}
-
 std::string row(const std::string& what, const std::string& value) {
   return "<tr><th class=\"t\">" + xml_escape(what) + "</th><td class=\"wrap\">" + value + "</td></tr>\n";
 }
@@ -35,7 +30,7 @@ void write_headline(std::ostream& o, const RunListing& l) {
   std::map<std::string, std::vector<const StoredRun*>> by_schedule;
   for (const auto& r : l.runs) {
     all.push_back(&r);
-    by_schedule[schedule_of(r.run)].push_back(&r);
+    by_schedule[config_value(r.run, "schedule")].push_back(&r);
   }
   const StoredRun* best = *std::min_element(all.begin(), all.end(), faster);
   o << row("fastest configuration (step time)",

@@ -71,14 +71,7 @@ std::string swatch(const std::string& schedule) {
 }
 
 std::string run_label(int id, const RunResult& r) {
-  const auto cfg = [&r](const char* key) {
-    const auto it = r.config.find(key);
-    return it == r.config.end() ? std::string() : it->second;
-  };
-  std::string s = "run " + std::to_string(id) + " " + cfg("schedule");
-  for (const char* k : {"t", "p", "d", "v", "m"})
-    if (!cfg(k).empty()) s += std::string(" ") + k + "=" + cfg(k);
-  return s;
+  return "run " + std::to_string(id) + " " + config_label(r);
 }
 
 }  // namespace pipebench::bench::html_page

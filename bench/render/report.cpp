@@ -13,9 +13,9 @@ namespace pipebench::bench {
 
 namespace {
 
-std::string config_value(const RunResult& run, const char* key) {
-  const auto it = run.config.find(key);
-  return it == run.config.end() || it->second.empty() ? "-" : it->second;
+std::string config_or_dash(const RunResult& run, const char* key) {
+  const std::string v = config_value(run, key);
+  return v.empty() ? "-" : v;
 }
 
 // Peaks over ranks; the listing shows the worst rank, which is what sizes memory.
@@ -134,12 +134,12 @@ std::vector<std::string> run_row(int id, const RunResult& run) {
   const Peaks p = peaks(run);
   const bool ranks = !run.ranks.empty();
   return {id > 0 ? std::to_string(id) : "-",
-          config_value(run, "schedule"),
-          config_value(run, "t"),
-          config_value(run, "p"),
-          config_value(run, "d"),
-          config_value(run, "v"),
-          config_value(run, "m"),
+          config_or_dash(run, "schedule"),
+          config_or_dash(run, "t"),
+          config_or_dash(run, "p"),
+          config_or_dash(run, "d"),
+          config_or_dash(run, "v"),
+          config_or_dash(run, "m"),
           ms(s.step_time),
           percent(s.bubble_measured),
           percent(s.bubble_simulated),

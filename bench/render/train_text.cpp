@@ -8,10 +8,7 @@ namespace pipebench::bench {
 
 namespace {
 
-long long config_int(const RunResult& run, const char* key) {
-  const auto it = run.config.find(key);
-  return it == run.config.end() ? 0 : std::atoll(it->second.c_str());
-}
+long long config_int(const RunResult& run, const char* key) { return std::atoll(config_value(run, key).c_str()); }
 
 }  // namespace
 

@@ -195,6 +195,20 @@ struct RunResult {
   std::vector<StepRecord> steps;  // [v4] every timed step of every repeat; empty before v4
 };
 
+// A run's setting `key` as text, "" where the run does not have it.
+inline std::string config_value(const RunResult& r, const char* key) {
+  const auto it = r.config.find(key);
+  return it == r.config.end() ? std::string() : it->second;
+}
+
+// A run's schedule and the t, p, d, v, m it sets, e.g. "1f1b t=1 p=4 d=1 v=1 m=8": how reports name it.
+inline std::string config_label(const RunResult& r) {
+  std::string s = config_value(r, "schedule");
+  for (const char* k : {"t", "p", "d", "v", "m"})
+    if (!config_value(r, k).empty()) s += std::string(" ") + k + "=" + config_value(r, k);
+  return s;
+}
+
 inline bool operator==(const ActionRecord& a, const ActionRecord& b) { return fields_equal(a, b); }
 inline bool operator==(const CommRecord& a, const CommRecord& b) { return fields_equal(a, b); }
 inline bool operator==(const RankSummary& a, const RankSummary& b) { return fields_equal(a, b); }
