@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -365,11 +364,11 @@ void check_memory(const std::vector<Plan>& plans, double per_rank_bytes) {
   for (const auto& pl : plans) {
     const auto worst = std::max_element(pl.memory_need.begin(), pl.memory_need.end());
     if (*worst > 0.9 * per_rank_bytes) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "needs about %.2f GiB on pipeline rank %d, but this node has %.2f GiB available per rank"
-                  " (MemAvailable, the cgroup's memory limit and ulimit -v)",
-                    *worst / 1073741824.0, static_cast<int>(worst - pl.memory_need.begin()), per_rank_bytes / 1073741824.0);
-      throw UsageError("configuration " + pl.label + " " + buf +
+      const double gib = 1073741824.0;
+      throw UsageError("configuration " + pl.label + " needs about " + fmt("%.2f", *worst / gib) + " GiB on pipeline rank " +
+                       std::to_string(worst - pl.memory_need.begin()) + ", but this node has " +
+                       fmt("%.2f", per_rank_bytes / gib) +
+                       " GiB available per rank (MemAvailable, the cgroup's memory limit and ulimit -v)" +
                        " (weights, gradients and peak activations; a smaller model, more stages or --recompute would fit)");
     }
   }
