@@ -24,17 +24,28 @@ int world_rank() {
   return r;
 }
 
-[[noreturn]] void abort_job(const std::string& what) {
-  // Timeouts already say which rank waited; do not say it twice.
-  const std::string prefix = what.rfind("rank ", 0) == 0 ? "" : "rank " + std::to_string(world_rank()) + ": ";
-  std::fprintf(stderr, "pipebench: error: %s%s\n", prefix.c_str(), what.c_str());
+namespace {
+
+// Prints `what` (nothing when empty) and ends this process with 1, through MPI_Abort when `mpi_abort`
+// (not once MPI_Finalize has begun: then neither MPI_Abort nor world_rank() may be called, so `what`
+// must name its rank itself).
+[[noreturn]] void end_job(const std::string& what, bool mpi_abort) {
+  if (!what.empty()) {
+    // Timeouts already say which rank waited; do not say it twice.
+    const std::string prefix = what.rfind("rank ", 0) == 0 ? "" : "rank " + std::to_string(world_rank()) + ": ";
+    std::fprintf(stderr, "pipebench: error: %s%s\n", prefix.c_str(), what.c_str());
+  }
   std::fflush(stderr);
   // The launcher forwards a rank's stderr asynchronously and drops what it has not forwarded when the
   // abort tears the job down: about 1 in 10 aborts lost this line under load without the pause.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  if (mpi_abort) MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);
 }
+
+}  // namespace
+
+[[noreturn]] void abort_job(const std::string& what) { end_job(what, true); }
 
 std::string host_name() {
   char name[MPI_MAX_PROCESSOR_NAME];
@@ -47,11 +58,7 @@ Watchdog::Watchdog(std::string what, std::chrono::duration<double> limit, bool f
   thread_ = std::thread([this, what = std::move(what), limit, finalizing] {
     std::unique_lock<std::mutex> lock(m_);
     if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
-    if (!finalizing) abort_job(what);
-    if (!what.empty()) std::fprintf(stderr, "pipebench: error: %s\n", what.c_str());
-    std::fflush(stderr);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // as in abort_job: let the launcher forward it
-    std::_Exit(1);
+    end_job(what, !finalizing);
   });
 }
 
