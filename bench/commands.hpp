@@ -23,5 +23,6 @@ void add_rerun_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_comm_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_gemm_command(CLI::App& app);
 
 }  // namespace pipebench::bench

@@ -105,6 +105,7 @@ int run_main(int argc, char** argv) {
     pipebench::bench::add_topology_command(app);
     pipebench::bench::add_run_command(app);
     pipebench::bench::add_comm_command(app);
+    pipebench::bench::add_gemm_command(app);
     pipebench::bench::add_plan_command(app);
     pipebench::bench::add_report_command(app);
     pipebench::bench::add_compare_command(app);

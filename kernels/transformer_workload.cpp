@@ -1,7 +1,6 @@
 #include "kernels/transformer_workload.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -312,27 +311,6 @@ class TransformerWorkload final : public Workload {
   int local_seq_ = 0;  // positions per sequence in a stage's input and output (s/t under sequence parallelism)
 };
 
-template <class S>
-double gemm_rate(int rows, int inner, int cols, double seconds) {
-  using Mat = typename Views<S, Kokkos::DefaultExecutionSpace>::Mat;
-  Mat a("pipebench::gemm_a", rows, inner), b("pipebench::gemm_b", inner, cols), c("pipebench::gemm_c", rows, cols);
-  Kokkos::deep_copy(Kokkos::DefaultExecutionSpace(), a, S(0.5));
-  Kokkos::deep_copy(Kokkos::DefaultExecutionSpace(), b, S(0.25));
-  using clock = std::chrono::steady_clock;
-  gemm<S>('N', 'N', S(1), a, b, S(0), c);  // warm-up
-  Kokkos::DefaultExecutionSpace().fence();
-  const auto start = clock::now();
-  int reps = 0;
-  double elapsed = 0;
-  do {
-    gemm<S>('N', 'N', S(1), a, b, S(0), c);
-    Kokkos::DefaultExecutionSpace().fence();
-    ++reps;
-    elapsed = std::chrono::duration<double>(clock::now() - start).count();
-  } while (elapsed < seconds);
-  return 2.0 * rows * static_cast<double>(inner) * cols * reps / elapsed;
-}
-
 }  // namespace
 
 KokkosSession::KokkosSession(int blas_threads) {
@@ -355,8 +333,5 @@ std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadCon
   return std::make_unique<TransformerWorkload<float>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence));
 }
 
-double measure_gemm_rate(int rows, int inner, int cols, bool fp64, double seconds) {
-  return fp64 ? gemm_rate<double>(rows, inner, cols, seconds) : gemm_rate<float>(rows, inner, cols, seconds);
-}
 
 }  // namespace pipebench::kernels

@@ -115,8 +115,4 @@ class KokkosSession {
   bool owner_ = false;
 };
 
-// The largest matrix product of a block ([s*b, h] x [h, 4h]) through KokkosBlas, for `seconds` at least:
-// the reference FLOP rate that model FLOP utilisation is measured against. fp32 or fp64.
-double measure_gemm_rate(int rows, int inner, int cols, bool fp64, double seconds);
-
 }  // namespace pipebench::kernels

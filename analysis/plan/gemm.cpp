@@ -65,6 +65,30 @@ GemmTable saturating_table(double e_max, double half, const std::string& source)
   return t;
 }
 
+MeasuredGemm measured_gemm_table(const std::vector<double>& sizes, const std::vector<double>& seconds,
+                                 const std::string& source) {
+  const std::size_t N = sizes.size();
+  if (N == 0 || seconds.size() != N * N * N)
+    throw UsageError(source + ": the GEMM sweep has " + std::to_string(seconds.size()) + " products, not " +
+                     std::to_string(N * N * N) + " (every m, n, k of its " + std::to_string(N) + " sizes)");
+  MeasuredGemm out;
+  out.table.sizes = sizes;
+  out.table.source = source;
+  std::vector<double>& rates = out.table.efficiency;
+  for (std::size_t im = 0; im < N; ++im)
+    for (std::size_t in = 0; in < N; ++in)
+      for (std::size_t ik = 0; ik < N; ++ik) {
+        const double t = seconds[(im * N + in) * N + ik];
+        if (!(t > 0) || !std::isfinite(t))
+          throw UsageError(source + ": GEMM time " + num(t) + " s is not allowed: must be > 0");
+        rates.push_back(2 * sizes[im] * sizes[in] * sizes[ik] / t);
+        out.peak_flops = std::max(out.peak_flops, rates.back());
+      }
+  for (double& e : rates) e /= out.peak_flops;
+  check_gemm_table(out.table, source);
+  return out;
+}
+
 void check_gemm_table(const GemmTable& table, const std::string& where) {
   const std::size_t N = table.sizes.size();
   if (N == 0) {  // no table: every product at the peak

@@ -27,6 +27,17 @@ PassEfficiency pass_efficiency(const GemmTable& table, double m, double n, doubl
 // saturating form with two parameters per machine (docs/model.md says where each pair comes from).
 GemmTable saturating_table(double e_max, double half, const std::string& source);
 
+// A table measured on the machine itself (`pipebench gemm`, docs/model.md "Calibration"): the median
+// seconds of every product of the grid, sizes^3 in the table's order. The peak is the fastest product's
+// FLOP rate (2 m n k / seconds) and each efficiency its rate over that peak. UsageError naming `source`
+// for a grid the table refuses or a time that is not > 0.
+struct MeasuredGemm {
+  GemmTable table;
+  double peak_flops = 0;
+};
+MeasuredGemm measured_gemm_table(const std::vector<double>& sizes, const std::vector<double>& seconds,
+                                 const std::string& source);
+
 // UsageError naming the first bad entry (what a machine or calibration file gives).
 void check_gemm_table(const GemmTable& table, const std::string& where);
 

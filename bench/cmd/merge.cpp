@@ -1,9 +1,9 @@
 // `pipebench merge OUT.h5 IN.h5...`: one results file from several, e.g. the files of the tasks of a
 // Slurm job array (jobs/slurm/sweep.sbatch). Every complete run is read back whole and appended with the
 // same reader and writer `pipebench report` and `run` use, so it arrives with its configuration, its
-// metadata and its records, and every field a later schema adds goes with it. Groups under /comm (the
-// communication benchmarks) are copied object by object (H5Ocopy). Nothing is merged when an input has
-// another schema version, when one run (or /comm group) would arrive twice, or when a file cannot be
+// metadata and its records, and every field a later schema adds goes with it. Groups under /comm and /gemm
+// (the communication and GEMM benchmarks) are copied object by object (H5Ocopy). Nothing is merged when an
+// input has another schema version, when one run (or /comm or /gemm group) would arrive twice, or when a file cannot be
 // read; the output is built under a temporary name and appears (or is replaced, --append) only when
 // complete, so a refusal or a failure leaves it as it was. docs/slurm.md ("Merging").
 #include <sys/stat.h>
@@ -47,12 +47,15 @@ std::string identity(const RunResult& run) {
   return id;
 }
 
-// A /comm group of an input file, named by file and id.
+// A numbered group beside /runs (bench/results/numbered.hpp: /comm, /gemm) of an input file, named by
+// file, top group and id.
 struct CommGroupRef {
   std::size_t file = 0;
+  std::string top;   // "comm" or "gemm"
   std::string name;  // "000001"
   std::string identity;
 };
+constexpr const char* kNumberedTops[] = {"comm", "gemm"};
 
 // Every string attribute of the group and of its metadata/ and config/ subgroups: what tells one
 // invocation of `pipebench comm` from another.
@@ -76,13 +79,15 @@ std::string comm_identity(hid_t g) {
 std::vector<CommGroupRef> comm_groups(const std::string& path, std::size_t file_index) {
   std::vector<CommGroupRef> out;
   const h5::Id file = open_results_file(path, false);
-  if (h5::object_kind(file.get(), "comm") != h5::ObjectKind::group) return out;
-  const h5::Id comm = h5::open_group(file.get(), "comm");
-  for (const auto& name : h5::link_names(comm.get())) {
-    if (h5::object_kind(comm.get(), name) != h5::ObjectKind::group) continue;
-    const h5::Id g = h5::open_group(comm.get(), name);
-    if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) continue;
-    out.push_back({file_index, name, comm_identity(g.get())});
+  for (const char* top : kNumberedTops) {
+    if (h5::object_kind(file.get(), top) != h5::ObjectKind::group) continue;
+    const h5::Id parent = h5::open_group(file.get(), top);
+    for (const auto& name : h5::link_names(parent.get())) {
+      if (h5::object_kind(parent.get(), name) != h5::ObjectKind::group) continue;
+      const h5::Id g = h5::open_group(parent.get(), name);
+      if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) continue;
+      out.push_back({file_index, top, name, comm_identity(g.get())});
+    }
   }
   return out;
 }
@@ -133,9 +138,10 @@ MergeInputs read_inputs(const MergeSettings& o, bool out_exists) {
                          " (same configuration and metadata): duplicates are refused (nothing was written)");
     }
     for (auto& g : comm_groups(file, f)) {
-      const auto [it, fresh] = seen_groups.emplace(g.identity, where(file, "/comm group", g.name));
+      const std::string what = "/" + g.top + " group";
+      const auto [it, fresh] = seen_groups.emplace(g.top + '\n' + g.identity, where(file, what.c_str(), g.name));
       if (!fresh)
-        throw UsageError(where(file, "/comm group", g.name) + " is the same as " + it->second +
+        throw UsageError(where(file, what.c_str(), g.name) + " is the same as " + it->second +
                          ": duplicates are refused (nothing was written)");
       in.groups.push_back(std::move(g));
     }
@@ -162,24 +168,25 @@ std::string copy_runs(const std::string& tmp, const MergeInputs& in, int& total)
   return lines;
 }
 
-// Copies the inputs' /comm groups into `tmp`, numbered after the ones it holds; returns the report
-// lines and adds the count to `copied`.
-std::string copy_comm_groups(const std::string& tmp, const MergeInputs& in, int& copied) {
+// Copies the inputs' /comm and /gemm groups into `tmp`, numbered after the ones it holds; returns the
+// report lines and adds the counts to `copied` (by top group).
+std::string copy_comm_groups(const std::string& tmp, const MergeInputs& in, std::map<std::string, int>& copied) {
   if (in.groups.empty()) return "";
   std::string lines;
   h5::Id dst = open_results_file(tmp, true);
-  if (h5::object_kind(dst.get(), "comm") != h5::ObjectKind::group) h5::create_group(dst.get(), "comm");
-  const h5::Id comm = h5::open_group(dst.get(), "comm");
-  int next = 0;
-  for (const auto& name : h5::link_names(comm.get())) next = std::max(next, std::atoi(name.c_str()));
+  std::map<std::string, int> next;
   for (const auto& g : in.groups) {
     if (g.file < in.first_input) continue;  // already in the output
+    if (h5::object_kind(dst.get(), g.top) != h5::ObjectKind::group) h5::create_group(dst.get(), g.top);
+    const h5::Id parent = h5::open_group(dst.get(), g.top);
+    if (!next.count(g.top))
+      for (const auto& name : h5::link_names(parent.get())) next[g.top] = std::max(next[g.top], std::atoi(name.c_str()));
     const h5::Id src = open_results_file(in.files[g.file], false);
-    const std::string name = run_name(++next);
-    if (H5Ocopy(src.get(), ("comm/" + g.name).c_str(), comm.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0)
-      h5::fail("copy the /comm group " + g.name + " of", in.files[g.file]);
-    lines += "#   " + in.files[g.file] + ": /comm/" + g.name + " -> /comm/" + name + '\n';
-    ++copied;
+    const std::string name = run_name(++next[g.top]);
+    if (H5Ocopy(src.get(), (g.top + "/" + g.name).c_str(), parent.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0)
+      h5::fail("copy the /" + g.top + " group " + g.name + " of", in.files[g.file]);
+    lines += "#   " + in.files[g.file] + ": /" + g.top + "/" + g.name + " -> /" + g.top + "/" + name + '\n';
+    ++copied[g.top];
   }
   h5::close_file(dst);
   return lines;
@@ -218,12 +225,14 @@ void merge(const MergeSettings& o) {
       std::filesystem::copy_file(o.out, tmp);
     else
       prepare_results_file(tmp, false);
-    int total = 0, copied = 0;
+    int total = 0;
+    std::map<std::string, int> copied;
     std::string lines = copy_runs(tmp, in, total);
     lines += copy_comm_groups(tmp, in, copied);
     publish(tmp, o.out, out_exists);
-    std::cout << "# merged " << total << " run(s)" << (copied ? " and " + std::to_string(copied) + " /comm group(s)" : "")
-              << " from " << (in.files.size() - in.first_input) << " file(s) into " << o.out << "\n" << lines;
+    std::string groups;
+    for (const auto& [top, n] : copied) groups += " and " + std::to_string(n) + " /" + top + " group(s)";
+    std::cout << "# merged " << total << " run(s)" << groups << " from " << (in.files.size() - in.first_input) << " file(s) into " << o.out << "\n" << lines;
   } catch (...) {
     std::remove(tmp.c_str());
     throw;

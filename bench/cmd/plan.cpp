@@ -424,7 +424,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--fp8", f->fp8, "Matrix products at the machine's FP8 peak (--evaluate)");
   add(*cmd, Flag{"--machine", "Machine preset (a100-40gb, a100-80gb, h100-80gb, h200-141gb, b200-180gb) or a TOML machine file (docs/model.md)"},
       f->machine);
-  add(*cmd, Flag{"--calibrate", "Take the FLOP rate and link of this results file (transformer runs, comm fits)"},
+  add(*cmd, Flag{"--calibrate", "Take the rates and link of this results file (a gemm sweep or transformer runs, comm fits)"},
       f->calibrate);
   add(*cmd, Flag{"--top", "Configurations to print, fastest first"}, f->top);
   cmd->add_flag("--evaluate", f->evaluate, "Predict the one configuration given by --mapping, --schedule, ...");

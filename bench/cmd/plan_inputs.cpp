@@ -8,6 +8,7 @@
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
 #include "bench/parse.hpp"
+#include "bench/results/layout.hpp"
 #include "topology/grid.hpp"
 
 namespace pipebench::bench {
@@ -113,17 +114,85 @@ plan::MachineSpec load_machine(const std::string& text) {
   return machine_from_entries(parse_toml_table(body, text, "--machine", "machine"), text);
 }
 
+namespace {
+
+// The calibration run's own configuration as the planner sees it; false where its record lacks a key.
+bool run_problem(const Calibration& c, const plan::MachineSpec& m, plan::Problem& pr, plan::Layout& l) {
+  int value[11] = {};
+  const char* keys[11] = {"layers", "hidden", "heads", "seq", "vocab", "t", "p", "d", "m", "micro_batch_size", "v"};
+  for (int i = 0; i < 11; ++i) {
+    const auto it = c.config.find(keys[i]);
+    if (it == c.config.end()) return false;
+    try {
+      value[i] = std::stoi(it->second);
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  pr.model.name = "calibration run";
+  pr.model.layers = value[0], pr.model.hidden = value[1], pr.model.heads = value[2], pr.model.seq = value[3],
+  pr.model.vocab = value[4];
+  pr.machine = m;
+  pr.value_bytes = c.value_bytes;
+  l.t = value[5], l.p = value[6], l.d = value[7], l.v = value[10], l.micro_batch_size = value[9];
+  pr.global_batch = std::int64_t{value[8]} * value[9] * value[7];
+  const auto schedule = c.config.find("schedule"), recompute = c.config.find("recompute");
+  if (schedule == c.config.end()) return false;
+  l.schedule = schedule->second;
+  if (recompute != c.config.end()) l.recompute = plan::parse_recompute(recompute->second);
+  return check_layout(pr, l).reason.empty();
+}
+
+// The element-wise passes per operation that give the calibration run its measured step time: the model is
+// linear in them (the element-wise work is their multiple), so two evaluations fix them. -1 where the run
+// cannot be evaluated.
+double fitted_passes(const plan::MachineSpec& m, const Calibration& c) {
+  plan::Problem pr;
+  plan::Layout l;
+  try {
+    if (!run_problem(c, m, pr, l) || !(c.step_time > 0)) return -1;
+    pr.machine.elementwise_passes = 0;
+    const double t0 = plan::evaluate(pr, l).step_time;
+    pr.machine.elementwise_passes = 1;
+    const double t1 = plan::evaluate(pr, l).step_time;
+    return t1 > t0 ? std::max(0.0, (c.step_time - t0) / (t1 - t0)) : -1;
+  } catch (const Error&) {
+    return -1;
+  }
+}
+
+}  // namespace
+
 plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
-  m.peak_flops = c.flop_rate;
-  m.gemm = {};  // the measured rate is the products' whole rate
+  std::string rates;
+  if (c.gemm_id > 0) {  // each product at its shape's measured rate, the element-wise work at the pass's
+    m.peak_flops = c.gemm.peak_flops;
+    m.gemm = c.gemm.table;
+    m.hbm_bandwidth = c.elementwise_Bps;
+    rates = "GEMM rates of sweep /gemm/" + run_name(c.gemm_id) + ", element-wise " + fixed(c.elementwise_Bps * 1e-9, 2) +
+            " GB/s";
+  } else {
+    m.peak_flops = c.flop_rate;
+    m.gemm = {};  // the measured rate is the products' whole rate
+    m.elementwise_passes = 0;
+    rates = "FLOP rate of run(s) ";
+    for (std::size_t i = 0; i < c.runs.size(); ++i) rates += (i ? "," : "") + std::to_string(c.runs[i]);
+  }
   m.intra_efficiency = m.inter_efficiency = 1;  // the fit is the achieved link
-  m.elementwise_passes = 0;
   m.intra_bandwidth = m.inter_bandwidth = c.beta;
   m.intra_latency = m.inter_latency = c.alpha;
   m.action_gap = c.action_gap;
-  std::string runs;
-  for (int r : c.runs) runs += (runs.empty() ? "" : ",") + std::to_string(r);
-  m.rates_from = "calibrated from " + c.path + ": FLOP rate of run(s) " + runs + ", link from " + c.link_source;
+  if (c.gemm_id > 0) {
+    const double passes = fitted_passes(m, c);
+    if (passes >= 0) {
+      m.elementwise_passes = passes;
+      rates += " x " + fixed(passes, 2) + " passes (fitted on run " + std::to_string(c.runs.front()) + ")";
+    } else {
+      rates += " x " + fixed(m.elementwise_passes, 2) + " passes (the machine's: run " + std::to_string(c.runs.front()) +
+               " could not be evaluated)";
+    }
+  }
+  m.rates_from = "calibrated from " + c.path + ": " + rates + ", link from " + c.link_source;
   m.name += " (calibrated)";
   return m;
 }

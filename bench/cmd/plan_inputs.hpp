@@ -23,8 +23,12 @@ analysis::plan::MachineSpec machine_from_entries(const std::vector<ConfigEntry>&
 // file.
 analysis::plan::MachineSpec load_machine(const std::string& text);
 
-// A machine calibrated from a results file: the preset's memory and device bandwidth, the file's
-// achieved FLOP rate (element-wise work included, since the rate is over whole actions) and link.
+// A machine calibrated from a results file: the preset's memory, and the file's link and rates. With a
+// GEMM sweep, each product at its shape's measured rate and the element-wise work at the sweep's
+// bandwidth, its passes per operation fitted so that the model gives the file's first transformer run
+// its measured step time (the kernels' own element-wise passes, which no sweep measures); without one,
+// the runs' achieved FLOP rate over whole actions (element-wise work included) and the preset's
+// device bandwidth.
 analysis::plan::MachineSpec calibrated(analysis::plan::MachineSpec m, const Calibration& c);
 
 // `--order`: each layout's strides in the rank grid of topology::Grid under `order` (any order of tp, pp

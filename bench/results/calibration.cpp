@@ -9,6 +9,7 @@
 #include "analysis/text.hpp"
 #include "comm/bench_ops.hpp"
 #include "bench/results/comm_results.hpp"
+#include "bench/results/gemm_results.hpp"
 #include "bench/results/h5.hpp"
 #include "bench/results/layout.hpp"
 #include "bench/results/store.hpp"
@@ -29,6 +30,72 @@ void refuse_non_regular(const std::string& path, const std::string& what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     throw UsageError(what + " is not a regular file, so not a results file");
+}
+
+// The file's last GEMM sweep of the runs' precision, if any.
+void read_gemm_sweep(Calibration& c, const std::string& what) {
+  const std::string precision = c.value_bytes == 8 ? "fp64" : "fp32";
+  try {
+    for (const StoredGemm& g : read_gemms(c.path)) {
+      if (g.result.precision != precision) continue;
+      std::vector<double> seconds;
+      const std::vector<double> sizes = gemm_grid(g.result, seconds);
+      c.gemm = analysis::plan::measured_gemm_table(sizes, seconds, "gemm sweep /gemm/" + run_name(g.id) + " of " + c.path);
+      if (!(g.result.elementwise_Bps > 0) || !std::isfinite(g.result.elementwise_Bps))
+        throw Error("its element-wise bandwidth " + num(g.result.elementwise_Bps) + " B/s is not > 0");
+      c.elementwise_Bps = g.result.elementwise_Bps;
+      c.gemm_id = g.id;
+    }
+  } catch (const Error& e) {
+    throw UsageError(what + ": its /gemm group is damaged: " + e.what());
+  }
+}
+
+// The link: the file's comm fit (a point-to-point one preferred), else a least-squares fit of the runs' sends.
+void read_link(Calibration& c, const std::vector<std::pair<double, double>>& p2p, const std::string& what) {
+  try {
+    for (auto& sc : read_comms(c.path))
+      if (sc.result.fit.points > 0 && sc.result.fit.beta_Bps > 0 && std::isfinite(sc.result.fit.alpha_s))
+        c.comms.push_back(std::move(sc));
+  } catch (const Error& e) {
+    throw UsageError(what + ": its /comm group is damaged: " + e.what());
+  }
+  const StoredComm* best = nullptr;
+  for (const StoredComm& sc : c.comms)
+    if (point_to_point(sc.result.op) && (!best || sc.result.fit.points > best->result.fit.points)) best = &sc;
+  if (!best && !c.comms.empty()) best = &c.comms.front();
+  if (best) {
+    const CommResult& r = best->result;
+    c.alpha = r.fit.alpha_s;
+    c.beta = r.fit.beta_Bps;
+    const comm::bench::OpRow* op = comm::bench::find_op(r.op);
+    if (op && op->op == comm::bench::BenchOp::all_reduce && r.group_size > 1) {
+      // A collective's fit is of its size column: each link carries the bus factor of it (a ring
+      // all-reduce 2(n-1)/n).
+      c.beta = r.fit.beta_Bps * comm::bench::bus_factor(op->op, static_cast<int>(r.group_size));
+    }
+    c.link_source = "comm fit /comm/" + run_name(best->id) + " (op " + r.op + ")";
+    return;
+  }
+  // Least squares of t = alpha + bytes / beta over the runs' sends.
+  if (p2p.size() >= 2) {
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const auto& [x, y] : p2p) sx += x, sy += y, sxx += x * x, sxy += x * y;
+    const double n = double(p2p.size());
+    const double den = n * sxx - sx * sx;
+    double slope = den > 0 ? (n * sxy - sx * sy) / den : 0;
+    double alpha = den > 0 ? (sy - slope * sx) / n : 0;
+    if (!(slope > 0)) {  // one message size: all of it is bandwidth
+      slope = sy / sx;
+      alpha = 0;
+    }
+    c.alpha = std::max(0.0, alpha);
+    c.beta = 1 / slope;
+    c.link_source = "point-to-point transfers of run " + std::to_string(c.runs.front()) + " (no comm fit in the file)";
+    return;
+  }
+  throw UsageError(what + " holds neither a `pipebench comm` fit (/comm/NNNNNN/fit) nor point-to-point transfers "
+                   "to fit the link: add a comm sweep or a run with p > 1");
 }
 
 }  // namespace
@@ -53,6 +120,7 @@ Calibration read_calibration(const std::string& path) {
     if (f <= 0) continue;
     if (c.runs.empty()) {
       c.config = sr.run.config;
+      c.step_time = sr.run.summary.step_time;
       const auto prec = sr.run.config.find("precision");
       c.value_bytes = prec != sr.run.config.end() && prec->second == "fp64" ? 8 : 4;
     }
@@ -69,49 +137,9 @@ Calibration read_calibration(const std::string& path) {
   c.flop_rate = flops / seconds;  // per rank: each action ran on one rank
   c.action_gap /= static_cast<double>(c.runs.size());
 
-  try {
-    for (auto& sc : read_comms(path))
-      if (sc.result.fit.points > 0 && sc.result.fit.beta_Bps > 0 && std::isfinite(sc.result.fit.alpha_s))
-        c.comms.push_back(std::move(sc));
-  } catch (const Error& e) {
-    throw UsageError(what + ": its /comm group is damaged: " + e.what());
-  }
-  const StoredComm* best = nullptr;
-  for (const StoredComm& sc : c.comms)
-    if (point_to_point(sc.result.op) && (!best || sc.result.fit.points > best->result.fit.points)) best = &sc;
-  if (!best && !c.comms.empty()) best = &c.comms.front();
-  if (best) {
-    const CommResult& r = best->result;
-    c.alpha = r.fit.alpha_s;
-    c.beta = r.fit.beta_Bps;
-    const comm::bench::OpRow* op = comm::bench::find_op(r.op);
-    if (op && op->op == comm::bench::BenchOp::all_reduce && r.group_size > 1) {
-      // A collective's fit is of its size column: each link carries the bus factor of it (a ring
-      // all-reduce 2(n-1)/n).
-      c.beta = r.fit.beta_Bps * comm::bench::bus_factor(op->op, static_cast<int>(r.group_size));
-    }
-    c.link_source = "comm fit /comm/" + run_name(best->id) + " (op " + r.op + ")";
-    return c;
-  }
-  // Least squares of t = alpha + bytes / beta over the runs' sends.
-  if (p2p.size() >= 2) {
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (const auto& [x, y] : p2p) sx += x, sy += y, sxx += x * x, sxy += x * y;
-    const double n = double(p2p.size());
-    const double den = n * sxx - sx * sx;
-    double slope = den > 0 ? (n * sxy - sx * sy) / den : 0;
-    double alpha = den > 0 ? (sy - slope * sx) / n : 0;
-    if (!(slope > 0)) {  // one message size: all of it is bandwidth
-      slope = sy / sx;
-      alpha = 0;
-    }
-    c.alpha = std::max(0.0, alpha);
-    c.beta = 1 / slope;
-    c.link_source = "point-to-point transfers of run " + std::to_string(c.runs.front()) + " (no comm fit in the file)";
-    return c;
-  }
-  throw UsageError(what + " holds neither a `pipebench comm` fit (/comm/NNNNNN/fit) nor point-to-point transfers "
-                   "to fit the link: add a comm sweep or a run with p > 1");
+  read_gemm_sweep(c, what);
+  read_link(c, p2p, what);
+  return c;
 }
 
 }  // namespace pipebench::bench

@@ -1,13 +1,15 @@
 #pragma once
 // `pipebench plan --calibrate FILE.h5` (docs/model.md "Calibration"): what a results file says about the
 // machine it ran on. The kernel FLOP rate comes from the action records of `run --workload transformer`
-// runs (FLOPs of each compute action over its duration); the link model from the α-β fits of
+// runs (FLOPs of each compute action over its duration), or, where the file holds a `pipebench gemm`
+// sweep of their precision, the sweep's table of rates by shape (/gemm/NNNNNN); the link model from the α-β fits of
 // `pipebench comm` (/comm/NNNNNN/fit, docs/results-schema.md), or, where the file has none, from the
 // point-to-point transfers the runs recorded.
 #include <map>
 #include <string>
 #include <vector>
 
+#include "analysis/plan/gemm.hpp"
 #include "bench/results/comm_results.hpp"
 
 namespace pipebench::bench {
@@ -23,6 +25,12 @@ struct Calibration {
   std::string link_source;          // "comm fit /comm/000002 (op sendrecv)" or "p2p transfers of run 1 (least squares)"
   std::vector<StoredComm> comms;    // every /comm group with a fit
   std::map<std::string, std::string> config;  // of the first transformer run
+  double step_time = 0;             // of the first transformer run (its summary's median), s
+  // The last `pipebench gemm` sweep of the runs' precision (/gemm/NNNNNN), where the file has one: the
+  // products' rates by shape and the element-wise pass's bandwidth.
+  int gemm_id = 0;
+  analysis::plan::MeasuredGemm gemm;
+  double elementwise_Bps = 0;
 };
 
 // Reads the file; UsageError (exit 2) naming the file when it is not a readable results file, holds no

@@ -1,16 +1,12 @@
 #include "bench/results/comm_results.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstddef>
-#include <cstring>
 
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
 #include "bench/results/h5.hpp"
-#include "bench/results/layout.hpp"
-#include "bench/results/store.hpp"
+#include "bench/results/numbered.hpp"
+#include "bench/results/records.hpp"
 #include "comm/bench_ops.hpp"
 
 namespace pipebench::bench {
@@ -51,19 +47,6 @@ h5::Id row_type() {
   return t;
 }
 
-void write_strings(hid_t g, const std::string& name, const std::map<std::string, std::string>& entries) {
-  const h5::Id sub = h5::create_group(g, name);
-  for (const auto& [k, v] : entries) h5::write_attr(sub.get(), utf8_escaped(k), utf8_escaped(v));
-}
-
-std::map<std::string, std::string> read_strings(hid_t g, const std::string& name) {
-  std::map<std::string, std::string> out;
-  if (h5::object_kind(g, name) != h5::ObjectKind::group) throw Error("HDF5: '" + h5::where(g) + "/" + name + "' is not a group");
-  const h5::Id sub = h5::open_group(g, name);
-  for (const auto& k : h5::attr_names(sub.get())) out[utf8_escaped(k)] = utf8_escaped(h5::read_string_attr(sub.get(), k));
-  return out;
-}
-
 void write_comm_group(hid_t g, const CommResult& r) {
   h5::write_attr(g, "op", r.op);
   h5::write_attr(g, "group", r.group);
@@ -72,8 +55,8 @@ void write_comm_group(hid_t g, const CommResult& r) {
   h5::write_attr(g, "backend", r.backend);
   h5::write_attr(g, "mapping", r.mapping);
   h5::write_attr(g, "one_group", r.one_group);
-  write_strings(g, "config", r.config);
-  write_strings(g, "metadata", r.metadata);
+  write_string_map(g, "config", r.config);
+  write_string_map(g, "metadata", r.metadata);
   const h5::Id type = row_type();
   h5::write_table(g, "rows", type.get(), r.rows.data(), r.rows.size());
   const h5::Id fit = h5::create_group(g, "fit");
@@ -96,8 +79,8 @@ CommResult read_comm_group(hid_t g) {
   r.backend = utf8_escaped(h5::read_string_attr(g, "backend"));
   r.mapping = utf8_escaped(h5::read_string_attr(g, "mapping"));
   r.one_group = h5::read_int_attr(g, "one_group");
-  r.config = read_strings(g, "config");
-  r.metadata = read_strings(g, "metadata");
+  r.config = read_string_map(g, "config");
+  r.metadata = read_string_map(g, "metadata");
   const h5::Id type = row_type();
   r.rows.resize(h5::checked_table_size(g, "rows", type.get()));
   if (!r.rows.empty()) h5::read_table(g, "rows", type.get(), r.rows.data());
@@ -113,44 +96,12 @@ CommResult read_comm_group(hid_t g) {
 }  // namespace
 
 int append_comm(const std::string& path, const CommResult& r) {
-  const SignalDeferral hold;
-  const ResultsFileLock lock(path);
-  {
-    // Checked read-only first, as append_run does: a refused file is never opened for writing.
-    h5::Id file = open_results_file(path, false);
-    check_version(check_root(file.get(), path), path, true);
-  }
-  if (::access(path.c_str(), W_OK) != 0) throw UsageError("results file '" + path + "' is not writable: " + std::strerror(errno));
-  h5::Id file = open_results_file(path, true);
-  int id = 0;
-  {
-    if (!h5::has_link(file.get(), "comm")) h5::create_group(file.get(), "comm");
-    const h5::Id comm = h5::open_group(file.get(), "comm");
-    const auto ids = run_ids(comm.get());
-    id = ids.empty() ? 1 : ids.back() + 1;
-    const h5::Id g = h5::create_unlinked_group(file.get());
-    write_comm_group(g.get(), r);
-    h5::flush(file.get());
-    h5::link(g.get(), comm.get(), run_name(id));
-    h5::flush(file.get());
-    h5::write_attr(g.get(), "complete", std::int64_t{1});
-  }
-  h5::close_file(file);
-  return id;
+  return append_numbered(path, "comm", [&r](hid_t g) { write_comm_group(g, r); });
 }
 
 std::vector<StoredComm> read_comms(const std::string& path) {
-  h5::Id file = open_results_file(path, false);
-  check_version(check_root(file.get(), path), path, false);
   std::vector<StoredComm> out;
-  if (h5::object_kind(file.get(), "comm") != h5::ObjectKind::group) return out;
-  const h5::Id comm = h5::open_group(file.get(), "comm");
-  for (int id : run_ids(comm.get())) {
-    if (h5::object_kind(comm.get(), run_name(id)) != h5::ObjectKind::group) continue;
-    const h5::Id g = h5::open_group(comm.get(), run_name(id));
-    if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) continue;
-    out.push_back({id, read_comm_group(g.get())});
-  }
+  read_numbered(path, "comm", [&out](int id, hid_t g) { out.push_back({id, read_comm_group(g)}); });
   return out;
 }
 

@@ -26,7 +26,8 @@ constexpr const char* kSchemaText =
     "complete=1, written last (ignore runs without it); groups config, metadata and analytic_notes (one "
     "string attribute per entry) and extra (float64 attributes); compound datasets actions, comms, ranks "
     "stages and steps (times in "
-    "seconds on rank 0's clock from the start of each timed step; steps: one row per timed step of each repeat). See docs/results-schema.md.";
+    "seconds on rank 0's clock from the start of each timed step; steps: one row per timed step of each repeat). "
+    "/comm/<id> and /gemm/<id>: the results of pipebench comm and pipebench gemm. See docs/results-schema.md.";
 
 template <class Record, class Member>
 std::size_t offset_of(Member Record::*member) {

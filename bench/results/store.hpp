@@ -15,8 +15,9 @@ namespace pipebench::bench {
 // Version 2 added the stages table and the analytic figures other than bubble_formula (and pipes) to
 // each run's attributes; version 3 the /comm groups of `pipebench comm` (bench/results/comm_results.hpp)
 // and the variability over timed steps (step_time_min, ...); version 4 the steps table (every timed
-// step of every repeat), the step time's percentiles, repeats and scoring. Versions 1 to 3 are still read.
-inline constexpr std::int64_t kResultsSchemaVersion = 4;
+// step of every repeat), the step time's percentiles, repeats and scoring; version 5 the /gemm groups of
+// `pipebench gemm` (bench/results/gemm_results.hpp). Versions 1 to 4 are still read.
+inline constexpr std::int64_t kResultsSchemaVersion = 5;
 inline constexpr std::int64_t kOldestReadableSchemaVersion = 1;
 
 // Before the sweep, on the writing process: makes `path` ready for the sweep's appends. Without

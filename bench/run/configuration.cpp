@@ -20,6 +20,7 @@
 #include "bench/run/job.hpp"
 #include "bench/run/stop.hpp"
 #include "bench/results/metadata.hpp"
+#include "kernels/gemm_sweep.hpp"
 #include "kernels/synthetic.hpp"
 #include "kernels/transformer_workload.hpp"
 #include "topology/mpi_grid.hpp"

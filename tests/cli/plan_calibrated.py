@@ -3,7 +3,9 @@
 `pipebench comm` sweep, `pipebench plan --evaluate` predicts the measured step time of other 2-rank
 transformer runs (other schedules, m, v) within a tolerance: the target is 15 % on a quiet machine
 (docs/model.md). Timing-dependent (label perf). Exit 1 when every attempt misses.
-Usage: plan_calibrated.py PIPEBENCH MPIEXEC WORKDIR [--tolerance PCT] [--attempts N]"""
+With --gemm the file holds a `pipebench gemm` sweep too, and the planner times each product at its
+shape's measured rate and the element-wise work at the sweep's bandwidth.
+Usage: plan_calibrated.py PIPEBENCH MPIEXEC WORKDIR [--tolerance PCT] [--attempts N] [--gemm]"""
 import argparse
 import json
 import os
@@ -17,6 +19,8 @@ ap.add_argument("mpiexec")
 ap.add_argument("work")
 ap.add_argument("--tolerance", type=float, default=15.0, help="worst error allowed, percent (default 15)")
 ap.add_argument("--attempts", type=int, default=2, help="attempts, calibration included (default 2)")
+ap.add_argument("--gemm", action="store_true",
+                help="calibrate from a `pipebench gemm` sweep too (the products at their shapes' rates)")
 args = ap.parse_args()
 exe, mpiexec, work = args.exe, args.mpiexec, args.work
 shutil.rmtree(work, ignore_errors=True)
@@ -38,6 +42,9 @@ def attempt():
     run(["--schedule", "1f1b", "-m", "8"], "cal.h5")
     subprocess.run([mpiexec, "-n", "2", exe, "comm", "sendrecv", "-b", "16K", "-e", "1M", "-n", "20", "-w", "5",
                     "--poll-us", "20", "--out", os.path.join(work, "cal.h5"), "--append"], check=True, stdout=subprocess.DEVNULL)
+    if args.gemm:
+        subprocess.run([exe, "gemm", "--sizes", "32,64,128,256,512,1024", "--out", os.path.join(work, "cal.h5"), "--append"],
+                       check=True, stdout=subprocess.DEVNULL)
     run(["--schedule", "zbv,gpipe,1f1b", "-m", "4,8"], "other.h5")
     run(["--schedule", "interleaved", "-v", "2", "-m", "8"], "other2.h5")
     worst = 0.0

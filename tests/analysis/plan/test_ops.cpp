@@ -35,6 +35,29 @@ TEST(PlanGemm, TableInterpolatesInLogOfEachSize) {
   EXPECT_THROW(check_gemm_table(bad, "x"), UsageError);
 }
 
+// A measured sweep (`pipebench gemm`): the fastest product's rate is the peak, every efficiency its own
+// rate over it, in the table's (m, n, k) order; a sweep that is not the whole grid, or a time <= 0, is refused.
+TEST(PlanGemm, MeasuredTableIsEachRateOverTheFastest) {
+  const std::vector<double> sizes{64, 128};
+  std::vector<double> seconds;
+  std::vector<double> rates;
+  for (double m : sizes)
+    for (double n : sizes)
+      for (double k : sizes) {
+        rates.push_back(1e9 * (m + n / 2 + k / 4));  // a rate per shape, the largest at 128^3
+        seconds.push_back(2 * m * n * k / rates.back());
+      }
+  const MeasuredGemm g = measured_gemm_table(sizes, seconds, "sweep");
+  EXPECT_DOUBLE_EQ(g.peak_flops, 1e9 * (128 + 64 + 32));
+  ASSERT_EQ(g.table.efficiency.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_NEAR(g.table.efficiency[i], rates[i] / g.peak_flops, 1e-15);
+  EXPECT_NEAR(gemm_efficiency(g.table, 64, 128, 64), (64 + 64 + 16) / 224.0, 1e-15);  // (i_m, i_n, i_k) = (0, 1, 0)
+  EXPECT_EQ(g.table.source, "sweep");
+  EXPECT_THROW(measured_gemm_table(sizes, std::vector<double>(7, 1.0), "sweep"), UsageError);
+  seconds[5] = 0;
+  EXPECT_THROW(measured_gemm_table(sizes, seconds, "sweep"), UsageError);
+}
+
 // Each GEMM's time is its FLOPs (the cost model's) at the table's efficiency for its own shape, and the
 // stage times are the sums of the operations.
 TEST(PlanOps, GemmsAtTheirShapesAndStagesAreTheirSum) {
