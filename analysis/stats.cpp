@@ -36,6 +36,15 @@ double resampled_median(const std::vector<double>& v, std::mt19937_64& g, std::v
 
 }  // namespace
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const std::size_t n = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n), v.end());
+  if (v.size() % 2) return v[n];
+  const double hi = v[n];
+  return 0.5 * (hi + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n)));
+}
+
 double percentile(std::vector<double> v, double q) {
   if (q < 0 || q > 1) throw Error("percentile: q = " + std::to_string(q) + " is not in [0, 1]");
   std::sort(v.begin(), v.end());

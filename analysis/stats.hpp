@@ -14,6 +14,12 @@ namespace pipebench::analysis {
 // definition 7, numpy's and R's default): x[(n-1)q] interpolated. 0 for an empty list.
 double percentile(std::vector<double> v, double q);
 
+// The median of a list: the middle value, or the mean of the two middle values for an even count; 0 for
+// an empty list. O(n) (selection, not a sort). Every median pipebench figures use (a run's per-step
+// figures, the simulator's measured costs, a GEMM's timed calls) is this one; percentile(v, 0.5) gives
+// the same value up to the last bit of an even count's interpolation.
+double median(std::vector<double> v);
+
 // Sample standard deviation / mean (n - 1 in the denominator); 0 for fewer than two values or mean 0.
 double coefficient_of_variation(const std::vector<double>& v);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "analysis/stats.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/views.hpp"
 
@@ -30,8 +31,7 @@ double median_seconds(const F& call, double seconds) {
     times.push_back(std::chrono::duration<double>(clock_type::now() - start).count());
     total += times.back();
   }
-  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
-  return times[times.size() / 2];
+  return analysis::median(times);
 }
 
 template <class S>

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "analysis/catalog.hpp"
+#include "analysis/stats.hpp"
 
 extern char** environ;
 
@@ -58,12 +59,6 @@ bool run_once(const std::vector<std::string>& args, double& seconds, double& pea
   return true;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,8 +87,8 @@ int main(int argc, char** argv) {
   const double worst_ns = *std::max_element(ns.begin(), ns.end());
   const double worst_b = *std::max_element(bytes.begin(), bytes.end());
   std::printf("ns/action: median %.1f, worst %.1f (target 60)\nB/action: median %.1f, worst %.1f (target 64)\n",
-              median(ns), worst_ns, median(bytes), worst_b);
-  if (median(ns) > max_ns || worst_b > max_bytes) {
+              pipebench::analysis::median(ns), worst_ns, pipebench::analysis::median(bytes), worst_b);
+  if (pipebench::analysis::median(ns) > max_ns || worst_b > max_bytes) {
     std::printf("FAIL: above the regression bounds (%.0f ns, %.0f B per action)\n", max_ns, max_bytes);
     return 1;
   }

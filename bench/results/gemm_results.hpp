@@ -1,7 +1,7 @@
 #pragma once
 // The results of one `pipebench gemm` sweep and their place in the results file: the group
 // /gemm/NNNNNN (docs/results-schema.md), appended with the discipline of bench/results/numbered.hpp and
-// read by `pipebench plan --calibrate` (bench/results/calibration.hpp) and `report`.
+// read by `pipebench plan --calibrate` (bench/results/calibration.hpp) and copied by `merge`.
 #include <cstdint>
 #include <map>
 #include <string>

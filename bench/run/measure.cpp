@@ -8,19 +8,12 @@
 #include "analysis/error.hpp"
 #include "analysis/formulas.hpp"
 #include "analysis/metrics.hpp"
+#include "analysis/stats.hpp"
 
 namespace pipebench::bench {
 
 using analysis::Kind;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const std::size_t n = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n), v.end());
-  if (v.size() % 2) return v[n];
-  const double hi = v[n];
-  return 0.5 * (hi + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n)));
-}
+using analysis::median;
 
 analysis::SimCosts measured_costs(const analysis::Schedule& s, const std::vector<ActionRecord>& actions, double p2p) {
   const int S = s.num_stages();

@@ -67,7 +67,4 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
 // prediction with it; `pipebench report --html` rebuilds a stored run's simulated timeline with it.
 analysis::SimCosts measured_costs(const analysis::Schedule& s, const std::vector<ActionRecord>& actions, double p2p);
 
-// The median of a list (the mean of the two middle values for an even count); 0 for an empty list.
-double median(std::vector<double> v);
-
 }  // namespace pipebench::bench

@@ -23,6 +23,14 @@ TEST(Stats, PercentileInterpolatesBetweenClosestRanks) {
   EXPECT_THROW(percentile(v, 1.5), pipebench::Error);
 }
 
+// The one median: the middle value, the mean of the two middle ones for an even count, whatever the order.
+TEST(Stats, MedianIsTheMiddleOrTheMeanOfTheTwoMiddle) {
+  EXPECT_DOUBLE_EQ(median({5, 1, 4, 2, 3, 10, 7}), 4.0);
+  EXPECT_DOUBLE_EQ(median({10, 1, 4, 2}), 3.0);
+  EXPECT_DOUBLE_EQ(median({2.5}), 2.5);
+  EXPECT_DOUBLE_EQ(median({}), 0.0);
+}
+
 TEST(Stats, CoefficientOfVariationUsesTheSampleDeviation) {
   EXPECT_NEAR(coefficient_of_variation({1, 2, 3, 4}), 0.5163977794943222, 1e-15);  // sqrt(5/3) / 2.5
   EXPECT_DOUBLE_EQ(coefficient_of_variation({3}), 0.0);
