@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -228,10 +229,25 @@ std::int64_t measure(Bench& b, const Resolved& r, comm::Communicator& world, Com
   return ran;
 }
 
+// Whether the measured groups span nodes: "none" (every group inside one node), "all" (every group over
+// more than one) or "some"; what plan --calibrate tells the two tiers of links by.
+// With --one-group only the group holding rank 0 counts.
+std::string groups_span_nodes(const std::vector<std::vector<int>>& groups, const std::vector<RankInfo>& ranks,
+                              bool one_group) {
+  int inside = 0, across = 0;
+  for (const auto& g : groups) {
+    if (one_group && std::find(g.begin(), g.end(), 0) == g.end()) continue;
+    std::set<std::string> hosts;
+    for (int r : g) hosts.insert(ranks[static_cast<std::size_t>(r)].host);
+    ++(hosts.size() > 1 ? across : inside);
+  }
+  return across == 0 ? "none" : inside == 0 ? "all" : "some";
+}
+
 // Rank 0, after the sizes: the fit and the metadata, the /comm group appended to the results file,
 // and the footer. Returns the wrong elements of the data check.
 std::int64_t store(Sink& sink, const CommSettings& s, CommResult& result, std::int64_t ran,
-                   const std::vector<RankInfo>& ranks) {
+                   const std::vector<RankInfo>& ranks, const std::string& spans) {
   result.groups = std::max<std::int64_t>(ran, 1);
   std::vector<std::uint64_t> bytes;
   std::vector<double> secs;
@@ -246,6 +262,7 @@ std::int64_t store(Sink& sink, const CommSettings& s, CommResult& result, std::i
   meta.timed_steps = s.iters;
   meta.statistic = "time of one operation: mean over the timed iterations, largest over a group's ranks, slowest group";
   result.metadata = collect_metadata(meta);
+  result.metadata["groups_span_nodes"] = spans;
   std::int64_t wrong = 0;
   for (const auto& row : result.rows) wrong += std::max<std::int64_t>(row.wrong, 0);
   const int id = append_comm(s.out, result);
@@ -278,7 +295,7 @@ std::int64_t benchmark(const CommSettings& s, const Resolved& r, Job& job, const
   std::int64_t wrong = 0;
   if (sink) {
     sink->end_table();
-    wrong = store(*sink, s, result, ran, ranks);
+    wrong = store(*sink, s, result, ran, ranks, groups_span_nodes(b.groups, ranks, s.one_group));
   }
   job.roll().meet("the end of the benchmark");
   return wrong;

@@ -179,8 +179,8 @@ plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
     for (std::size_t i = 0; i < c.runs.size(); ++i) rates += (i ? "," : "") + std::to_string(c.runs[i]);
   }
   m.intra_efficiency = m.inter_efficiency = 1;  // the fit is the achieved link
-  m.intra_bandwidth = m.inter_bandwidth = c.beta;
-  m.intra_latency = m.inter_latency = c.alpha;
+  m.intra_bandwidth = c.intra.beta, m.intra_latency = c.intra.alpha;
+  m.inter_bandwidth = c.inter.beta, m.inter_latency = c.inter.alpha;
   m.action_gap = c.action_gap;
   if (c.gemm_id > 0) {
     const double passes = fitted_passes(m, c);
@@ -192,7 +192,10 @@ plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
                " could not be evaluated)";
     }
   }
-  m.rates_from = "calibrated from " + c.path + ": " + rates + ", link from " + c.link_source;
+  const std::string links = c.intra.source == c.inter.source
+                                ? "link from " + c.link_source
+                                : "links inside a node from " + c.intra.source + ", across nodes from " + c.inter.source;
+  m.rates_from = "calibrated from " + c.path + ": " + rates + ", " + links;
   m.name += " (calibrated)";
   return m;
 }

@@ -51,6 +51,31 @@ void read_gemm_sweep(Calibration& c, const std::string& what) {
   }
 }
 
+// The fit with the most points among `comms` (a point-to-point operation's first), of groups that span
+// nodes as `spans` says ("none", "all"; "": any); null when there is none.
+const StoredComm* best_fit(const std::vector<StoredComm>& comms, const std::string& spans) {
+  const StoredComm* best = nullptr;
+  for (int pass = 0; pass < 2 && !best; ++pass)
+    for (const StoredComm& sc : comms) {
+      const auto it = sc.result.metadata.find("groups_span_nodes");
+      if (!spans.empty() && (it == sc.result.metadata.end() || it->second != spans)) continue;
+      if (pass == 0 && !point_to_point(sc.result.op)) continue;
+      if (!best || sc.result.fit.points > best->result.fit.points) best = &sc;
+    }
+  return best;
+}
+
+// The link one comm fit gives: a collective's fit is of its size column, and each link carries the bus
+// factor of it (a ring all-reduce 2(n-1)/n).
+Calibration::Link link_of(const StoredComm& sc) {
+  const CommResult& r = sc.result;
+  Calibration::Link l{r.fit.alpha_s, r.fit.beta_Bps, "comm fit /comm/" + run_name(sc.id) + " (op " + r.op + ")"};
+  const comm::bench::OpRow* op = comm::bench::find_op(r.op);
+  if (op && op->op == comm::bench::BenchOp::all_reduce && r.group_size > 1)
+    l.beta = r.fit.beta_Bps * comm::bench::bus_factor(op->op, static_cast<int>(r.group_size));
+  return l;
+}
+
 // The link: the file's comm fit (a point-to-point one preferred), else a least-squares fit of the runs' sends.
 void read_link(Calibration& c, const std::vector<std::pair<double, double>>& p2p, const std::string& what) {
   try {
@@ -60,21 +85,12 @@ void read_link(Calibration& c, const std::vector<std::pair<double, double>>& p2p
   } catch (const Error& e) {
     throw UsageError(what + ": its /comm group is damaged: " + e.what());
   }
-  const StoredComm* best = nullptr;
-  for (const StoredComm& sc : c.comms)
-    if (point_to_point(sc.result.op) && (!best || sc.result.fit.points > best->result.fit.points)) best = &sc;
-  if (!best && !c.comms.empty()) best = &c.comms.front();
-  if (best) {
-    const CommResult& r = best->result;
-    c.alpha = r.fit.alpha_s;
-    c.beta = r.fit.beta_Bps;
-    const comm::bench::OpRow* op = comm::bench::find_op(r.op);
-    if (op && op->op == comm::bench::BenchOp::all_reduce && r.group_size > 1) {
-      // A collective's fit is of its size column: each link carries the bus factor of it (a ring
-      // all-reduce 2(n-1)/n).
-      c.beta = r.fit.beta_Bps * comm::bench::bus_factor(op->op, static_cast<int>(r.group_size));
-    }
-    c.link_source = "comm fit /comm/" + run_name(best->id) + " (op " + r.op + ")";
+  if (const StoredComm* best = best_fit(c.comms, "")) {
+    const Calibration::Link l = link_of(*best);
+    c.alpha = l.alpha, c.beta = l.beta, c.link_source = l.source;
+    c.intra = c.inter = l;
+    if (const StoredComm* in = best_fit(c.comms, "none")) c.intra = link_of(*in);
+    if (const StoredComm* across = best_fit(c.comms, "all")) c.inter = link_of(*across);
     return;
   }
   // Least squares of t = alpha + bytes / beta over the runs' sends.
@@ -92,6 +108,7 @@ void read_link(Calibration& c, const std::vector<std::pair<double, double>>& p2p
     c.alpha = std::max(0.0, alpha);
     c.beta = 1 / slope;
     c.link_source = "point-to-point transfers of run " + std::to_string(c.runs.front()) + " (no comm fit in the file)";
+    c.intra = c.inter = {c.alpha, c.beta, c.link_source};
     return;
   }
   throw UsageError(what + " holds neither a `pipebench comm` fit (/comm/NNNNNN/fit) nor point-to-point transfers "

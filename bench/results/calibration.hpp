@@ -23,6 +23,13 @@ struct Calibration {
   // The point-to-point link: t(bytes) = alpha + bytes / beta.
   double alpha = 0, beta = 0;
   std::string link_source;          // "comm fit /comm/000002 (op sendrecv)" or "p2p transfers of run 1 (least squares)"
+  // The links of the two tiers where the file's comm fits tell them apart (their groups all inside one
+  // node, or all across nodes: /comm metadata groups_span_nodes "none" or "all"); else the one above.
+  struct Link {
+    double alpha = 0, beta = 0;
+    std::string source;
+  };
+  Link intra, inter;
   std::vector<StoredComm> comms;    // every /comm group with a fit
   std::map<std::string, std::string> config;  // of the first transformer run
   double step_time = 0;             // of the first transformer run (its summary's median), s

@@ -9,6 +9,8 @@
 #include "bench/results/gemm_results.hpp"
 #include "bench/results/h5.hpp"
 #include "bench/results/store.hpp"
+#include "bench/results/comm_results.hpp"
+#include "sample_run.hpp"
 #include "scratch.hpp"
 
 using namespace pipebench::bench;
@@ -70,4 +72,46 @@ TEST_F(GemmResults, DamagedPrecisionIsRefusedByName) {
   prepare_results_file(file, false);
   append_gemm(file, sample("bf16"));
   EXPECT_THROW(read_gemms(file), pipebench::Error);
+}
+
+namespace {
+
+CommResult fit_of(const std::string& spans, double alpha, double beta) {
+  CommResult r;
+  r.op = "sendrecv";
+  r.group = "pp";
+  r.backend = "mpi";
+  r.mapping = "1x2x1";
+  r.groups = 1, r.group_size = 2;
+  r.metadata = {{"groups_span_nodes", spans}};
+  r.fit = {alpha, beta, 0.01, 5};
+  return r;
+}
+
+}  // namespace
+
+// plan --calibrate's links: a fit whose groups all stay in one node is the intra-node tier's, one whose
+// groups all cross nodes the inter-node tier's; the GEMM sweep of the runs' precision gives the rates.
+TEST_F(GemmResults, CalibrationTakesEachTiersLinkAndTheSweep) {
+  const std::string file = path("cal.h5");
+  prepare_results_file(file, false);
+  RunResult run = pipebench::bench::testing::sample_run();
+  run.config["workload"] = "transformer";
+  run.config["precision"] = "fp32";
+  append_run(file, run);
+  append_comm(file, fit_of("all", 2e-5, 1e8));
+  append_comm(file, fit_of("none", 1e-6, 1e10));
+  append_gemm(file, sample("fp64"));  // not the runs' precision: not taken
+  Calibration c = read_calibration(file);
+  EXPECT_EQ(c.gemm_id, 0);
+  EXPECT_DOUBLE_EQ(c.intra.alpha, 1e-6);
+  EXPECT_DOUBLE_EQ(c.intra.beta, 1e10);
+  EXPECT_EQ(c.intra.source, "comm fit /comm/000002 (op sendrecv)");
+  EXPECT_DOUBLE_EQ(c.inter.alpha, 2e-5);
+  EXPECT_DOUBLE_EQ(c.inter.beta, 1e8);
+  append_gemm(file, sample("fp32"));
+  c = read_calibration(file);
+  EXPECT_EQ(c.gemm_id, 2);
+  EXPECT_DOUBLE_EQ(c.gemm.peak_flops, 2.0 * 32 * 32 * 32 / (1e-6 * 96));
+  EXPECT_DOUBLE_EQ(c.elementwise_Bps, 2.5e10);
 }
