@@ -20,6 +20,7 @@
 #include "bench/render/report.hpp"
 #include "bench/render/sink.hpp"
 #include "bench/render/svg.hpp"
+#include "bench/render/chakra.hpp"
 #include "bench/render/trace.hpp"
 #include "bench/results/steps.hpp"
 #include "bench/results/store.hpp"
@@ -91,9 +92,13 @@ struct Sweep {
 // The checks of rank 0 that need no other rank: memory, every output path, and last the results file,
 // which is created here (exclusively: a second sweep on the same new file is refused now, not after
 // its first configuration). Returns what an existing file (--append) holds.
-PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int local_ranks) {
+PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int local_ranks, int world) {
   check_memory(plans, memory_per_rank_bytes(local_ranks));
   if (!rs.trace.empty()) check_output_path(rs.trace, "--trace", rs.force);
+  for (int r = 0; r < world && !rs.trace_kineto.empty(); ++r)
+    check_output_path(rank_trace_path(rs.trace_kineto, r, "json"), "--trace-kineto", rs.force);
+  for (int r = 0; r < world && !rs.trace_chakra.empty(); ++r)
+    check_output_path(rank_trace_path(rs.trace_chakra, r, "et"), "--trace-chakra", rs.force);
   if (!rs.svg.empty()) check_output_path(rs.svg, "--svg", rs.force);
   if (!rs.trace.empty() && rs.trace == rs.svg)
     throw UsageError("--trace and --svg name the same file " + quoted(rs.trace, 200) + "; give two names");
@@ -133,7 +138,7 @@ Sweep prepare(RunSettings& rs, Job& job, const std::function<void()>& start_kokk
     if (job.rank() == 0 && rs.zero && flat != sw.plans.end())
       std::fprintf(stderr, "pipebench: warning: --zero 1 with d = 1 (configuration %s): nothing to shard, the "
                            "optimizer state stays whole\n", flat->label.c_str());
-    if (job.rank() == 0) file = check_outputs(rs, sw.plans, local);
+    if (job.rank() == 0) file = check_outputs(rs, sw.plans, local, job.size());
   }, remove_made);
   // Rank 0 alone knows; each configuration's start meeting tells the others (start_configuration).
   sw.done.assign(sw.plans.size(), 0);
@@ -177,6 +182,14 @@ std::optional<Measurement> run_repeats(const RunSettings& rs, const Plan& pl, Sw
   int kept = 0;
   RunResult combined = combine_repeats(std::move(runs), rs.scoring, &kept);
   return Measurement{std::move(combined), std::move(all[kept].simulation)};
+}
+
+// The traces and the SVG of configuration --trace-config, on rank 0.
+void write_pictures(const RunSettings& rs, const Plan& pl, const Measurement& m) {
+  if (!rs.trace.empty()) write_chrome_trace(m.run, rs.trace, rs.force);
+  if (!rs.trace_kineto.empty()) write_kineto_traces(m.run, rs.trace_kineto, rs.force);
+  if (!rs.trace_chakra.empty()) write_chakra_traces(m.run, rs.trace_chakra, rs.force);
+  if (!rs.svg.empty()) write_measured_svg(rs.svg, rs.force, pl, m.simulation);
 }
 
 // Returns the signal that stopped the sweep, or 0 when it ran to the end.
@@ -240,10 +253,7 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
     if (shown_placements.insert(placement).second)
       rec.lines += "#   placement " + to_string(pl.mapping) + ": " + placement + '\n';
     sink->record(rec);
-    if (pl.index == rs.pick) {
-      if (!rs.trace.empty()) write_chrome_trace(run, rs.trace, rs.force);
-      if (!rs.svg.empty()) write_measured_svg(rs.svg, rs.force, pl, measured->simulation);
-    }
+    if (pl.index == rs.pick) write_pictures(rs, pl, *measured);
   }
   finish_sweep(sweep);
   if (!root) return stopped;
@@ -251,6 +261,10 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
   if (!stopped) {
     std::string legend = "# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
     if (!rs.trace.empty()) legend += "# trace of configuration " + std::to_string(rs.pick) + ": " + rs.trace + '\n';
+    if (!rs.trace_kineto.empty())
+      legend += "# Kineto traces of configuration " + std::to_string(rs.pick) + ": " + rs.trace_kineto + ".<rank>.json\n";
+    if (!rs.trace_chakra.empty())
+      legend += "# Chakra traces of configuration " + std::to_string(rs.pick) + ": " + rs.trace_chakra + ".<rank>.et\n";
     if (!rs.svg.empty()) legend += "# timeline of configuration " + std::to_string(rs.pick) + ": " + rs.svg + '\n';
     sink->legend(legend);
   }

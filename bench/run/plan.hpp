@@ -70,6 +70,7 @@ struct RunSettings {
   bool json = false, csv = false;
   Format format = Format::text;  // from --json / --csv
   std::string trace;  // Chrome trace of configuration `pick`
+  std::string trace_kineto, trace_chakra;  // per-rank traces of `pick`: PREFIX.<rank>.json, PREFIX.<rank>.et
   std::string svg;    // SVG timeline of the first timed step of configuration `pick`
   int pick = 1;
   bool force = false;  // --trace and --svg may replace an existing file
