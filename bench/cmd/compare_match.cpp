@@ -268,7 +268,7 @@ const std::vector<std::pair<std::string, std::string>>& like_for_like_keys() {
       {"cpu", "CPU"},           {"gpu", "accelerator"},         {"nodes", "nodes"},
       {"ranks_per_node", "ranks per node"}, {"pipebench_commit", "pipebench commit"}, {"build_type", "build type"},
       {"mpi", "MPI"},           {"nccl", "NCCL"},               {"blas", "BLAS"},
-      {"kokkos", "Kokkos"}};
+      {"kokkos", "Kokkos"},     {"cpu_affinity", "CPU affinity"}};
   return kKeys;
 }
 

@@ -167,21 +167,44 @@ void report_stop(const RunSettings& rs, const Sweep& sw, int signal, int at, boo
                written, rs.out.c_str(), missing, kStoppedExitCode);
 }
 
-// The configuration --repeats times, each with its own warm-up; rank 0 gets them combined and scored
-// (bench/results/steps.hpp), with the simulated replay of the repeat whose records are kept.
-std::optional<Measurement> run_repeats(const RunSettings& rs, const Plan& pl, SweepComms& sweep) {
+// The job's cold start (BLAS and OpenMP thread pools, first-touch page faults, MPI connections, the
+// scheduler spreading the ranks) would otherwise fall on the first configuration's repeats alone: its
+// --job-warmup steps and one more run untimed, and nothing of them is kept. Returns their wall time.
+double job_warmup(const RunSettings& rs, const Plan& pl, SweepComms& sweep) {
+  RunSettings warm = rs;
+  warm.warmup = rs.job_warmup;
+  warm.steps = 1;
+  warm.fail_rank = -1;  // --inject-failure is for the measured steps
+  if (sweep.world().rank() == 0)
+    std::fprintf(stderr, "# job warm-up: %d + 1 untimed steps of configuration %d (--job-warmup)\n", rs.job_warmup, pl.index);
+  const auto t0 = std::chrono::steady_clock::now();
+  run_configuration(warm, pl, sweep);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The configuration --repeats times, each with its own warm-up (after the job's, for the first one);
+// rank 0 gets them combined and scored (bench/results/steps.hpp), with the simulated replay of the
+// repeat whose records are kept.
+std::optional<Measurement> run_repeats(const RunSettings& rs, const Plan& pl, SweepComms& sweep, bool first) {
+  const double warm = first && rs.job_warmup > 0 ? job_warmup(rs, pl, sweep) : 0;
   std::vector<Measurement> all;
   for (int r = 0; r < rs.repeats; ++r) {
     std::optional<Measurement> m = run_configuration(rs, pl, sweep);
     if (m) all.push_back(std::move(*m));
   }
   if (all.empty()) return std::nullopt;
-  if (all.size() == 1 && rs.scoring == kScoringMedian) return std::move(all[0]);
-  std::vector<RunResult> runs;
-  for (auto& m : all) runs.push_back(std::move(m.run));
-  int kept = 0;
-  RunResult combined = combine_repeats(std::move(runs), rs.scoring, &kept);
-  return Measurement{std::move(combined), std::move(all[kept].simulation)};
+  std::optional<Measurement> out;
+  if (all.size() == 1 && rs.scoring == kScoringMedian) {
+    out = std::move(all[0]);
+  } else {
+    std::vector<RunResult> runs;
+    for (auto& m : all) runs.push_back(std::move(m.run));
+    int kept = 0;
+    RunResult combined = combine_repeats(std::move(runs), rs.scoring, &kept);
+    out = Measurement{std::move(combined), std::move(all[kept].simulation)};
+  }
+  if (warm > 0) out->run.metadata["job_warmup_seconds"] = fixed(warm, 3);
+  return out;
 }
 
 // The traces and the SVG of configuration --trace-config, on rank 0.
@@ -232,7 +255,7 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
     if (go.skip) continue;
     std::optional<Measurement> measured;
     try {
-      measured = run_repeats(rs, pl, sweep);
+      measured = run_repeats(rs, pl, sweep, ran == 0);
     } catch (const SweepStopped& e) {
       stopped = e.signal;
       if (root) report_stop(rs, sw, stopped, k, true, written);

@@ -114,6 +114,9 @@ void add_model_flags(CLI::App& cmd, RunSettings& r) {
 void add_output_flags(CLI::App& cmd, RunSettings& r) {
   add(cmd, {"--warmup", "Warm-up steps (not recorded)", 0}, r.warmup);
   add(cmd, {"--steps", "Timed steps"}, r.steps);
+  add(cmd, {"--job-warmup", "Untimed steps of the sweep's first configuration before its first repeat, so that it "
+                            "does not pay the job's cold start (thread pools, page faults, connections); 0: none", 0},
+      r.job_warmup);
   add(cmd, {"--repeats", "Run each configuration N times, each with its own warm-up; the steps of all are kept"},
       r.repeats);
   add(cmd, {"--system", "TOML file with a [system] table: what software cannot detect (accelerator model, interconnect, topology, cooling, power; docs/run.md)"},

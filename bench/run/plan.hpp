@@ -58,6 +58,7 @@ struct RunSettings {
   int warmup = 1;
   int steps = 3;
   int repeats = 1;                   // whole configurations, each with its own warm-up (--repeats)
+  int job_warmup = 3;                // untimed steps of the first configuration before its repeats (--job-warmup)
   std::string scoring = "median";    // how the repeats score: median or olympic (bench/results/steps.hpp)
   std::string system_file;                    // --system FILE.toml
   std::map<std::string, std::string> system;  // its [system] table, stored as metadata system.<key>

@@ -14,3 +14,12 @@ pipebench_cli_test(run_trace_kineto_no_folder RC 2
 pipebench_cli_test(run_trace_chakra_no_folder RC 2
   MATCH "^pipebench: error: --trace-chakra .*no/such/dir/c.0.et"
   ARGS run --trace-chakra no/such/dir/c --steps 1)
+
+# Issue 26: the ranks' CPU affinity decides like for like (a taskset run differs from a full one), and
+# the job warm-up before the first configuration (tests/cli/like_for_like.sh).
+foreach(_case affinity warmup)
+  add_test(NAME cli.like_for_like_${_case}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/like_for_like.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
+                   ${CMAKE_CURRENT_BINARY_DIR}/cli_work/like_for_like_${_case} ${_case})
+  set_tests_properties(cli.like_for_like_${_case} PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 180 SKIP_RETURN_CODE 77)
+endforeach()
