@@ -158,3 +158,6 @@ pipebench_comm_test(stopped_rank_polled NP 2 RC nonzero
   MATCH "pipebench: error: rank 0: timed out after 2 s waiting for allreduce of 'world' \\(2 ranks, mpi\\)"
   ARGS all_reduce -b 8 -e 8 -n 2 -w 1 --timeout 2s --poll-us 20 --out c.h5)
 set_tests_properties(cli.comm_stopped_rank_polled PROPERTIES ENVIRONMENT PIPEBENCH_TEST_COMM_STOP=1)
+# -I takes nccl-tests' 0 or 1 only.
+pipebench_cli_test(comm_per_iter_range RC 2 MATCH "^pipebench: error: --per_iter_timing '2' is not allowed: expected [^\n]*\n$"
+  ARGS comm -I 2)

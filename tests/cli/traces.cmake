@@ -23,3 +23,5 @@ foreach(_case affinity warmup)
                    ${CMAKE_CURRENT_BINARY_DIR}/cli_work/like_for_like_${_case} ${_case})
   set_tests_properties(cli.like_for_like_${_case} PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 180 SKIP_RETURN_CODE 77)
 endforeach()
+pipebench_cli_test(run_job_warmup_negative RC 2 MATCH "^pipebench: error: --job-warmup '-1' is not allowed: expected [^\n]*\n$"
+  ARGS run --job-warmup -1)
