@@ -4,7 +4,6 @@
 #include <cmath>
 #include <map>
 
-#include "analysis/error.hpp"
 #include "bench/render/output.hpp"
 #include "bench/render/process_groups.hpp"
 #include "bench/render/trace.hpp"
