@@ -12,7 +12,8 @@ stages), then for every rank:
   compute node and each receive feeds one; a send and its receive (src, dst, tag, in order) join a
   producer and a consumer the schedule links: a forward of stage s into a forward of s+1, a backward
   (B or I) of s into a backward of s-1, same micro-batch.
-Exit 77 (skipped) without protoc, after the Kineto checks.
+`pipebench report FILE --run 1` writes the same files from the stored run. Exit 77 (skipped) without
+protoc, after the Kineto checks.
 Usage: traces_check.py PIPEBENCH MPIEXEC WORKDIR SCHEDULE...
 """
 import json
@@ -193,6 +194,16 @@ def main():
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if r.returncode != 0:
             fail(f"{' '.join(cmd)}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+        # `report --run 1` writes the same traces from the stored run.
+        again = prefix + "-report"
+        r = subprocess.run([exe, "report", prefix + ".h5", "--run", "1", "--trace-kineto", again, "--trace-chakra", again],
+                           capture_output=True, text=True)
+        if r.returncode != 0 or f"# Chakra traces of run 1 written to {again}.<rank>.et ({RANKS} ranks)" not in r.stdout:
+            fail(f"report --trace-kineto --trace-chakra: exit {r.returncode}\n{r.stdout}{r.stderr}")
+        for k in range(RANKS):
+            for ext in ("json", "et"):
+                if open(f"{prefix}.{k}.{ext}", "rb").read() != open(f"{again}.{k}.{ext}", "rb").read():
+                    fail(f"{again}.{k}.{ext} (from the results file) differs from {prefix}.{k}.{ext} (from the run)")
         rows = schedule_rows(exe, schedule)
         comms = sum(check_kineto(f"{prefix}.{k}.json", k, rows[k]) for k in range(RANKS))
         if not have_protoc:
