@@ -139,6 +139,22 @@ TEST_F(CommResults, PointToPointRowsAreOsuColumns) {
 
 // -I: nccl-tests' i_min, i_max, i_p99, i_cv% after each variant's columns (analysis::iteration_stats of
 // the row's times), the four as CSV columns, and the raw times in JSON's per_iter object alone.
+// -I's raw times are stored with the rows and read back exactly, row by row.
+TEST_F(CommResults, PerIterationTimesRoundTrip) {
+  const std::string file = path("i.h5");
+  prepare_results_file(file, false);
+  CommResult r = sample();
+  r.config["per_iter_timing"] = "1";
+  r.iter_us = {{1.0, 2.5, 3.0}, {4.0, 4.25, 0.5}};
+  ASSERT_EQ(append_comm(file, r), 1);
+  ASSERT_EQ(append_comm(file, sample()), 2);
+  const auto back = read_comms(file);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].result.iter_us, r.iter_us);
+  EXPECT_TRUE(back[0].result == r);
+  EXPECT_TRUE(back[1].result.iter_us.empty());
+}
+
 TEST_F(CommResults, PerIterationColumnsAndRawTimes) {
   CommResult r = sample();
   r.groups = 1;
