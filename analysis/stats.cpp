@@ -60,6 +60,25 @@ double coefficient_of_variation(const std::vector<double>& v) {
   return mean > 0 ? std::sqrt(ss / (n - 1)) / mean : 0.0;
 }
 
+IterationStats iteration_stats(std::vector<double> v) {
+  IterationStats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  const auto nearest_rank = [&v, n](std::size_t pct) { return v[std::min(n - 1, (n * pct + 99) / 100 - 1)]; };
+  s.min = v.front();
+  s.max = v.back();
+  s.p50 = v[n / 2];
+  s.p95 = nearest_rank(95);
+  s.p99 = nearest_rank(99);
+  for (double x : v) s.mean += x / static_cast<double>(n);
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean) * (x - s.mean);
+  s.stdev = std::sqrt(ss / static_cast<double>(n));
+  s.cv = s.mean > 0 ? s.stdev / s.mean : 0;
+  return s;
+}
+
 double olympic_mean(std::vector<double> v) {
   if (v.size() < 3) throw Error("olympic scoring needs at least 3 values, got " + std::to_string(v.size()));
   std::sort(v.begin(), v.end());

@@ -28,6 +28,16 @@ double coefficient_of_variation(const std::vector<double>& v);
 // average the rest). Error for fewer than 3 values.
 double olympic_mean(std::vector<double> v);
 
+// nccl-tests' per-iteration summary (-I, nccl-tests 2.19 src/util.cu computeIterStats): over the timed
+// iterations' times, min, max, mean, p50 (the sorted list's element n/2), p95 and p99 by nearest rank
+// (element min(n-1, ceil(n p / 100) - 1), so p99 equals max below 100 samples), the population standard
+// deviation (n in the denominator) and cv = stdev / mean. pipebench comm's i_min, i_max, i_p99 and
+// i_cv% columns and its JSON per_iter object are these figures. All 0 for an empty list.
+struct IterationStats {
+  double min = 0, max = 0, mean = 0, p50 = 0, p95 = 0, p99 = 0, stdev = 0, cv = 0;
+};
+IterationStats iteration_stats(std::vector<double> times);
+
 struct RatioInterval {
   double ratio = 0;  // median(b) / median(a)
   double low = 0;    // the 2.5th and 97.5th percentiles of the bootstrap distribution of the ratio

@@ -90,6 +90,19 @@ double Harness::time_collective(const Shape& s, bool ip) {
   // Test-only: PIPEBENCH_TEST_COMM_STOP=R stops world rank R (SIGSTOP) after its warm-up, so that the
   // tests see the others' wait end the job within --timeout (tests/cli/comm.cmake).
   if (const char* stop = std::getenv("PIPEBENCH_TEST_COMM_STOP"); stop && std::atoi(stop) == world_.rank()) std::raise(SIGSTOP);
+  if (spec_.per_iter) {
+    std::vector<double>& times = iter_s_[ip ? 1 : 0];
+    for (int i = 0; i < spec_.iters; ++i) {
+      const auto t = clock::now();
+      once();
+      group_.wait_all(rs);
+      rs.clear();
+      times.push_back(seconds_since(t));
+    }
+    double sum = 0;
+    for (double x : times) sum += x;
+    return sum / spec_.iters;
+  }
   const auto t0 = clock::now();
   for (int i = 0; i < spec_.iters; ++i) once();
   group_.wait_all(rs);
@@ -157,9 +170,12 @@ double Harness::time_p2p(std::size_t bytes) {
   const bool ping_pong = row_.run == Run::ping_pong;
   const bool blocking_p2p = mpi && spec_.blocking && ping_pong;
   if (blocking_p2p) mpi->set_blocking_point_to_point(true);
-  clock::time_point t0 = clock::now();
+  const double per_message = ping_pong ? 2.0 : static_cast<double>(row_.window);
+  clock::time_point t0 = clock::now(), round = t0;
   for (int i = 0; i < rounds; ++i) {
     if (i == spec_.warmup) t0 = clock::now();
+    if (spec_.per_iter && i > spec_.warmup) iter_s_[0].push_back(seconds_since(round) / per_message);
+    round = clock::now();
     beat();
     if (ping_pong) {
       if (first) {
@@ -193,8 +209,9 @@ double Harness::time_p2p(std::size_t bytes) {
     }
   }
   const double elapsed = seconds_since(t0);
+  if (spec_.per_iter && spec_.iters > 0) iter_s_[0].push_back(seconds_since(round) / per_message);
   if (blocking_p2p) mpi->set_blocking_point_to_point(false);
-  return ping_pong ? elapsed / (2.0 * spec_.iters) : elapsed / (static_cast<double>(spec_.iters) * row_.window);
+  return elapsed / (spec_.iters * per_message);
 }
 
 std::int64_t Harness::check_p2p(std::size_t bytes) {
@@ -214,6 +231,7 @@ std::int64_t Harness::check_p2p(std::size_t bytes) {
 
 Sample Harness::run(std::uint64_t requested_bytes) {
   Sample out;
+  for (auto& t : iter_s_) t.clear();
   // Every group starts together, as in training; the waiting ranks (--one-group) meet here too.
   world_.barrier();
   if (!takes_part_) return out;
@@ -236,6 +254,25 @@ std::vector<Sample> gather_samples(Communicator& world, const Sample& mine) {
   Request r = world.iallgather(&mine, all.data(), sizeof(Sample));
   world.wait(r);
   return all;
+}
+
+std::vector<std::vector<double>> gather_iterations(Communicator& world, const Harness& mine, int iters) {
+  const std::size_t n = static_cast<std::size_t>(iters);
+  std::vector<double> own(2 * n, -1);  // -1: not measured here
+  for (int v = 0; v < 2; ++v)
+    for (std::size_t i = 0; i < mine.iterations(v).size() && i < n; ++i) own[v * n + i] = mine.iterations(v)[i];
+  std::vector<double> all(own.size() * static_cast<std::size_t>(world.size()));
+  Request r = world.iallgather(own.data(), all.data(), own.size() * sizeof(double));
+  world.wait(r);
+  std::vector<std::vector<double>> out(2);
+  for (int v = 0; v < 2; ++v) {
+    for (std::size_t i = 0; i < n; ++i) {
+      double slowest = -1;
+      for (std::size_t k = 0; k < static_cast<std::size_t>(world.size()); ++k) slowest = std::max(slowest, all[k * own.size() + v * n + i]);
+      if (slowest >= 0) out[v].push_back(slowest);
+    }
+  }
+  return out;
 }
 
 }  // namespace pipebench::comm::bench

@@ -23,6 +23,9 @@ struct Spec {
   int iters = 20;
   int warmup = 5;
   bool check = false;
+  // -I: time every iteration on its own (each waited for before the next is posted, also on NCCL),
+  // kept by run() for iterations().
+  bool per_iter = false;
   // MPI backend: time MPI's blocking collectives (MpiCommunicator::set_blocking_collectives), as
   // OSU's tests do; the caller guards the calls, which no --timeout covers.
   bool blocking = false;
@@ -52,6 +55,9 @@ class Harness {
   // The world members this rank pairs with in point-to-point tests (-1: none): member m with m^1 of its
   // group.
   int partner() const;
+  // Under spec.per_iter, the last run()'s time of each timed iteration of variant v, in seconds, as
+  // time_s reports it (one operation; OSU: one message): empty where this rank measured nothing.
+  const std::vector<double>& iterations(int v) const { return iter_s_[v]; }
   const Spec& spec() const { return spec_; }
 
  private:
@@ -75,9 +81,14 @@ class Harness {
   bool takes_part_;
   int me_, n_;
   Buffer send_, recv_, recv2_, ack_;
+  std::vector<double> iter_s_[2];
 };
 
 // Every rank's Sample, on every rank (index = world rank): one all-gather over `world`.
 std::vector<Sample> gather_samples(Communicator& world, const Sample& mine);
+// Under -I: per variant and timed iteration, the largest time over the world's ranks that measured it
+// (nccl-tests' -I takes the slowest process's time of each iteration). One all-gather over `world`;
+// every rank passes its harness's iterations() (empty: measured nothing) and the same `iters`.
+std::vector<std::vector<double>> gather_iterations(Communicator& world, const Harness& mine, int iters);
 
 }  // namespace pipebench::comm::bench

@@ -11,6 +11,7 @@ packages=(build-essential cmake git ccache pkg-config
           libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev libopenblas0-pthread
           libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
           python3   # tests/docs/doccheck.py (standard library only)
+          protobuf-compiler   # protoc --decode: the Chakra trace test (tests/cli/traces.cmake)
           clang libclang-rt-14-dev)  # the debug-asan preset: sanitizers and libFuzzer (docs/fuzzing.md)
 missing=()
 for p in "${packages[@]}"; do

@@ -121,6 +121,7 @@ comm::bench::Spec bench_spec(const CommSettings& s, const Resolved& r) {
   spec.iters = s.iters;
   spec.warmup = s.warmup;
   spec.check = s.check != 0;
+  spec.per_iter = s.per_iter != 0;
   // --poll-us 0: MPI's blocking collectives, as OSU times them; each size then runs under a watchdog.
   spec.blocking = s.poll_us == 0 && s.backend == "mpi";
   return spec;
@@ -198,7 +199,11 @@ std::string context_notes(const CommSettings& s, const Resolved& r, const CommRe
   head << "# minBytes " << s.min_bytes << " maxBytes " << s.max_bytes << " step: "
        << (s.increment ? std::to_string(s.increment) + "(bytes)" : std::to_string(s.factor) + "(factor)")
        << " warmup iters: " << s.warmup << " iters: " << s.iters << " validation: " << s.check
-       << (window ? " window: " + std::to_string(window) : "") << "\n#\n# Using devices\n";
+       << (window ? " window: " + std::to_string(window) : "") << "\n";
+  if (s.per_iter)
+    head << "# Per-Iteration Report: host clock around each iteration, each waited for; i_* uses the slowest rank of "
+            "each iteration\n";
+  head << "#\n# Using devices\n";
   std::vector<RankPlace> places;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankInfo& ri = ranks[i];
@@ -220,11 +225,17 @@ std::int64_t measure(Bench& b, const Resolved& r, comm::Communicator& world, Com
     const auto sample = b.harness->run(size);
     if (b.dog) b.dog->watch("");
     const auto all = comm::bench::gather_samples(world, sample);
+    std::vector<std::vector<double>> iters;
+    if (b.spec.per_iter) iters = comm::bench::gather_iterations(world, *b.harness, b.spec.iters);
     if (!sink) continue;
-    const CommBenchRow oop = make_row(r, size, all, 0, b.groups, b.spec.check, ran);
-    result.rows.push_back(oop);
-    if (in_place) result.rows.push_back(make_row(r, size, all, 1, b.groups, b.spec.check, ran));
-    sink->record(comm_record(result, oop, in_place ? &result.rows.back() : nullptr));
+    const std::size_t first = result.rows.size();
+    for (int v = 0; v < (in_place ? 2 : 1); ++v) {
+      result.rows.push_back(make_row(r, size, all, v, b.groups, b.spec.check, ran));
+      if (!b.spec.per_iter) continue;
+      result.iter_us.emplace_back();
+      for (double t : iters[v]) result.iter_us.back().push_back(t * 1e6);
+    }
+    sink->record(comm_record(result, result.rows[first], in_place ? &result.rows[first + 1] : nullptr));
   }
   return ran;
 }
@@ -358,6 +369,8 @@ void add_comm_command(CLI::App& app) {
   add(*cmd, {"-n,--iters", "Timed iterations per size"}, s.iters);
   add(*cmd, {"-w,--warmup_iters", "Warm-up iterations per size (not timed)", 0}, s.warmup);
   add(*cmd, {"-c,--check", "Check the results (1) or not (0)", 0, 1}, s.check);
+  add(*cmd, {"-I,--per_iter_timing", "Time each iteration (1): nccl-tests' i_min, i_max, i_p99, i_cv% columns, raw times in --json", 0, 1},
+      s.per_iter);
   watched.emplace_back("-d", add(*cmd, {"-d,--datatype", "Data type: float, double, half, bfloat16, int32"}, s.dtype));
   add(*cmd, {"-o,--op", "Reduction: sum, max, min"}, s.redop);
   add(*cmd, {"-r,--root", "Root of broadcast and reduce (a rank within the group)", 0}, s.root);

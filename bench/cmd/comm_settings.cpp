@@ -180,6 +180,7 @@ std::map<std::string, std::string> config_of(const CommSettings& s, const Resolv
   // Only where they are not 1, so that files of three axes keep their keys (absent reads as 1).
   if (s.cp > 1) c["context_parallel"] = std::to_string(s.cp);
   if (s.ep > 1) c["expert_parallel"] = std::to_string(s.ep);
+  if (s.per_iter) c["per_iter_timing"] = "1";
   return c;
 }
 

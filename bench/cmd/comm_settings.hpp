@@ -31,6 +31,7 @@ struct CommSettings {
   std::uint64_t min_bytes = 8, max_bytes = 32ull << 20, increment = 0;
   int factor = 2;
   int iters = 20, warmup = 5, check = 1;
+  int per_iter = 0;  // -I 1: nccl-tests' per-iteration columns and the raw times in --json
   std::string dtype = "float", redop = "sum";
   int root = 0;
   std::string p2p;

@@ -93,7 +93,7 @@ void add_compare_command(CLI::App& app) {
   add(*cmd, {"--threshold", "Practical significance: smallest |B/A - 1| that counts, percent (0: the bootstrap interval alone; communication rows: 2 when 0)", 0},
       o->threshold_pct)
       ->type_name("PCT");
-  add(*cmd, {"--allow-different", "Compare files that are not like for like (CPU, accelerator, nodes, ranks per node, commit, build, libraries, system description)"},
+  add(*cmd, {"--allow-different", "Compare files that are not like for like (CPU, accelerator, nodes, ranks per node, commit, build, libraries, CPU affinity, system description)"},
       o->allow_different);
   add_large_count(*cmd, flag::train_tokens, o->train.tokens);
   add(*cmd, flag::gpu_hour_price, o->train.price)->type_name("PRICE");

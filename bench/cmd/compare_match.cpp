@@ -170,7 +170,8 @@ bool beyond_threshold(std::optional<double> ratio, double a, double b, double th
 
 bool metadata_is_noise(const std::string& key) {
   static const std::set<std::string> kNoise = {"date_utc", "writer_host", "writer_pid", "job_id",
-                                               "slurm_job_id", "slurm_nodelist", "command_line"};
+                                               "slurm_job_id", "slurm_nodelist", "command_line",
+                                               "job_warmup_seconds"};  // a timing: differs every run
   if (kNoise.count(key)) return true;
   if (key.rfind("env.", 0) != 0) return false;
   static const char* const kPerJob[] = {"JOB_ID", "JOBID", "PID", "NODELIST", "NODENAME", "SUBMIT", "STEP",
@@ -268,7 +269,7 @@ const std::vector<std::pair<std::string, std::string>>& like_for_like_keys() {
       {"cpu", "CPU"},           {"gpu", "accelerator"},         {"nodes", "nodes"},
       {"ranks_per_node", "ranks per node"}, {"pipebench_commit", "pipebench commit"}, {"build_type", "build type"},
       {"mpi", "MPI"},           {"nccl", "NCCL"},               {"blas", "BLAS"},
-      {"kokkos", "Kokkos"}};
+      {"kokkos", "Kokkos"},     {"cpu_affinity", "CPU affinity"}};
   return kKeys;
 }
 

@@ -56,7 +56,8 @@ std::string comm_label(const CommResult& r);
 
 // The metadata that decides whether two files are like for like, as (key, what the text calls it):
 // CPU and accelerator model, nodes, ranks per node, pipebench commit, build type, MPI, NCCL, BLAS and
-// Kokkos versions, and the system description's entries (system.*). Precision is part of each
+// Kokkos versions, the ranks' CPU affinity and OpenMP threads (cpu_affinity), and the system
+// description's entries (system.*). Precision is part of each
 // configuration, so runs of two precisions never match.
 const std::vector<std::pair<std::string, std::string>>& like_for_like_keys();
 // Sets c.unlike from the two files' joined metadata (file_metadata's form).

@@ -16,6 +16,7 @@
 #include "bench/render/output.hpp"
 #include "bench/render/report.hpp"
 #include "bench/results/store.hpp"
+#include "bench/render/chakra.hpp"
 #include "bench/render/trace.hpp"
 #include "bench/render/train_text.hpp"
 #include "bench/render/html.hpp"
@@ -30,7 +31,7 @@ struct ReportSettings {
   int run = 0;  // 0: none chosen
   bool json = false, csv = false;
   Format format = Format::text;
-  std::string trace;
+  std::string trace, trace_kineto, trace_chakra;
   std::string html;
   std::vector<int> timeline;  // runs whose timelines the HTML page shows (empty: one per schedule)
   bool force = false;
@@ -49,7 +50,27 @@ int run_for_trace(const ReportSettings& o, const RunListing& listing) {
   if (listing.runs.empty()) throw UsageError("'" + o.file + "' holds no complete runs, so there is nothing to trace");
   std::vector<int> ids;
   for (const auto& r : listing.runs) ids.push_back(r.id);
-  throw UsageError("--trace needs --run ID: '" + o.file + "' holds runs " + id_ranges(ids));
+  const char* flag = !o.trace.empty() ? "--trace" : !o.trace_kineto.empty() ? "--trace-kineto" : "--trace-chakra";
+  throw UsageError(std::string(flag) + " needs --run ID: '" + o.file + "' holds runs " + id_ranges(ids));
+}
+
+bool traces(const ReportSettings& o) { return !o.trace.empty() || !o.trace_kineto.empty() || !o.trace_chakra.empty(); }
+
+// The traces asked for of run `id` (the per-rank ones check every rank's path before the first file).
+void write_traces(const ReportSettings& o, const RunResult& run, int id) {
+  const bool text = o.format == Format::text;
+  if (!o.trace.empty()) {
+    const std::size_t n = write_chrome_trace(run, o.trace, o.force);
+    if (text) std::cout << "# trace of run " << id << " written to " << o.trace << " (" << n << " events)\n";
+  }
+  if (!o.trace_kineto.empty()) {
+    const std::size_t n = write_kineto_traces(run, o.trace_kineto, o.force);
+    if (text) std::cout << "# Kineto traces of run " << id << " written to " << o.trace_kineto << ".<rank>.json (" << n << " ranks)\n";
+  }
+  if (!o.trace_chakra.empty()) {
+    const std::size_t n = write_chakra_traces(run, o.trace_chakra, o.force);
+    if (text) std::cout << "# Chakra traces of run " << id << " written to " << o.trace_chakra << ".<rank>.et (" << n << " ranks)\n";
+  }
 }
 
 void warn_damaged(const ReportSettings& o, const RunListing& listing) {
@@ -60,8 +81,8 @@ void warn_damaged(const ReportSettings& o, const RunListing& listing) {
 
 // --html: the whole page is rendered before the file is written (write_output: temporary + rename).
 void report_html(const ReportSettings& o) {
-  if (o.run != 0 || o.json || o.csv || !o.trace.empty())
-    throw UsageError("--html makes the whole page: give it without --run, --json, --csv and --trace");
+  if (o.run != 0 || o.json || o.csv || traces(o))
+    throw UsageError("--html makes the whole page: give it without --run, --json, --csv and the traces");
   check_output_path(o.html, "--html", o.force);
   const ReportInput in = report_input(o.file, o.timeline);
   warn_damaged(o, in.listing);
@@ -79,7 +100,7 @@ void report(const ReportSettings& o) {
   if (o.run == 0) {
     const RunListing listing = list_runs(o.file);
     warn_damaged(o, listing);
-    const int traced = o.trace.empty() ? 0 : run_for_trace(o, listing);
+    const int traced = traces(o) ? run_for_trace(o, listing) : 0;
     const std::vector<StoredComm> comms = read_comms(o.file);  // `pipebench comm` results
     JsonDocument doc = listing_document(o.file, listing, &comms);
     if (o.train.tokens > 0) doc.tail["train"] = train_json(runs_of(listing), o.train);
@@ -87,10 +108,7 @@ void report(const ReportSettings& o) {
     write_listing(*sink, o.file, listing, &comms);
     sink->legend(train_lines(runs_of(listing), o.train));
     sink->finish();
-    if (traced) {
-      const std::size_t n = write_chrome_trace(read_run(o.file, traced), o.trace, o.force);
-      if (o.format == Format::text) std::cout << "# trace of run " << traced << " written to " << o.trace << " (" << n << " events)\n";
-    }
+    if (traced) write_traces(o, read_run(o.file, traced), traced);
     return;
   }
   const RunResult run = read_run(o.file, o.run);
@@ -105,10 +123,7 @@ void report(const ReportSettings& o) {
   sink->record(rec);
   sink->end_table();
   sink->finish();
-  if (!o.trace.empty()) {
-    const std::size_t n = write_chrome_trace(run, o.trace, o.force);
-    if (o.format == Format::text) std::cout << "# trace of run " << o.run << " written to " << o.trace << " (" << n << " events)\n";
-  }
+  write_traces(o, run, o.run);
 }
 
 }  // namespace
@@ -122,6 +137,10 @@ void add_report_command(CLI::App& app) {
   add(*cmd, flag::json, o->json)->description("Print JSON instead of tables (times in seconds): the run object of docs/json.md");
   add(*cmd, flag::csv, o->csv);
   add(*cmd, flag::trace, o->trace)->description("Write the run's Chrome trace (Perfetto, chrome://tracing) to this file");
+  add(*cmd, {"--trace-kineto", "Write the run's per-rank Kineto-style traces (Holistic Trace Analysis) to PREFIX.<rank>.json"},
+      o->trace_kineto);
+  add(*cmd, {"--trace-chakra", "Write the run's per-rank Chakra execution traces (ASTRA-sim) to PREFIX.<rank>.et"},
+      o->trace_chakra);
   add(*cmd, flag::html, o->html);
   add(*cmd, {"--timeline", "Runs whose measured and simulated timelines the --html page shows (comma list of ids; default: the first run of each schedule)", 1},
       o->timeline);

@@ -20,6 +20,7 @@
 #include "bench/render/report.hpp"
 #include "bench/render/sink.hpp"
 #include "bench/render/svg.hpp"
+#include "bench/render/chakra.hpp"
 #include "bench/render/trace.hpp"
 #include "bench/results/steps.hpp"
 #include "bench/results/store.hpp"
@@ -91,9 +92,13 @@ struct Sweep {
 // The checks of rank 0 that need no other rank: memory, every output path, and last the results file,
 // which is created here (exclusively: a second sweep on the same new file is refused now, not after
 // its first configuration). Returns what an existing file (--append) holds.
-PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int local_ranks) {
+PreparedFile check_outputs(RunSettings& rs, const std::vector<Plan>& plans, int local_ranks, int world) {
   check_memory(plans, memory_per_rank_bytes(local_ranks));
   if (!rs.trace.empty()) check_output_path(rs.trace, "--trace", rs.force);
+  for (int r = 0; r < world && !rs.trace_kineto.empty(); ++r)
+    check_output_path(rank_trace_path(rs.trace_kineto, r, "json"), "--trace-kineto", rs.force);
+  for (int r = 0; r < world && !rs.trace_chakra.empty(); ++r)
+    check_output_path(rank_trace_path(rs.trace_chakra, r, "et"), "--trace-chakra", rs.force);
   if (!rs.svg.empty()) check_output_path(rs.svg, "--svg", rs.force);
   if (!rs.trace.empty() && rs.trace == rs.svg)
     throw UsageError("--trace and --svg name the same file " + quoted(rs.trace, 200) + "; give two names");
@@ -133,7 +138,7 @@ Sweep prepare(RunSettings& rs, Job& job, const std::function<void()>& start_kokk
     if (job.rank() == 0 && rs.zero && flat != sw.plans.end())
       std::fprintf(stderr, "pipebench: warning: --zero 1 with d = 1 (configuration %s): nothing to shard, the "
                            "optimizer state stays whole\n", flat->label.c_str());
-    if (job.rank() == 0) file = check_outputs(rs, sw.plans, local);
+    if (job.rank() == 0) file = check_outputs(rs, sw.plans, local, job.size());
   }, remove_made);
   // Rank 0 alone knows; each configuration's start meeting tells the others (start_configuration).
   sw.done.assign(sw.plans.size(), 0);
@@ -162,21 +167,52 @@ void report_stop(const RunSettings& rs, const Sweep& sw, int signal, int at, boo
                written, rs.out.c_str(), missing, kStoppedExitCode);
 }
 
-// The configuration --repeats times, each with its own warm-up; rank 0 gets them combined and scored
-// (bench/results/steps.hpp), with the simulated replay of the repeat whose records are kept.
-std::optional<Measurement> run_repeats(const RunSettings& rs, const Plan& pl, SweepComms& sweep) {
+// The job's cold start (BLAS and OpenMP thread pools, first-touch page faults, MPI connections, the
+// scheduler spreading the ranks) would otherwise fall on the first configuration's repeats alone: its
+// --job-warmup steps and one more run untimed, and nothing of them is kept. Returns their wall time.
+double job_warmup(const RunSettings& rs, const Plan& pl, SweepComms& sweep) {
+  RunSettings warm = rs;
+  warm.warmup = rs.job_warmup;
+  warm.steps = 1;
+  warm.fail_rank = -1;  // --inject-failure is for the measured steps
+  if (sweep.world().rank() == 0)
+    std::fprintf(stderr, "# job warm-up: %d + 1 untimed steps of configuration %d (--job-warmup)\n", rs.job_warmup, pl.index);
+  const auto t0 = std::chrono::steady_clock::now();
+  run_configuration(warm, pl, sweep);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The configuration --repeats times, each with its own warm-up (after the job's, for the first one);
+// rank 0 gets them combined and scored (bench/results/steps.hpp), with the simulated replay of the
+// repeat whose records are kept.
+std::optional<Measurement> run_repeats(const RunSettings& rs, const Plan& pl, SweepComms& sweep, bool first) {
+  const double warm = first && rs.job_warmup > 0 ? job_warmup(rs, pl, sweep) : 0;
   std::vector<Measurement> all;
   for (int r = 0; r < rs.repeats; ++r) {
     std::optional<Measurement> m = run_configuration(rs, pl, sweep);
     if (m) all.push_back(std::move(*m));
   }
   if (all.empty()) return std::nullopt;
-  if (all.size() == 1 && rs.scoring == kScoringMedian) return std::move(all[0]);
-  std::vector<RunResult> runs;
-  for (auto& m : all) runs.push_back(std::move(m.run));
-  int kept = 0;
-  RunResult combined = combine_repeats(std::move(runs), rs.scoring, &kept);
-  return Measurement{std::move(combined), std::move(all[kept].simulation)};
+  std::optional<Measurement> out;
+  if (all.size() == 1 && rs.scoring == kScoringMedian) {
+    out = std::move(all[0]);
+  } else {
+    std::vector<RunResult> runs;
+    for (auto& m : all) runs.push_back(std::move(m.run));
+    int kept = 0;
+    RunResult combined = combine_repeats(std::move(runs), rs.scoring, &kept);
+    out = Measurement{std::move(combined), std::move(all[kept].simulation)};
+  }
+  if (warm > 0) out->run.metadata["job_warmup_seconds"] = fixed(warm, 3);
+  return out;
+}
+
+// The traces and the SVG of configuration --trace-config, on rank 0.
+void write_pictures(const RunSettings& rs, const Plan& pl, const Measurement& m) {
+  if (!rs.trace.empty()) write_chrome_trace(m.run, rs.trace, rs.force);
+  if (!rs.trace_kineto.empty()) write_kineto_traces(m.run, rs.trace_kineto, rs.force);
+  if (!rs.trace_chakra.empty()) write_chakra_traces(m.run, rs.trace_chakra, rs.force);
+  if (!rs.svg.empty()) write_measured_svg(rs.svg, rs.force, pl, m.simulation);
 }
 
 // Returns the signal that stopped the sweep, or 0 when it ran to the end.
@@ -219,7 +255,7 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
     if (go.skip) continue;
     std::optional<Measurement> measured;
     try {
-      measured = run_repeats(rs, pl, sweep);
+      measured = run_repeats(rs, pl, sweep, ran == 0);
     } catch (const SweepStopped& e) {
       stopped = e.signal;
       if (root) report_stop(rs, sw, stopped, k, true, written);
@@ -240,10 +276,7 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
     if (shown_placements.insert(placement).second)
       rec.lines += "#   placement " + to_string(pl.mapping) + ": " + placement + '\n';
     sink->record(rec);
-    if (pl.index == rs.pick) {
-      if (!rs.trace.empty()) write_chrome_trace(run, rs.trace, rs.force);
-      if (!rs.svg.empty()) write_measured_svg(rs.svg, rs.force, pl, measured->simulation);
-    }
+    if (pl.index == rs.pick) write_pictures(rs, pl, *measured);
   }
   finish_sweep(sweep);
   if (!root) return stopped;
@@ -251,6 +284,10 @@ int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
   if (!stopped) {
     std::string legend = "# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
     if (!rs.trace.empty()) legend += "# trace of configuration " + std::to_string(rs.pick) + ": " + rs.trace + '\n';
+    if (!rs.trace_kineto.empty())
+      legend += "# Kineto traces of configuration " + std::to_string(rs.pick) + ": " + rs.trace_kineto + ".<rank>.json\n";
+    if (!rs.trace_chakra.empty())
+      legend += "# Chakra traces of configuration " + std::to_string(rs.pick) + ": " + rs.trace_chakra + ".<rank>.et\n";
     if (!rs.svg.empty()) legend += "# timeline of configuration " + std::to_string(rs.pick) + ": " + rs.svg + '\n';
     sink->legend(legend);
   }

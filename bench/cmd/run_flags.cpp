@@ -114,6 +114,9 @@ void add_model_flags(CLI::App& cmd, RunSettings& r) {
 void add_output_flags(CLI::App& cmd, RunSettings& r) {
   add(cmd, {"--warmup", "Warm-up steps (not recorded)", 0}, r.warmup);
   add(cmd, {"--steps", "Timed steps"}, r.steps);
+  add(cmd, {"--job-warmup", "Untimed steps of the sweep's first configuration before its first repeat, so that it "
+                            "does not pay the job's cold start (thread pools, page faults, connections); 0: none", 0},
+      r.job_warmup);
   add(cmd, {"--repeats", "Run each configuration N times, each with its own warm-up; the steps of all are kept"},
       r.repeats);
   add(cmd, {"--system", "TOML file with a [system] table: what software cannot detect (accelerator model, interconnect, topology, cooling, power; docs/run.md)"},
@@ -131,7 +134,13 @@ void add_output_flags(CLI::App& cmd, RunSettings& r) {
   add(cmd, flag::csv, r.csv);
   add(cmd, flag::trace, r.trace)->description("Write a Chrome trace (Perfetto) of configuration --trace-config");
   add(cmd, flag::svg, r.svg)->description("Write the measured timeline of configuration --trace-config as SVG");
-  add(cmd, {"--trace-config", "Which configuration of the sweep --trace and --svg show (1-based)"}, r.pick);
+  add(cmd, {"--trace-kineto", "Write per-rank Kineto-style traces (Holistic Trace Analysis) of configuration "
+                             "--trace-config to PREFIX.<rank>.json"},
+      r.trace_kineto);
+  add(cmd, {"--trace-chakra", "Write per-rank Chakra execution traces (ASTRA-sim) of configuration --trace-config "
+                             "to PREFIX.<rank>.et"},
+      r.trace_chakra);
+  add(cmd, {"--trace-config", "Which configuration of the sweep --trace, --trace-kineto, --trace-chakra and --svg show (1-based)"}, r.pick);
   add(cmd, flag::force, r.force);
   add_parsed(cmd, {"--inject-failure", "Testing: RANK:CONFIG:STEP:exit|hang"},
              [&r](const std::string& t) { parse_failure(t, r); }, "")

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "analysis/error.hpp"
+#include "analysis/stats.hpp"
 #include "comm/bench_ops.hpp"
 
 namespace pipebench::bench {
@@ -39,6 +40,32 @@ std::string wrong_text(std::int64_t w) {
   return b;
 }
 
+bool per_iter(const CommResult& r) { return get(r, "per_iter_timing", "0") == "1"; }
+
+// The per-iteration times of a row of r.rows (-I), or nothing.
+const std::vector<double>* iterations_of(const CommResult& r, const CommBenchRow& row) {
+  if (r.iter_us.empty() || r.rows.empty() || &row < r.rows.data() || &row >= r.rows.data() + r.rows.size()) return nullptr;
+  const auto i = static_cast<std::size_t>(&row - r.rows.data());
+  return i < r.iter_us.size() ? &r.iter_us[i] : nullptr;
+}
+
+// nccl-tests' -I columns after a variant's: i_min, i_max, i_p99 (us) and i_cv% (analysis::iteration_stats).
+constexpr const char* kIterHead = "    i_min    i_max    i_p99    i_cv%";
+constexpr const char* kIterUnits = "     (us)     (us)     (us)      (%)";
+std::string iteration_cells(const CommResult& r, const CommBenchRow* row) {
+  if (!per_iter(r)) return "";
+  const std::vector<double>* t = row ? iterations_of(r, *row) : nullptr;
+  char buf[128];
+  if (!t || t->empty()) {
+    std::snprintf(buf, sizeof buf, "  %7s  %7s  %7s  %7s", "N/A", "N/A", "N/A", "N/A");
+    return buf;
+  }
+  const analysis::IterationStats st = analysis::iteration_stats(*t);
+  std::snprintf(buf, sizeof buf, "  %s  %s  %s  %7.2f", time_text(st.min).c_str(), time_text(st.max).c_str(),
+                time_text(st.p99).c_str(), 100 * st.cv);
+  return buf;
+}
+
 // One row object. `context`: with the result's op, group, groups, group_size, backend, dtype and redop,
 // as the flat list of `comm --json`; else the row's own fields, as under its result in `report --json`.
 nlohmann::ordered_json row_json(const CommResult& r, const CommBenchRow& row, bool context) {
@@ -67,6 +94,32 @@ nlohmann::ordered_json row_json(const CommResult& r, const CommBenchRow& row, bo
   const OpTable table = table_of(op_of(r));
   if (table == OpTable::osu_latency) j["latency_us"] = row.latency_us;
   if (table == OpTable::osu_bandwidth) j["bandwidth_MBps"] = row.bandwidth_MBps;
+  if (per_iter(r)) {
+    const std::vector<double>* t = iterations_of(r, row);
+    const analysis::IterationStats st = analysis::iteration_stats(t ? *t : std::vector<double>{});
+    j["i_min_us"] = st.min;
+    j["i_max_us"] = st.max;
+    j["i_p99_us"] = st.p99;
+    j["i_cv_pct"] = 100 * st.cv;
+  }
+  return j;
+}
+
+// nccl-tests' "*_per_iter" object of -I under -J (2.19): the figures of analysis::iteration_stats and the
+// raw times of every timed iteration.
+nlohmann::ordered_json per_iter_json(const std::vector<double>& t) {
+  const analysis::IterationStats st = analysis::iteration_stats(t);
+  nlohmann::ordered_json j;
+  j["skipped_iterations"] = 0;
+  j["min_us"] = st.min;
+  j["max_us"] = st.max;
+  j["avg_us"] = st.mean;
+  j["p50_us"] = st.p50;
+  j["p95_us"] = st.p95;
+  j["p99_us"] = st.p99;
+  j["stdev_us"] = st.stdev;
+  j["cv_pct"] = 100 * st.cv;
+  j["times_us"] = t;
   return j;
 }
 
@@ -94,6 +147,10 @@ const KeyColumn kKeyColumns[] = {
     {"wrong", {"wrong", ""}},
     {"latency_us", {"latency", "us"}},
     {"bandwidth_MBps", {"bandwidth", "MB/s"}},
+    {"i_min_us", {"i_min", "us"}},
+    {"i_max_us", {"i_max", "us"}},
+    {"i_p99_us", {"i_p99", "us"}},
+    {"i_cv_pct", {"i_cv", "%"}},
 };
 
 const Column& column_of(const std::string& key) {
@@ -132,15 +189,19 @@ std::string comm_device_lines(const std::vector<RankPlace>& ranks) {
 
 std::string comm_table_head(const CommResult& r) {
   const bool spread = several(r);
+  const bool it = per_iter(r);
   if (osu(r)) {
     const bool latency = table_of(op_of(r)) == OpTable::osu_latency;
     std::string s = latency ? "# Size       Latency (us)" : "# Size     Bandwidth (MB/s)";
     if (spread) s += latency ? "     Min (us)     Max (us)" : "  Min (MB/s)  Max (MB/s)";
+    if (it) s += kIterHead + ("\n#" + std::string(s.size() - 1, ' ')) + kIterUnits;
     return s + "\n";
   }
-  std::string a = "#                                                              out-of-place                       in-place";
-  std::string b = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong";
-  std::string c = "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)";
+  const std::string ih = it ? kIterHead : "", iu = it ? kIterUnits : "", pad(it ? ih.size() : 0, ' ');
+  std::string a = "#                                                              out-of-place" + pad + "                       in-place";
+  std::string b = "#       size         count      type   redop    root     time   algbw   busbw #wrong" + ih + "     time   algbw   busbw #wrong" + ih;
+  std::string c = "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)       " + iu + "     (us)  (GB/s)  (GB/s)       " + iu;
+  if (!it) c.erase(c.find_last_not_of(' ') + 1);
   if (spread) {
     b += "    min-t    max-t";
     c += "     (us)     (us)";
@@ -158,7 +219,7 @@ std::string latency_row(const CommResult& r, const CommBenchRow& o) {
     std::snprintf(buf, sizeof buf, "%13.2f%13.2f", o.time_us_min, o.time_us_max);
     s += buf;
   }
-  return s + "\n";
+  return s + iteration_cells(r, &o) + "\n";
 }
 
 std::string bandwidth_row(const CommResult& r, const CommBenchRow& o) {
@@ -173,7 +234,7 @@ std::string bandwidth_row(const CommResult& r, const CommBenchRow& o) {
     std::snprintf(buf, sizeof buf, "%12.2f%12.2f", lo, hi);
     s += buf;
   }
-  return s + "\n";
+  return s + iteration_cells(r, &o) + "\n";
 }
 
 std::string nccl_tests_row(const CommResult& r, const CommBenchRow& o, const CommBenchRow* ip) {
@@ -184,14 +245,14 @@ std::string nccl_tests_row(const CommResult& r, const CommBenchRow& o, const Com
   std::snprintf(buf, sizeof buf, "%12lld  %12lld  %8s  %6s  %6s  %s  %6.2f  %6.2f  %s", static_cast<long long>(o.bytes),
                 static_cast<long long>(o.count), get(r, "dtype", "float").c_str(), redop.c_str(), root.c_str(),
                 time_text(o.time_us).c_str(), o.algbw_GBps, o.busbw_GBps, wrong_text(o.wrong).c_str());
-  std::string s = buf;
+  std::string s = buf + iteration_cells(r, &o);
   if (ip) {
     std::snprintf(buf, sizeof buf, "  %s  %6.2f  %6.2f  %s", time_text(ip->time_us).c_str(), ip->algbw_GBps, ip->busbw_GBps,
                   wrong_text(ip->wrong).c_str());
   } else {
     std::snprintf(buf, sizeof buf, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
   }
-  s += buf;
+  s += buf + iteration_cells(r, ip);
   if (several(r)) {
     std::snprintf(buf, sizeof buf, "  %s  %s", time_text(o.time_us_min).c_str(), time_text(o.time_us_max).c_str());
     s += buf;
@@ -247,12 +308,15 @@ Table comm_columns(const CommResult& r) {
 Record comm_record(const CommResult& r, const CommBenchRow& o, const CommBenchRow* ip) {
   Record rec;
   rec.text = comm_row_text(r, o, ip);
-  rec.objects.push_back(row_json(r, o, true));
-  rec.cells = csv_cells(rec.objects.back());
-  if (ip) {
-    rec.objects.push_back(row_json(r, *ip, true));
-    rec.more_cells.push_back(csv_cells(rec.objects.back()));
-  }
+  // The raw times are JSON's alone (a list is no CSV cell): added after the cells are taken.
+  const auto add = [&](const CommBenchRow& row) {
+    rec.objects.push_back(row_json(r, row, true));
+    std::vector<std::string> cells = csv_cells(rec.objects.back());
+    if (const std::vector<double>* t = iterations_of(r, row)) rec.objects.back()["per_iter"] = per_iter_json(*t);
+    return cells;
+  };
+  rec.cells = add(o);
+  if (ip) rec.more_cells.push_back(add(*ip));
   return rec;
 }
 

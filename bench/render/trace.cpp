@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analysis/error.hpp"
+#include "bench/render/process_groups.hpp"
 
 namespace pipebench::bench {
 
@@ -38,7 +39,8 @@ struct Event {
   int lane = 0;
 };
 
-// Offset to add to each step's times so that steps follow one another.
+}  // namespace
+
 std::map<int, double> step_offsets(const RunResult& run) {
   std::map<int, std::pair<double, double>> extent;  // step -> (first time, last time)
   const auto see = [&](int step, double a, double b) {
@@ -55,6 +57,8 @@ std::map<int, double> step_offsets(const RunResult& run) {
   }
   return offset;
 }
+
+namespace {
 
 std::int64_t to_ns(double seconds) { return std::llround(seconds * 1e9); }
 
@@ -163,7 +167,124 @@ json metadata_event(const char* what, int pid, int tid, json args) {
   return m;
 }
 
+// Kineto: the CUDA stream of each lane (compute from 7, as PyTorch's default stream shows; the
+// communication lanes above it, 100 per category).
+int stream_of(const Event& e) { return e.category == kCompute ? 7 + e.lane : 100 * e.category + e.lane; }
+
+// The NCCL kernel of a communication, named as NCCL's device kernels are (HTA's communication pattern
+// is ^nccl), and HTA's "nccl::" arguments (its configs/event_args_formats/event_args_1.0.0.yaml).
+void annotate_nccl(Event& e, const CommRecord& c, const ProcessGroup& pg, const Elements& el, int seq) {
+  const bool p2p = c.kind == CommKind::Send || c.kind == CommKind::Recv;
+  const char* kernel = p2p ? "ncclDevKernel_SendRecv"
+                       : c.kind == CommKind::AllGather ? "ncclDevKernel_AllGather"
+                       : c.kind == CommKind::ReduceScatter ? "ncclDevKernel_ReduceScatter_Sum"
+                                                           : "ncclDevKernel_AllReduce_Sum";
+  const std::int64_t n = c.bytes / el.size, g = static_cast<std::int64_t>(pg.ranks.size());
+  // The record's bytes are the whole gathered (all-gather) or scattered (reduce-scatter) buffer.
+  const std::int64_t in = c.kind == CommKind::AllGather ? n / g : n;
+  const std::int64_t out = c.kind == CommKind::ReduceScatter ? n / g : n;
+  json& args = e.body["args"];
+  args["Collective name"] = comm_kind_name(c.kind);
+  args["In msg nelems"] = in;
+  args["Out msg nelems"] = out;
+  args["In split size"] = json::array();
+  args["Out split size"] = json::array();
+  args["dtype"] = el.dtype;
+  args["Group size"] = g;
+  args["Process Group Name"] = pg.name;
+  args["Process Group Description"] = pg.desc;
+  args["Process Group Ranks"] = pg.ranks;
+  args["Rank"] = c.global_rank;
+  args["Seq"] = seq;
+  e.body["name"] = kernel;
+}
+
+json distributed_info(const RunResult& run, int rank, const ProcessGroups& groups) {
+  json pgs = json::array();
+  for (const ProcessGroup& g : groups.all())
+    pgs.push_back({{"pg_name", g.name}, {"pg_desc", g.desc}, {"backend_config", config_value(run, "backend")},
+                   {"pg_size", g.ranks.size()}, {"ranks", g.ranks}});
+  return {{"backend", config_value(run, "backend")}, {"rank", rank}, {"world_size", groups.world_size()},
+          {"pg_count", pgs.size()}, {"pg_config", std::move(pgs)}};
+}
+
+// One rank's kernels: compute and communication events of rank `rank`, lanes assigned, NCCL-annotated.
+std::vector<Event> kineto_kernels(const RunResult& run, int rank, const std::map<int, double>& offset,
+                                  const ProcessGroups& groups) {
+  std::vector<Event> events;
+  for (const auto& a : run.actions)
+    if (a.global_rank == rank) events.push_back(action_event(a, offset.at(a.step)));
+  const Elements el = elements_of(run);
+  std::map<std::string, int> seq;  // per process group: the collectives' sequence number, as c10d counts
+  for (const auto& c : run.comms) {
+    if (c.global_rank != rank) continue;
+    events.push_back(comm_event_of(c, offset.at(c.step)));
+    const ProcessGroup& pg = groups.of(c);
+    annotate_nccl(events.back(), c, pg, el, seq[pg.name]++);
+  }
+  assign_lanes(events);
+  return events;
+}
+
 }  // namespace
+
+std::string rank_trace_path(const std::string& prefix, int rank, const char* ext) {
+  return prefix + "." + std::to_string(rank) + "." + ext;
+}
+
+json kineto_trace(const RunResult& run, int rank) {
+  const auto offset = step_offsets(run);
+  const ProcessGroups groups(run);
+  std::vector<Event> events = kineto_kernels(run, rank, offset, groups);
+  json out = json::array();
+  // The device is process 0 of the rank's file, its streams the threads; the host thread holds the steps.
+  out.push_back(metadata_event("process_name", 0, -1, {{"name", "GPU 0 (rank " + std::to_string(rank) + ")"}}));
+  out.push_back(metadata_event("process_name", 1, -1, {{"name", "host (rank " + std::to_string(rank) + ")"}}));
+  std::map<int, int> streams;  // stream -> category
+  for (const Event& e : events) streams[stream_of(e)] = e.category;
+  for (const auto& [stream, category] : streams)
+    out.push_back(metadata_event("thread_name", 0, stream, {{"name", "stream " + std::to_string(stream) + " " + kCategoryName[category]}}));
+  int correlation = 1;
+  for (Event& e : events) {
+    json& j = e.body;
+    j["ph"] = "X";
+    j["cat"] = "kernel";
+    j["pid"] = 0;
+    j["tid"] = stream_of(e);
+    j["ts"] = static_cast<double>(e.start) / 1e3;
+    j["dur"] = static_cast<double>(e.end - e.start) / 1e3;
+    j["args"]["device"] = 0;
+    j["args"]["stream"] = stream_of(e);
+    j["args"]["correlation"] = correlation++;
+    out.push_back(std::move(j));
+  }
+  // HTA's iterations: ProfilerStep#k on the host, one per timed step (each step's extent on every rank).
+  std::map<int, std::pair<double, double>> step_extent;
+  for (const auto& [step, off] : offset) step_extent[step] = {1e300, -1e300};
+  for (const auto& a : run.actions) {
+    auto& x = step_extent[a.step];
+    x = {std::min(x.first, a.t_start + offset.at(a.step)), std::max(x.second, a.t_end + offset.at(a.step))};
+  }
+  for (const auto& [step, x] : step_extent)
+    if (x.second >= x.first)
+      out.push_back({{"ph", "X"}, {"cat", "user_annotation"}, {"name", "ProfilerStep#" + std::to_string(step)},
+                     {"pid", 1}, {"tid", 1}, {"ts", x.first * 1e6}, {"dur", (x.second - x.first) * 1e6}});
+  return {{"schemaVersion", 1}, {"distributedInfo", distributed_info(run, rank, groups)},
+          {"deviceProperties", json::array()}, {"traceEvents", std::move(out)}, {"displayTimeUnit", "ms"},
+          {"otherData", {{"key", run.key}, {"config", run.config}}}};
+}
+
+std::size_t write_kineto_traces(const RunResult& run, const std::string& prefix, bool overwrite) {
+  const int world = static_cast<int>(run.ranks.size());
+  for (int r = 0; r < world; ++r) check_output_path(rank_trace_path(prefix, r, "json"), "--trace-kineto", overwrite);
+  for (int r = 0; r < world; ++r) {
+    const json trace = kineto_trace(run, r);
+    write_output(rank_trace_path(prefix, r, "json"), "--trace-kineto", [&trace](std::ostream& out) {
+      out << trace.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+    }, overwrite);
+  }
+  return static_cast<std::size_t>(world);
+}
 
 json chrome_trace(const RunResult& run) {
   const auto offset = step_offsets(run);

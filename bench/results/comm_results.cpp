@@ -24,7 +24,7 @@ bool CommFit::operator==(const CommFit& o) const {
 bool CommResult::operator==(const CommResult& o) const {
   return op == o.op && group == o.group && backend == o.backend && mapping == o.mapping && groups == o.groups &&
          group_size == o.group_size && one_group == o.one_group && config == o.config && metadata == o.metadata &&
-         rows == o.rows && fit == o.fit;
+         rows == o.rows && iter_us == o.iter_us && fit == o.fit;
 }
 
 namespace {
@@ -59,6 +59,14 @@ void write_comm_group(hid_t g, const CommResult& r) {
   write_string_map(g, "metadata", r.metadata);
   const h5::Id type = row_type();
   h5::write_table(g, "rows", type.get(), r.rows.data(), r.rows.size());
+  if (!r.iter_us.empty()) {
+    // -I: every row's per-iteration times, one after another, and how many each row has.
+    std::vector<double> times;
+    std::vector<std::int64_t> counts;
+    for (const auto& t : r.iter_us) times.insert(times.end(), t.begin(), t.end()), counts.push_back(static_cast<std::int64_t>(t.size()));
+    h5::write_table(g, "iter_us", H5T_NATIVE_DOUBLE, times.data(), times.size());
+    h5::write_table(g, "iter_counts", H5T_NATIVE_INT64, counts.data(), counts.size());
+  }
   const h5::Id fit = h5::create_group(g, "fit");
   h5::write_attr(fit.get(), "alpha_s", r.fit.alpha_s);
   h5::write_attr(fit.get(), "beta_Bps", r.fit.beta_Bps);
@@ -84,6 +92,19 @@ CommResult read_comm_group(hid_t g) {
   const h5::Id type = row_type();
   r.rows.resize(h5::checked_table_size(g, "rows", type.get()));
   if (!r.rows.empty()) h5::read_table(g, "rows", type.get(), r.rows.data());
+  if (h5::has_link(g, "iter_counts")) {
+    std::vector<std::int64_t> counts(h5::checked_table_size(g, "iter_counts", H5T_NATIVE_INT64));
+    std::vector<double> times(h5::checked_table_size(g, "iter_us", H5T_NATIVE_DOUBLE));
+    if (!counts.empty()) h5::read_table(g, "iter_counts", H5T_NATIVE_INT64, counts.data());
+    if (!times.empty()) h5::read_table(g, "iter_us", H5T_NATIVE_DOUBLE, times.data());
+    std::size_t at = 0;
+    for (std::int64_t n : counts) {
+      if (n < 0 || at + static_cast<std::size_t>(n) > times.size() || counts.size() != r.rows.size())
+        throw Error("HDF5: '" + h5::where(g) + "/iter_counts' does not match its rows and iter_us");
+      r.iter_us.emplace_back(times.begin() + static_cast<long>(at), times.begin() + static_cast<long>(at + n));
+      at += static_cast<std::size_t>(n);
+    }
+  }
   if (h5::object_kind(g, "fit") != h5::ObjectKind::group) throw Error("HDF5: '" + h5::where(g) + "/fit' is not a group");
   const h5::Id fit = h5::open_group(g, "fit");
   r.fit.alpha_s = h5::read_double_attr(fit.get(), "alpha_s");

@@ -38,6 +38,9 @@ struct CommResult {
   std::int64_t groups = 0, group_size = 0, one_group = 0;
   std::map<std::string, std::string> config, metadata;
   std::vector<CommBenchRow> rows;
+  // Under -I, per row (same index) the time of each timed iteration in microseconds, the slowest rank's
+  // (comm::bench::gather_iterations); empty without -I. Stored as the datasets iter_us and iter_counts.
+  std::vector<std::vector<double>> iter_us;
   CommFit fit;
   bool operator==(const CommResult& o) const;
 };

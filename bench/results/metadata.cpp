@@ -1,5 +1,11 @@
 #include "bench/results/metadata.hpp"
 
+#include <cstdlib>
+
+#include <algorithm>
+
+#include <sched.h>
+
 #include <unistd.h>
 
 #include <fstream>
@@ -132,6 +138,33 @@ std::string cpu_model(const std::string& cpuinfo) {
   return processors > 0 ? model + " (x " + std::to_string(processors) + ")" : model;
 }
 
+std::string cpu_affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "unknown";
+  std::string list;
+  int count = 0;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    list += (list.empty() ? "" : ",") + std::to_string(c) + (last > c ? "-" + std::to_string(last) : "");
+    count += last - c + 1;
+    c = last;
+  }
+  const char* omp = std::getenv("OMP_NUM_THREADS");
+  return "cpus " + list + " (" + std::to_string(count) + "), omp " + (omp && *omp ? omp : std::to_string(count));
+}
+
+std::string affinity_summary(const std::vector<std::string>& affinities) {
+  if (affinities.empty()) return "";
+  if (std::all_of(affinities.begin(), affinities.end(), [&](const std::string& a) { return a == affinities[0]; }))
+    return "every rank: " + affinities[0];
+  std::string s;
+  for (std::size_t r = 0; r < affinities.size(); ++r) s += (r ? "; rank " : "rank ") + std::to_string(r) + ": " + affinities[r];
+  return s;
+}
+
 std::map<std::string, std::string> collect_metadata(const MetadataInput& in, const std::vector<std::string>& environ_entries,
                                                      const std::string& cpuinfo) {
   const std::set<std::string> nodes(in.hosts.begin(), in.hosts.end());
@@ -161,6 +194,7 @@ std::map<std::string, std::string> collect_metadata(const MetadataInput& in, con
       {"timed_steps", std::to_string(in.timed_steps)},
       {"statistic", in.statistic},
   };
+  if (!in.affinities.empty()) m["cpu_affinity"] = affinity_summary(in.affinities);
   const auto env = allowed_environment(environ_entries);
   // Slurm's own names first, then the older aliases it still sets.
   const std::pair<const char*, std::vector<const char*>> slurm[] = {

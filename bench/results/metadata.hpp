@@ -12,10 +12,18 @@ namespace pipebench::bench {
 struct MetadataInput {
   std::string command_line;
   std::vector<std::string> hosts;  // host name of each global rank, index = rank
+  std::vector<std::string> affinities;  // cpu_affinity() of each global rank (empty: not gathered)
   int warmup_steps = 0;
   int timed_steps = 0;
   std::string statistic;  // how per-step figures become one, e.g. "median over timed steps"
 };
+
+// The CPUs this process may run on (sched_getaffinity) and the OpenMP threads it starts with
+// (OMP_NUM_THREADS, else one per CPU of the mask, OpenMP's default): "cpus 0-1 (2), omp 2".
+std::string cpu_affinity();
+// The ranks' cpu_affinity() in one line: "every rank: cpus 0-1 (2), omp 2", or where they differ
+// "rank 0: cpus 0 (1), omp 1; rank 1: ..." ("" for none).
+std::string affinity_summary(const std::vector<std::string>& affinities);
 
 // Keys and their meaning: docs/results-schema.md. Environment variables appear as "env.<NAME>"; every
 // value is valid UTF-8 (utf8_escaped). job_id, writer_host and writer_pid name the process that writes.

@@ -203,6 +203,7 @@ std::vector<RankRecords> run_steps(const RunSettings& rs, const Plan& pl, SweepC
   try {
     mine.clock = estimate_clock_offset(sweep.world(), [&mg](int r) { return mg.placement().node_of(r); });
     mine.host = host_name();
+    mine.affinity = cpu_affinity();
     for (int k = -rs.warmup; k < rs.steps; ++k) {
       doing = "step " + std::to_string(k) + (k < 0 ? " (warm-up)" : "") + " of " + where;
       inject_failure(rs, pl.index, k);
@@ -237,6 +238,7 @@ MeasureInput measure_input(const RunSettings& rs, const Plan& pl, std::vector<Ra
     in.clocks.push_back(r.clock);
     in.timing.push_back(std::move(r.timing));
     in.hosts.push_back(std::move(r.host));
+    in.affinities.push_back(std::move(r.affinity));
     in.figures.push_back(std::move(r.figures));
     in.blas_rate.push_back(r.blas_rate);
   }
@@ -249,6 +251,7 @@ Measurement measured_run(const RunSettings& rs, const Plan& pl, const topology::
   MetadataInput meta;
   meta.command_line = rs.command_line;
   meta.hosts = in.hosts;
+  meta.affinities = in.affinities;
   meta.warmup_steps = rs.warmup;
   meta.timed_steps = rs.steps;
   meta.statistic = "median over timed steps";
@@ -256,6 +259,7 @@ Measurement measured_run(const RunSettings& rs, const Plan& pl, const topology::
   result.run.config = pl.config;
   result.run.key = pl.key;
   result.run.metadata = collect_metadata(meta);
+  result.run.metadata["job_warmup_steps"] = std::to_string(rs.job_warmup);
   result.run.metadata["group_placement"] = placement_line(topology::summarize(grid, mg.placement()));
   // The formula beside the measurement: the most any rank should hold.
   if (pl.model.optimizer == kernels::Optimizer::adam && rs.workload == WorkloadKind::transformer)

@@ -40,6 +40,7 @@ std::vector<char> pack(const RankRecords& r) {
   put(out, r.timing);
   put(out, std::vector<ClockOffset>{r.clock});
   put(out, std::vector<char>(r.host.begin(), r.host.end()));
+  put(out, std::vector<char>(r.affinity.begin(), r.affinity.end()));
   put(out, r.figures);
   put(out, std::vector<double>{r.blas_rate});
   return out;
@@ -57,6 +58,8 @@ RankRecords unpack(const std::vector<char>& in) {
   std::vector<char> host;
   get(in, pos, host);
   r.host.assign(host.begin(), host.end());
+  get(in, pos, host);
+  r.affinity.assign(host.begin(), host.end());
   get(in, pos, r.figures);
   std::vector<double> rate;
   get(in, pos, rate);

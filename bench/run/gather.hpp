@@ -19,6 +19,7 @@ struct RankRecords {
   std::vector<StepTiming> timing;
   ClockOffset clock;
   std::string host;
+  std::string affinity;  // cpu_affinity()
   std::vector<kernels::Workload::Figure> figures;  // after the last timed step
   double blas_rate = 0;                            // FLOP/s of the reference matrix product, 0: not measured
 };

@@ -26,6 +26,7 @@ struct MeasureInput {
   std::vector<ClockOffset> clocks;              // per global rank
   std::vector<std::vector<StepTiming>> timing;  // per global rank, per timed step, local clocks
   std::vector<std::string> hosts;               // per global rank
+  std::vector<std::string> affinities;          // per global rank: cpu_affinity()
   int group = 0;                                // interleaved micro-batch group, for the formula
   // The formula's inputs where the workload has configured times (synthetic): whole-share tf, tb, tw,
   // t_overlap (< 0: tf + tb) and whether the stages are uniform. Without them the formula is fed the

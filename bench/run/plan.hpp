@@ -58,6 +58,7 @@ struct RunSettings {
   int warmup = 1;
   int steps = 3;
   int repeats = 1;                   // whole configurations, each with its own warm-up (--repeats)
+  int job_warmup = 3;                // untimed steps of the first configuration before its repeats (--job-warmup)
   std::string scoring = "median";    // how the repeats score: median or olympic (bench/results/steps.hpp)
   std::string system_file;                    // --system FILE.toml
   std::map<std::string, std::string> system;  // its [system] table, stored as metadata system.<key>
@@ -70,6 +71,7 @@ struct RunSettings {
   bool json = false, csv = false;
   Format format = Format::text;  // from --json / --csv
   std::string trace;  // Chrome trace of configuration `pick`
+  std::string trace_kineto, trace_chakra;  // per-rank traces of `pick`: PREFIX.<rank>.json, PREFIX.<rank>.et
   std::string svg;    // SVG timeline of the first timed step of configuration `pick`
   int pick = 1;
   bool force = false;  // --trace and --svg may replace an existing file

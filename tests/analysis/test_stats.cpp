@@ -2,6 +2,7 @@
 // (analysis/train_cost.hpp), against hand-computed figures.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "analysis/error.hpp"
@@ -34,6 +35,30 @@ TEST(Stats, MedianIsTheMiddleOrTheMeanOfTheTwoMiddle) {
 TEST(Stats, CoefficientOfVariationUsesTheSampleDeviation) {
   EXPECT_NEAR(coefficient_of_variation({1, 2, 3, 4}), 0.5163977794943222, 1e-15);  // sqrt(5/3) / 2.5
   EXPECT_DOUBLE_EQ(coefficient_of_variation({3}), 0.0);
+}
+
+// nccl-tests 2.19's -I figures (src/util.cu computeIterStats): nearest-rank p95/p99, p50 = sorted[n/2],
+// population deviation. Ten values 1..9 and 20: p99 and p95 are element min(9, ceil(n p/100) - 1) = 9
+// (20), p50 element 5 (6), mean 6.5, stdev sqrt(mean of squares - 6.5^2) = sqrt(68.5 - 42.25).
+TEST(Stats, IterationStatsAreNcclTests) {
+  const std::vector<double> v{20, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+  const IterationStats s = iteration_stats(v);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 20);
+  EXPECT_DOUBLE_EQ(s.p50, 6);
+  EXPECT_DOUBLE_EQ(s.p95, 20);
+  EXPECT_DOUBLE_EQ(s.p99, 20);
+  EXPECT_DOUBLE_EQ(s.mean, 6.5);
+  EXPECT_DOUBLE_EQ(s.stdev, std::sqrt(68.5 - 42.25));
+  EXPECT_DOUBLE_EQ(s.cv, std::sqrt(68.5 - 42.25) / 6.5);
+  // 200 values 1..200: p99 is element ceil(198) - 1 = 197 (198), p95 element 189 (190), p50 element 100.
+  std::vector<double> w;
+  for (int i = 200; i >= 1; --i) w.push_back(i);
+  const IterationStats t = iteration_stats(w);
+  EXPECT_DOUBLE_EQ(t.p99, 198);
+  EXPECT_DOUBLE_EQ(t.p95, 190);
+  EXPECT_DOUBLE_EQ(t.p50, 101);
+  EXPECT_DOUBLE_EQ(iteration_stats({}).max, 0);
 }
 
 // MLPerf: drop the fastest and the slowest, average the rest.

@@ -116,6 +116,17 @@ pipebench_comm_test(csv NP 2 RC 0
   MATCH "^op,group,groups,group_size,backend,bytes \\(B\\),count \\(elements\\),dtype,redop,in_place,time \\(us\\),time_min \\(us\\),time_max \\(us\\),algbw \\(GB/s\\),busbw \\(GB/s\\),wrong\nall_reduce,world,1,2,mpi,8,2,float,sum,false,${_csv_tail}all_reduce,world,1,2,mpi,8,2,float,sum,true,${_csv_tail}all_reduce,world,1,2,mpi,64,16,float,sum,false,${_csv_tail}all_reduce,world,1,2,mpi,64,16,float,sum,true,${_csv_tail}# pipebench comm all_reduce: backend mpi, mapping 1x2x1 .*\n# results: c.h5\n#\n# fit all_reduce over world: t\\(bytes\\) = [^\n]*\n$"
   ARGS all_reduce -b 8 -e 64 -f 8 --csv ${_comm_quick}
   THEN report c.h5 THEN_MATCH "# comm 1: all_reduce over world")
+# -I 1 (nccl-tests 2.19's per-iteration report): the header line, the four columns after each variant,
+# --json's per_iter object with one raw time per timed iteration (-n 3), OSU tables too; the file keeps
+# the times, so report prints the same columns.
+pipebench_comm_test(per_iter NP 2 RC 0
+  MATCH "# Per-Iteration Report: .*#wrong    i_min    i_max    i_p99    i_cv%     time   algbw   busbw #wrong    i_min    i_max    i_p99    i_cv%
+"
+  ARGS all_reduce -b 8 -e 8 -I 1 ${_comm_quick}
+  THEN report c.h5 THEN_MATCH "\n +8 +2 +float +sum +-1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +0 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+\n")
+pipebench_comm_test(per_iter_json NP 2 RC 0
+  MATCH "\"i_cv_pct\": ${_n},\n    \"per_iter\": {\n      \"skipped_iterations\": 0,\n      \"min_us\": ${_n},\n.*\"times_us\": \[\n        ${_n},\n        ${_n},\n        ${_n}\n      \]"
+  ARGS latency -b 8 -e 8 -I 1 --json -n 3 -w 1 --poll-us 20 --out c.h5)
 pipebench_comm_test(json_and_csv_mpi NP 2 RC 2 MATCH "^pipebench: error: --json and --csv exclude each other: give one\n$"
   ONCE "pipebench: error:" ARGS --json --csv ${_comm_quick})
 # pp-pairs: both pipeline neighbours at once, sized as one activation (s*b*h bf16 = 16*2*32*2 B).
@@ -148,3 +159,6 @@ pipebench_comm_test(stopped_rank_polled NP 2 RC nonzero
   MATCH "pipebench: error: rank 0: timed out after 2 s waiting for allreduce of 'world' \\(2 ranks, mpi\\)"
   ARGS all_reduce -b 8 -e 8 -n 2 -w 1 --timeout 2s --poll-us 20 --out c.h5)
 set_tests_properties(cli.comm_stopped_rank_polled PROPERTIES ENVIRONMENT PIPEBENCH_TEST_COMM_STOP=1)
+# -I takes nccl-tests' 0 or 1 only.
+pipebench_cli_test(comm_per_iter_range RC 2 MATCH "^pipebench: error: --per_iter_timing '2' is not allowed: expected [^\n]*\n$"
+  ARGS comm -I 2)

@@ -107,3 +107,11 @@ add_test(NAME cli.plan_calibrate_fifo
                  $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/cli_work/calibrate.fifo)
 set_tests_properties(cli.plan_calibrate_fifo PROPERTIES LABELS unit TIMEOUT 30
   PASS_REGULAR_EXPRESSION "pipebench: error: --calibrate '[^']*calibrate.fifo' is not a regular file, so not a results file\nrc=2")
+# Issue 26's bad input: negative token counts and prices are one line, exit 2, in plan as in report
+# and compare (tests/cli/report_html.cmake).
+pipebench_cli_test(plan_negative_tokens RC 2
+  MATCH "^pipebench: error: --train-tokens '-3' is not allowed: expected a number >= 0 and <= 1e18, optionally with K, M, B or T \\(10\\^3 ... 10\\^12\\)\n$"
+  ARGS plan --model gpt3-175b --machine h100-80gb --gpus 64 --train-tokens -3)
+pipebench_cli_test(plan_negative_price RC 2
+  MATCH "^pipebench: error: --gpu-hour-price '-3' is not allowed: expected a decimal number >= 0 and <= 1e\\+09\n$"
+  ARGS plan --model gpt3-175b --machine h100-80gb --gpus 64 --gpu-hour-price -3)

@@ -2,6 +2,7 @@
 // (bench/render/comm_text.hpp): exact round trips, the append discipline, older files.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,47 @@ TEST_F(CommResults, PointToPointRowsAreOsuColumns) {
   EXPECT_EQ(comm_table_head(r), "# Size       Latency (us)     Min (us)     Max (us)\n");
   EXPECT_EQ(comm_rows_text(r), "8                       1.50         1.25         1.50\n");
   EXPECT_EQ(comm_record(r, r.rows[0], nullptr).objects.at(0)["latency_us"], 1.5);
+}
+
+// -I: nccl-tests' i_min, i_max, i_p99, i_cv% after each variant's columns (analysis::iteration_stats of
+// the row's times), the four as CSV columns, and the raw times in JSON's per_iter object alone.
+// -I's raw times are stored with the rows and read back exactly, row by row.
+TEST_F(CommResults, PerIterationTimesRoundTrip) {
+  const std::string file = path("i.h5");
+  prepare_results_file(file, false);
+  CommResult r = sample();
+  r.config["per_iter_timing"] = "1";
+  r.iter_us = {{1.0, 2.5, 3.0}, {4.0, 4.25, 0.5}};
+  ASSERT_EQ(append_comm(file, r), 1);
+  ASSERT_EQ(append_comm(file, sample()), 2);
+  const auto back = read_comms(file);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].result.iter_us, r.iter_us);
+  EXPECT_TRUE(back[0].result == r);
+  EXPECT_TRUE(back[1].result.iter_us.empty());
+}
+
+TEST_F(CommResults, PerIterationColumnsAndRawTimes) {
+  CommResult r = sample();
+  r.groups = 1;
+  r.config["per_iter_timing"] = "1";
+  r.iter_us = {{1.0, 2.0, 3.0, 2.0}, {4.0, 4.0}};
+  EXPECT_EQ(comm_rows_text(r),
+            "           8             2     float     sum      -1     1.50    0.01    0.01       0     1.00     3.00     3.00"
+            "    35.36     1.75    0.01    0.01       3     4.00     4.00     4.00     0.00\n");
+  const std::string head = comm_table_head(r);
+  EXPECT_NE(head.find("#wrong    i_min    i_max    i_p99    i_cv%     time"), std::string::npos) << head;
+  const Record rec = comm_record(r, r.rows[0], &r.rows[1]);
+  EXPECT_EQ(rec.objects[0]["i_p99_us"], 3.0);
+  EXPECT_EQ(rec.objects[0]["per_iter"]["times_us"], nlohmann::ordered_json::parse("[1.0, 2.0, 3.0, 2.0]"));
+  EXPECT_EQ(rec.objects[0]["per_iter"]["avg_us"], 2.0);
+  EXPECT_EQ(rec.objects[1]["per_iter"]["max_us"], 4.0);
+  const Table columns = comm_columns(r);
+  EXPECT_EQ(columns.columns().back().name, "i_cv");
+  EXPECT_EQ(rec.cells.size(), columns.columns().size());
+  EXPECT_EQ(rec.cells.back(), nlohmann::ordered_json(100 * std::sqrt(0.5) / 2).dump());
+  // Without -I: no columns, no per_iter.
+  EXPECT_FALSE(comm_record(sample(), sample().rows[0], nullptr).objects[0].contains("per_iter"));
 }
 
 // A size is one text row, a JSON object per variant (out of place, in place) and a CSV line per

@@ -101,3 +101,13 @@ TEST(MetadataCollect, NoSlurmKeysOutsideSlurm) {
 
 }  // namespace
 }  // namespace pipebench::bench
+
+// Issue 26: the ranks' CPU affinity in one line, the same on every rank or rank by rank.
+TEST(MetadataAffinity, OneLineForTheRanks) {
+  EXPECT_EQ(pipebench::bench::affinity_summary({}), "");
+  EXPECT_EQ(pipebench::bench::affinity_summary({"cpus 0-1 (2), omp 2", "cpus 0-1 (2), omp 2"}), "every rank: cpus 0-1 (2), omp 2");
+  EXPECT_EQ(pipebench::bench::affinity_summary({"cpus 0 (1), omp 1", "cpus 1 (1), omp 1"}), "rank 0: cpus 0 (1), omp 1; rank 1: cpus 1 (1), omp 1");
+  const std::string mine = pipebench::bench::cpu_affinity();
+  EXPECT_EQ(mine.rfind("cpus ", 0), 0u) << mine;
+  EXPECT_NE(mine.find("), omp "), std::string::npos) << mine;
+}
