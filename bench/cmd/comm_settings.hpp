@@ -33,6 +33,7 @@ struct CommSettings {
   int iters = 20, warmup = 5, check = 1;
   std::string dtype = "float", redop = "sum";
   int root = 0;
+  double imbalance = 1;  // alltoallv: the busiest member receives this times the mean
   std::string p2p;
   int seq = 4096, micro_batch = 1, hidden = 8192;
   std::string precision = "bf16";

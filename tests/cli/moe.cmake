@@ -36,3 +36,16 @@ pipebench_mpirun_test(moe_config_option_without_experts NP 2 RC 2 ONCE "pipebenc
 pipebench_mpirun_test(moe_layer_not_in_stage_yet NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "^pipebench: error: configuration 1f1b 1x2x1 m=[0-9]+: --experts 4 is not allowed: the transformer kernels run dense layers only so far\n$"
   ARGS ${_moe} --experts 4 --top-k 2 --capacity-factor 1.25 --router sigmoid --aux-loss-coeff 0.01 -o never.h5)
+
+# comm's alltoallv over the expert-parallel groups: member 0 receives --imbalance times the mean block
+# (the data check counts every element), and the imbalance is kept with the results.
+pipebench_comm_test(alltoallv_imbalance NP 4 RC 0
+  MATCH "group ep: 2 group\\(s\\) of 2 rank\\(s\\), all at once\n.*# Out of bounds values : 0 OK\n.*# fit alltoallv over ep: "
+  ARGS alltoallv --mapping 1x1x4 --expert-parallel 2 --group ep --imbalance 1.5 -b 8 -e 4K -f 8 ${_comm_quick}
+  THEN report c.h5 --json THEN_MATCH "\"imbalance\": \"1.5\"")
+pipebench_comm_test(alltoallv_imbalance_above_group NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --imbalance 3 is not allowed: expected 1 to the group size 2 \\(member 0 cannot receive more than every block\\)\n$"
+  ARGS alltoallv --imbalance 3 ${_comm_quick})
+pipebench_comm_test(imbalance_without_alltoallv NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --imbalance 2 is not allowed with alltoall: only alltoallv sends uneven blocks\n$"
+  ARGS alltoall --imbalance 2 ${_comm_quick})
