@@ -85,6 +85,14 @@ class MoeLayer {
   Weights& weights() { return w_; }
   Weights& grads() { return g_; }
   int first_expert() const { return first_; }
+  // The device bytes st holds (moe_stash is the formula): activations, gates and index vectors.
+  static std::size_t stash_bytes(const Stash& st) {
+    std::size_t b = bytes_of(st.perm_token) + bytes_of(st.perm_gate) + bytes_of(st.route_perm) + bytes_of(st.gate) +
+                    bytes_of(st.stack_row_of) + bytes_of(st.arrival_of) + bytes_of(st.out) + bytes_of(st.dlogits);
+    for (const Acts* a : {&st.routed, &st.shared})
+      for (const St* v : {&a->x, &a->u, &a->a, &a->o, &a->dout, &a->du}) b += bytes_of(*v);
+    return b;
+  }
   int local_experts() const { return local_; }
 
   // y = MoE(x) for x [n, h]; st keeps x's view (the caller keeps x alive until W).
@@ -127,6 +135,8 @@ class MoeLayer {
       mlp_backward_input(w_.shared, st.shared, dxs);
       moe::add_stack_sum<S, E>(dxs, dx);
     }
+    // What W does not read goes now (analysis/transformer/activations.hpp, moe_stash's weight stash).
+    st.routed.u = St(), st.routed.o = St(), st.shared.u = St(), st.shared.o = St(), st.out = Mat();
     const std::vector<double> dl = router_backward(st.routing, st.logits, to_host(dgate), moe_, aux_scale);
     st.dlogits = Mat("moe.dlogits", n, moe_.experts);
     from_host(dl, st.dlogits);

@@ -73,10 +73,17 @@ void check_split(const Shape& m, const Split& s) {
 
 }  // namespace
 
+void check_expert_parallel(const Moe& m, int ep, const char* flag) {
+  if (ep < 1 || (m.experts > 0 && m.experts % ep != 0))
+    throw UsageError("--experts " + str(m.experts) + " is not allowed with " + flag + " " + str(ep) +
+                     ": E must be a multiple of ep (each rank holds E/ep experts)");
+}
+
 void check(const Shape& m, const Split& split) {
   check_sizes(m);
   check_experts(m);
   check_split(m, split);
+  check_expert_parallel(m, split.ep);
 }
 
 }  // namespace pipebench::analysis::transformer

@@ -62,6 +62,9 @@ struct Split {
   bool sequence_parallel = false;  // needs t > 1 and s % t == 0
   bool vocab_parallel = false;     // needs V % t == 0
   int cp = 1;
+  // Expert parallelism: this rank holds experts/ep of each MoE layer's routed experts (topology/grid.hpp's
+  // ep axis); the router and the shared experts are replicated.
+  int ep = 1;
   bool seq_split() const { return sequence_parallel && t > 1; }
   bool vocab_split() const { return vocab_parallel && t > 1; }
 };
@@ -92,6 +95,10 @@ inline StageParts whole(const Shape& m) { return {0, m.layers, true, true}; }
 // hidden, kv heads dividing heads, t dividing the heads, kv heads and (vocabulary-parallel) V, sequence
 // parallelism with t > 1 and s % t == 0, cp dividing s, the MoE fields consistent.
 void check(const Shape& m, const Split& split = {});
+
+// UsageError unless ep >= 1 divides the routed experts (each ep rank holds E/ep of them); `flag` names
+// ep in the message. Shared by check() and run's flags.
+void check_expert_parallel(const Moe& m, int ep, const char* flag = "--expert-parallel");
 
 // Tokens of one micro-batch on one rank: b * s / cp.
 inline double tokens(const Shape& m, const Split& split) {

@@ -169,9 +169,7 @@ void check_moe(const RunSettings& rs) {
     for (const std::string& flag : rs.moe_flags)
       if (flag != "--experts")
         throw UsageError(flag + " needs --experts E >= 1: without experts no layer is an MoE layer");
-  if (moe.experts > 0 && moe.experts % rs.ep != 0)
-    throw UsageError("--experts " + std::to_string(moe.experts) + " is not allowed with --expert-parallel " +
-                     std::to_string(rs.ep) + ": E must be a multiple of ep (each rank holds E/ep experts)");
+  analysis::transformer::check_expert_parallel(moe, rs.ep);
 }
 
 // The settings that do not depend on the configuration; returns the synthetic times in seconds.

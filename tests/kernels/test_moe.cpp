@@ -4,6 +4,8 @@
 // against central finite differences of f = sum(w * y) + aux_scale * aux_loss, aux loss included.
 #include "helpers.hpp"
 
+#include "analysis/transformer/activations.hpp"
+#include "analysis/transformer/params.hpp"
 #include "kernels/moe.hpp"
 
 #include <cmath>
@@ -170,6 +172,55 @@ TEST_P(MoeLayerCase, GradientsMatchFiniteDifferencesAuxLossIncluded) {
     expect_close(host(ge->w2), numeric_gradient(p2, objective(we->w2)), 1e-6, "dW2");
     expect_close(host(ge->b2), numeric_gradient(q2, objective(we->b2)), 1e-6, "db2");
   }
+}
+
+// The memory formulas (analysis/transformer/): the layer's weights (and so its gradients and Adam's
+// two values of state per weight) are moe_params, and what its stash holds from F to I and from I to
+// W is moe_stash at the micro-batch's routed rows.
+TEST_P(MoeLayerCase, MemoryIsTheFormula) {
+  const Moe m = GetParam().moe;
+  const int n = 7, h = 5, f = 6;
+  Layer l = make_layer(h, f, m, 51);
+  analysis::transformer::Shape shape;
+  static_cast<Moe&>(shape) = m;
+  shape.hidden = h, shape.expert_ffn = f, shape.seq = n, shape.micro_batch = 1;
+  std::size_t weights = 0;
+  Layer::Weights& w = l.weights();
+  weights += w.router.span();
+  for (auto* e : {&w.routed, &w.shared}) weights += e->w1.span() + e->w2.span() + e->b1.span() + e->b2.span();
+  EXPECT_EQ(weights, analysis::transformer::moe_params(shape));
+  auto x = random_view(VD::Mat("x", n, h), 52, 1.0);
+  VD::Mat y("y", n, h), dy("dy", n, h), dx("dx", n, h);
+  set(dy, random_vec(n * h, 53, 1.0));
+  Layer::Stash st;
+  l.forward(x, y, st);
+  const analysis::transformer::MoeRows rows{static_cast<std::uint64_t>(st.routing.kept()),
+                                            st.dispatch.stack_row_of.size(), static_cast<std::uint64_t>(st.dispatch.rows)};
+  const analysis::transformer::Stash want = analysis::transformer::moe_stash(shape, {}, rows, sizeof(double));
+  EXPECT_EQ(Layer::stash_bytes(st), want.forward);
+  l.backward_input(st, dy, dx, 1);
+  EXPECT_EQ(Layer::stash_bytes(st), want.weight);
+  l.backward_weight(st);
+  EXPECT_EQ(Layer::stash_bytes(st), 0u);
+}
+
+TEST(MoeMemory, BalancedRowsAndExpertsPerRank) {
+  analysis::transformer::Shape m;
+  m.experts = 4, m.top_k = 2, m.hidden = 8, m.seq = 8, m.micro_batch = 1;
+  analysis::transformer::Split ep2;
+  ep2.ep = 2;
+  // n k / E = 4 routes per expert from each source; 2 local experts, 2 sources.
+  const auto r = analysis::transformer::balanced_moe_rows(m, ep2);
+  EXPECT_EQ(r.kept, 16u);
+  EXPECT_EQ(r.arrivals, 16u);
+  EXPECT_EQ(r.rows, 8u);
+  m.capacity_factor = 0.5;  // ceil(0.5 * 16 / 4) = 2 per expert and source
+  EXPECT_EQ(analysis::transformer::balanced_moe_rows(m, ep2).kept, 8u);
+  EXPECT_EQ(analysis::transformer::balanced_moe_rows(m, ep2).rows, 4u);
+  // Router 8 x 4 replicated, 2 of the 4 experts' MLPs (fc1 8 x 32 + 32, fc2 32 x 8 + 8) per ep rank.
+  const std::uint64_t one = 8 * 32 + 32 + 32 * 8 + 8;
+  EXPECT_EQ(analysis::transformer::moe_params(m, ep2), 32 + 2 * one);
+  EXPECT_EQ(analysis::transformer::moe_params(m), 32 + 4 * one);
 }
 
 INSTANTIATE_TEST_SUITE_P(

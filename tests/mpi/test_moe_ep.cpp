@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/transformer/activations.hpp"
+#include "analysis/transformer/params.hpp"
 #include "comm/factory.hpp"
 #include "kernels/moe.hpp"
 #include "kernels/random.hpp"
@@ -151,6 +153,18 @@ Result run_case(const Moe& moe, int ep, const Hooks& hooks) {
     set(x, xs[me]), set(dy, dys[me]);
     Layer::Stash st;
     layer.forward(x, y, st);
+    // The memory formulas at this ep: the rank's weights and its stash at the routed rows.
+    analysis::transformer::Shape shape;
+    static_cast<Moe&>(shape) = moe;
+    shape.hidden = kHidden, shape.expert_ffn = kFfn, shape.seq = kTokens, shape.micro_batch = 1;
+    analysis::transformer::Split split;
+    split.ep = ep;
+    std::size_t weights = 0;
+    for (const auto& v : views_of(layer.weights())) weights += v.second;
+    EXPECT_EQ(weights, analysis::transformer::moe_params(shape, split));
+    const analysis::transformer::MoeRows rows{static_cast<std::uint64_t>(st.routing.kept()), st.dispatch.stack_row_of.size(),
+                                              static_cast<std::uint64_t>(st.dispatch.rows)};
+    EXPECT_EQ(Layer::stash_bytes(st), analysis::transformer::moe_stash(shape, split, rows, sizeof(double)).forward);
     const double aux = st.routing.aux_loss;
     const int dropped = st.routing.dropped;
     layer.backward_input(st, dy, dx, 0.5);
