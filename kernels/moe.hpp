@@ -93,7 +93,6 @@ class MoeLayer {
       for (const St* v : {&a->x, &a->u, &a->a, &a->o, &a->dout, &a->du}) b += bytes_of(*v);
     return b;
   }
-  int local_experts() const { return local_; }
 
   // y = MoE(x) for x [n, h]; st keeps x's view (the caller keeps x alive until W).
   void forward(const typename V::ConstMat& x, const Mat& y, Stash& st) const {
