@@ -198,7 +198,8 @@ std::string context_notes(const CommSettings& s, const Resolved& r, const CommRe
   head << "# minBytes " << s.min_bytes << " maxBytes " << s.max_bytes << " step: "
        << (s.increment ? std::to_string(s.increment) + "(bytes)" : std::to_string(s.factor) + "(factor)")
        << " warmup iters: " << s.warmup << " iters: " << s.iters << " validation: " << s.check
-       << (window ? " window: " + std::to_string(window) : "") << "\n#\n# Using devices\n";
+       << (window ? " window: " + std::to_string(window) : "")
+       << (comm::bench::op_row(r.op).uneven ? " imbalance: " + num(s.imbalance, 9) : "") << "\n#\n# Using devices\n";
   std::vector<RankPlace> places;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankInfo& ri = ranks[i];
