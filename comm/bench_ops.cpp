@@ -204,7 +204,8 @@ double bus_factor(BenchOp op, int n) { return n < 1 ? 0 : op_row(op).factor(n); 
 std::vector<std::uint64_t> uneven_blocks(std::uint64_t block, int n, double x) {
   if (n <= 1) return {block};
   const std::uint64_t total = block * static_cast<std::uint64_t>(n);
-  const auto first = std::min<std::uint64_t>(total, std::max<std::uint64_t>(block, static_cast<std::uint64_t>(std::llround(x * static_cast<double>(block)))));
+  const auto wanted = static_cast<std::uint64_t>(std::llround(x * static_cast<double>(block)));
+  const std::uint64_t first = std::min(total, std::max(block, wanted));
   const std::uint64_t rest = total - first, others = static_cast<std::uint64_t>(n - 1);
   std::vector<std::uint64_t> b{first};
   for (std::uint64_t j = 0; j < others; ++j) b.push_back(rest / others + (j < rest % others ? 1 : 0));

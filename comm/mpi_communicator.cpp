@@ -288,7 +288,8 @@ Request MpiCommunicator::ialltoall(const void* send, void* recv, std::size_t cou
 }
 
 namespace {
-// MPI_Ialltoallv reads its count and displacement arrays until it completes: they live with the request.
+// MPI_Ialltoallv reads its count and displacement arrays until it completes: they live with the request
+// (declared before `op`, so they outlive it).
 class AlltoallvOp final : public detail::PendingOp {
  public:
   std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
