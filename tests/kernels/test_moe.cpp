@@ -62,6 +62,19 @@ TEST(MoeRouting, AuxLossIsSwitchTransformersFormula) {
   EXPECT_NEAR(route({1, 0, 0, 1}, 2, moe_of(2, 1, Router::softmax, 0, 1)).aux_loss, 1.0, 1e-15);
 }
 
+TEST(MoeRouting, DispatchPlanIsSourceMajorAndTheStackExpertMajor) {
+  // ep 2, E 4: this rank sends 2 + 1 rows to rank 0's experts and 0 + 3 to rank 1's; its own two
+  // experts get 1 and 2 rows from source 0, 2 and 2 from source 1.
+  const MoeDispatch d = plan_dispatch({2, 1, 0, 3}, {1, 2, 2, 2}, 2);
+  EXPECT_EQ(d.send_rows, (std::vector<std::size_t>{3, 3}));
+  EXPECT_EQ(d.recv_rows, (std::vector<std::size_t>{3, 4}));
+  EXPECT_EQ(d.rows, 4);  // local expert 1: 2 + 2 rows; expert 0 (1 + 2) padded to 4
+  // Arrivals: source 0's expert 0 (a0), its expert 1 (a1, a2), source 1's expert 0 (a3, a4), expert 1
+  // (a5, a6); the stack holds expert 0's from both sources, then expert 1's.
+  EXPECT_EQ(d.stack_row_of, (std::vector<int>{0, 4, 5, 1, 2, 6, 7}));
+  EXPECT_EQ(d.arrival_of, (std::vector<int>{0, 3, 4, -1, 1, 2, 5, 6}));
+}
+
 // A layer with random weights (router scaled up so that the top-k choice is clear of ties).
 Layer make_layer(int h, std::int64_t f, const Moe& m, std::uint64_t seed) {
   Layer l(h, m, f);
