@@ -30,8 +30,8 @@ Harness::Harness(Communicator& group, Communicator& world, const Spec& spec, boo
   if (auto* mpi = dynamic_cast<MpiCommunicator*>(&group_); mpi && spec_.blocking) mpi->set_blocking_collectives(true);
   if (!takes_part_) return;
   const std::size_t es = dtype_size(spec_.dtype);
-  const Shape big = shape_of(spec_.op, max_bytes, es, n_);
-  const std::size_t bytes = big.count * es;
+  const Shape big = shape_of(spec_.op, max_bytes, es, n_, spec_.imbalance);
+  const std::size_t bytes = std::max(big.count, big.recv_elems) * es;
   send_ = group_.allocate(bytes);
   recv_ = group_.allocate(bytes);
   if (spec_.group == GroupChoice::pp_pairs) recv2_ = group_.allocate(bytes);
@@ -49,7 +49,7 @@ int Harness::partner() const {
 }
 
 Request Harness::post_collective(const Shape& s, bool ip) {
-  return row_.post({group_, send_.data(), recv_.data(), s, ip, spec_.dtype, spec_.redop, spec_.root});
+  return row_.post({group_, send_.data(), recv_.data(), s, ip, spec_.dtype, spec_.redop, spec_.root, spec_.imbalance});
 }
 
 // sendrecv: to the right neighbour, from the left one (a ring, as nccl-tests'). pp-pairs: to and from
@@ -127,8 +127,8 @@ std::int64_t Harness::count_wrong(const void* dev, std::uint64_t offset, const s
 }
 
 std::int64_t Harness::check_collective(const Shape& s, bool ip) {
-  fill(recv_.data(), s.count, {});  // -1 everywhere: nothing stale passes
-  Expectation e = row_.expect({group_, send_.data(), recv_.data(), s, ip, spec_.dtype, spec_.redop, spec_.root});
+  fill(recv_.data(), std::max(s.count, s.recv_elems), {});  // -1 everywhere: nothing stale passes
+  Expectation e = row_.expect({group_, send_.data(), recv_.data(), s, ip, spec_.dtype, spec_.redop, spec_.root, spec_.imbalance});
   fill(ip ? recv_.data() : send_.data(), e.input.size(), e.input);
   Request r = post_collective(s, ip);
   group_.wait(r);
@@ -235,7 +235,7 @@ Sample Harness::run(std::uint64_t requested_bytes) {
   // Every group starts together, as in training; the waiting ranks (--one-group) meet here too.
   world_.barrier();
   if (!takes_part_) return out;
-  const Shape s = shape_of(spec_.op, requested_bytes, dtype_size(spec_.dtype), n_);
+  const Shape s = shape_of(spec_.op, requested_bytes, dtype_size(spec_.dtype), n_, spec_.imbalance);
   if (pairs_members(row_)) {
     if (partner() < 0) return out;
     if (spec_.check) out.wrong[0] = check_p2p(s.bytes);

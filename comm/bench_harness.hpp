@@ -20,6 +20,7 @@ struct Spec {
   DType dtype = DType::f32;
   ReduceOp redop = ReduceOp::sum;
   int root = 0;
+  double imbalance = 1;  // alltoallv (comm/bench_ops.hpp)
   int iters = 20;
   int warmup = 5;
   bool check = false;

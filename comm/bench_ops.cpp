@@ -1,6 +1,7 @@
 #include "comm/bench_ops.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 #include "analysis/error.hpp"
@@ -90,6 +91,26 @@ Expectation expect_alltoall(const Collective& c) {
   return {patterns(c.comm.rank(), 0, c.shape.count), blocks_of_all(c, static_cast<std::uint64_t>(c.comm.rank()) * c.shape.block)};
 }
 
+// alltoallv: member j gets blocks[j] elements of every member's send buffer (from offset
+// sum_{i<j} blocks[i]), so member 0 receives `imbalance` times the mean.
+Request post_alltoallv(const Collective& c) {
+  const std::size_t es = dtype_size(c.dtype), me = static_cast<std::size_t>(c.comm.rank());
+  std::vector<std::size_t> send, recv(c.shape.blocks.size(), c.shape.blocks[me] * es);
+  for (std::uint64_t b : c.shape.blocks) send.push_back(b * es);
+  return c.comm.ialltoallv(c.send, send, c.recv, recv);
+}
+Expectation expect_alltoallv(const Collective& c) {
+  const std::size_t me = static_cast<std::size_t>(c.comm.rank());
+  std::uint64_t from = 0;
+  for (std::size_t j = 0; j < me; ++j) from += c.shape.blocks[j];
+  Expectation e{patterns(c.comm.rank(), 0, c.shape.count), {}};
+  for (int i = 0; i < c.comm.size(); ++i) {
+    const auto b = patterns(i, from, c.shape.blocks[me]);
+    e.expected.insert(e.expected.end(), b.begin(), b.end());
+  }
+  return e;
+}
+
 constexpr unsigned kBoth = kMpi | kNccl;
 using P = Part;
 
@@ -116,6 +137,8 @@ constexpr OpRow kRows[] = {
      nullptr, nullptr},
     {BenchOp::bibw, "bibw", one_message, false, P::whole, P::whole, false, false, false, Run::window, 2, kWindow, kBoth,
      nullptr, nullptr},
+    {BenchOp::alltoallv, "alltoallv", ring_share, true, P::whole, P::whole, false, false, false, Run::collective, 1, 0,
+     kBoth, post_alltoallv, expect_alltoallv, true},
 };
 
 static_assert(std::size(kRows) == kBenchOpCount, "every BenchOp needs its row in kRows, and every row its BenchOp");
@@ -132,7 +155,8 @@ constexpr bool row_is_whole(const OpRow& o) {
          collective == (o.expect != nullptr) &&
          (collective || !(o.in_place || o.root || o.reduces || o.blocked)) &&
          (o.blocked || (o.send == Part::whole && o.recv == Part::whole)) && (o.window > 0) == (o.run == Run::window) &&
-         (o.directions == 1 || (o.directions == 2 && o.run == Run::window));
+         (o.directions == 1 || (o.directions == 2 && o.run == Run::window)) &&
+         (!o.uneven || (o.blocked && !o.in_place && o.run == Run::collective));
 }
 
 constexpr bool table_is_whole() {
@@ -177,7 +201,18 @@ std::string op_names(bool (*keep)(const OpRow&), const char* last) {
 
 double bus_factor(BenchOp op, int n) { return n < 1 ? 0 : op_row(op).factor(n); }
 
-Shape shape_of(BenchOp op, std::uint64_t requested_bytes, std::size_t elem_size, int n) {
+std::vector<std::uint64_t> uneven_blocks(std::uint64_t block, int n, double x) {
+  if (n <= 1) return {block};
+  const std::uint64_t total = block * static_cast<std::uint64_t>(n);
+  const auto wanted = static_cast<std::uint64_t>(std::llround(x * static_cast<double>(block)));
+  const std::uint64_t first = std::min(total, std::max(block, wanted));
+  const std::uint64_t rest = total - first, others = static_cast<std::uint64_t>(n - 1);
+  std::vector<std::uint64_t> b{first};
+  for (std::uint64_t j = 0; j < others; ++j) b.push_back(rest / others + (j < rest % others ? 1 : 0));
+  return b;
+}
+
+Shape shape_of(BenchOp op, std::uint64_t requested_bytes, std::size_t elem_size, int n, double imbalance) {
   const OpRow& o = op_row(op);
   Shape s;
   const std::uint64_t unit = elem_size * static_cast<std::uint64_t>(o.blocked ? n : 1);
@@ -187,6 +222,10 @@ Shape shape_of(BenchOp op, std::uint64_t requested_bytes, std::size_t elem_size,
   s.block = o.blocked ? s.count / static_cast<std::uint64_t>(n) : s.count;
   s.send_elems = o.send == Part::whole ? s.count : s.block;
   s.recv_elems = o.recv == Part::whole ? s.count : s.block;
+  if (o.uneven) {
+    s.blocks = uneven_blocks(s.block, n, imbalance);
+    s.recv_elems = s.blocks.front() * static_cast<std::uint64_t>(n);
+  }
   return s;
 }
 

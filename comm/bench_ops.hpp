@@ -14,7 +14,7 @@
 namespace pipebench::comm::bench {
 
 // In the table's order. `count` is no operation: the number of them, which the table must match.
-enum class BenchOp { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, latency, bw, bibw, count };
+enum class BenchOp { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, latency, bw, bibw, alltoallv, count };
 inline constexpr std::size_t kBenchOpCount = static_cast<std::size_t>(BenchOp::count);
 
 // OSU's window of non-blocking messages of bw and bibw (osu_bw's default window size).
@@ -43,9 +43,13 @@ enum Backend : unsigned { kMpi = 1u, kNccl = 2u };
 // buffer; what a point-to-point message carries); count = bytes / element size; block = elements per
 // member for the blocked operations (else count). The requested size is rounded down to a whole number
 // of elements (of blocks), and up to one element (block) when it would be empty.
+// An uneven row (alltoallv) sends member j blocks[j] elements instead of `block`: member 0 gets
+// `imbalance` times the mean, the others share the rest (uneven_blocks); recv_elems is then member 0's,
+// the largest.
 struct Shape {
   std::uint64_t bytes = 0, count = 0, block = 0;
   std::uint64_t send_elems = 0, recv_elems = 0;
+  std::vector<std::uint64_t> blocks;  // uneven rows: elements to each member, summing to count
 };
 
 // What one call of a collective works on (the buffers hold shape's elements of dtype).
@@ -58,6 +62,7 @@ struct Collective {
   DType dtype;
   ReduceOp redop;
   int root;
+  double imbalance = 1;  // uneven rows: the busiest member receives this times the mean (1 <= x <= n)
 };
 
 // A collective's data check on one member: the values it writes to its input buffer from the start
@@ -83,6 +88,7 @@ struct OpRow {
   unsigned backends;
   Request (*post)(const Collective& c);        // Run::collective: the call, else nullptr
   Expectation (*expect)(const Collective& c);  // Run::collective: its data check, else nullptr
+  bool uneven = false;  // blocks of different sizes per member (Shape::blocks, --imbalance)
 };
 
 // Every row, in the enum's order.
@@ -117,6 +123,10 @@ inline Table table_of(const OpRow& o) {
 
 // The bus-bandwidth factor of `op` for a group of n members (0 for n < 1).
 double bus_factor(BenchOp op, int n);
-Shape shape_of(BenchOp op, std::uint64_t requested_bytes, std::size_t elem_size, int n);
+// `imbalance` sizes an uneven row's blocks (uneven_blocks) and is ignored by the others.
+Shape shape_of(BenchOp op, std::uint64_t requested_bytes, std::size_t elem_size, int n, double imbalance = 1);
+// n blocks of `block` elements on average, the first round(x * block) (x in [1, n]) and the others the
+// rest as evenly as whole elements allow (the earlier ones one more); their sum is n * block.
+std::vector<std::uint64_t> uneven_blocks(std::uint64_t block, int n, double x);
 
 }  // namespace pipebench::comm::bench

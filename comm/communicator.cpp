@@ -49,6 +49,7 @@ const char* op_name(Op op) {
     case Op::broadcast: return "broadcast";
     case Op::reduce: return "reduce";
     case Op::alltoall: return "alltoall";
+    case Op::alltoallv: return "alltoallv";
   }
   return "?";
 }
@@ -188,6 +189,9 @@ Request Communicator::ireduce_scatter(const void*, void*, std::size_t, DType, Re
 Request Communicator::ibroadcast(const void*, void*, std::size_t, DType, int) { cannot(*this, "broadcast"); }
 Request Communicator::ireduce(const void*, void*, std::size_t, DType, ReduceOp, int) { cannot(*this, "reduce"); }
 Request Communicator::ialltoall(const void*, void*, std::size_t, DType) { cannot(*this, "alltoall"); }
+Request Communicator::ialltoallv(const void*, const std::vector<std::size_t>&, void*, const std::vector<std::size_t>&) {
+  cannot(*this, "alltoallv");
+}
 
 void Communicator::barrier() {
   Request r = ibarrier();

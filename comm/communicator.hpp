@@ -47,7 +47,7 @@ struct WaitPolicy {
                                          std::chrono::duration<double> limit) const;
 };
 
-enum class Op { send, recv, allreduce, allgather, reduce_scatter, barrier, broadcast, reduce, alltoall };
+enum class Op { send, recv, allreduce, allgather, reduce_scatter, barrier, broadcast, reduce, alltoall, alltoallv };
 const char* op_name(Op op);
 
 // What a request waits for: enough to say what was waited for and from whom.
@@ -162,6 +162,11 @@ class Communicator {
   virtual Request ireduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op, int root);
   // Block j of send goes to member j, block i of recv comes from member i; out of place only.
   virtual Request ialltoall(const void* send, void* recv, std::size_t count_per_rank, DType type);
+  // Uneven blocks (the experts' token dispatch and combine): send_bytes[j] bytes of send go to member j,
+  // recv_bytes[i] bytes come from member i, each side's blocks back to back in member order. The
+  // members must agree on the counts (exchange them first, e.g. with ialltoall); out of place only.
+  virtual Request ialltoallv(const void* send, const std::vector<std::size_t>& send_bytes, void* recv,
+                             const std::vector<std::size_t>& recv_bytes);
   // Operations posted between group_start() and group_end() are issued together (ncclGroupStart/End),
   // which NCCL needs when a rank sends to and receives from the same peer; no-ops for MPI. Requests of
   // an open group may not be waited on before group_end().

@@ -287,6 +287,45 @@ Request MpiCommunicator::ialltoall(const void* send, void* recv, std::size_t cou
               [&](MPI_Request* r) { return MPI_Ialltoall(send, n, MPI_BYTE, recv, n, MPI_BYTE, comm_.get(), r); });
 }
 
+namespace {
+// MPI_Ialltoallv reads its count and displacement arrays until it completes: they live with the request
+// (declared before `op`, so they outlive it).
+class AlltoallvOp final : public detail::PendingOp {
+ public:
+  std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
+  std::unique_ptr<MpiOp> op;
+  bool poll() override { return op->poll(); }
+};
+}  // namespace
+
+Request MpiCommunicator::ialltoallv(const void* send, const std::vector<std::size_t>& send_bytes, void* recv,
+                                    const std::vector<std::size_t>& recv_bytes) {
+  const std::size_t n = static_cast<std::size_t>(size());
+  if (send_bytes.size() != n || recv_bytes.size() != n)
+    throw Error("alltoallv on '" + name() + "': " + std::to_string(send_bytes.size()) + " send and " +
+                std::to_string(recv_bytes.size()) + " receive counts for " + std::to_string(n) + " members");
+  auto v = std::make_unique<AlltoallvOp>();
+  // Each block and each buffer's whole length must fit MPI's int counts.
+  auto layout = [this](const std::vector<std::size_t>& bytes, std::vector<int>& counts, std::vector<int>& displs) {
+    std::size_t at = 0;
+    for (std::size_t b : bytes) {
+      displs.push_back(checked_count(at, "alltoallv"));
+      counts.push_back(checked_count(b, "alltoallv"));
+      at += b;
+    }
+    checked_count(at, "alltoallv");
+    return at;
+  };
+  const std::size_t total = layout(send_bytes, v->send_counts, v->send_displs);
+  layout(recv_bytes, v->recv_counts, v->recv_displs);
+  const RequestInfo info{Op::alltoallv, -1, -1, total};
+  v->op = std::make_unique<MpiOp>(*this, info);
+  const int rc = MPI_Ialltoallv(send, v->send_counts.data(), v->send_displs.data(), MPI_BYTE, recv,
+                                v->recv_counts.data(), v->recv_displs.data(), MPI_BYTE, comm_.get(), v->op->handle());
+  if (rc != MPI_SUCCESS) throw Error("MPI_Ialltoallv (" + describe(info) + ") failed: " + mpi_error(rc));
+  return Request(info, std::move(v));
+}
+
 Buffer MpiCommunicator::allocate(std::size_t bytes) {
   void* p = std::calloc(bytes ? bytes : 1, 1);
   if (!p) throw Error("cannot allocate " + std::to_string(bytes) + " bytes of host memory");

@@ -34,6 +34,8 @@ class MpiCommunicator final : public Communicator {
   Request ibroadcast(const void* send, void* recv, std::size_t count, DType type, int root) override;
   Request ireduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op, int root) override;
   Request ialltoall(const void* send, void* recv, std::size_t count_per_rank, DType type) override;
+  Request ialltoallv(const void* send, const std::vector<std::size_t>& send_bytes, void* recv,
+                     const std::vector<std::size_t>& recv_bytes) override;
 
   // The benchmarks' blocking mode (pipebench comm with --poll-us 0): the collectives call MPI's
   // blocking functions (MPI_Allreduce, ...) and return a completed Request, so that their times are

@@ -236,6 +236,26 @@ class NcclCommunicator final : public Communicator {
     return Request({Op::alltoall, -1, -1, bytes * static_cast<std::size_t>(size_)}, std::make_unique<NcclOp>(std::move(ev), nccl_));
   }
 
+  Request ialltoallv(const void* send, const std::vector<std::size_t>& send_bytes, void* recv,
+                     const std::vector<std::size_t>& recv_bytes) override {
+    if (send_bytes.size() != static_cast<std::size_t>(size_) || recv_bytes.size() != static_cast<std::size_t>(size_))
+      throw Error("alltoallv on '" + name() + "': the counts do not give one block per member");
+    const bool own_group = depth_ == 0;
+    if (own_group) group_start();
+    std::size_t sent = 0, received = 0;
+    for (int peer = 0; peer < size_; ++peer) {
+      const std::size_t out = send_bytes[static_cast<std::size_t>(peer)], in = recv_bytes[static_cast<std::size_t>(peer)];
+      nccl_check(ncclSend(static_cast<const char*>(send) + sent, out, ncclUint8, peer, nccl_, stream_),
+                 "ncclSend (alltoallv)", nccl_);
+      nccl_check(ncclRecv(static_cast<char*>(recv) + received, in, ncclUint8, peer, nccl_, stream_),
+                 "ncclRecv (alltoallv)", nccl_);
+      sent += out, received += in;
+    }
+    std::shared_ptr<Event> ev = group_event_;
+    if (own_group) group_end();
+    return Request({Op::alltoallv, -1, -1, sent}, std::make_unique<NcclOp>(std::move(ev), nccl_));
+  }
+
   void group_start() override {
     nccl_check(ncclGroupStart(), "ncclGroupStart");
     if (depth_++ == 0) group_event_ = std::make_shared<Event>();

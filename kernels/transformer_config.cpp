@@ -78,7 +78,8 @@ void check_runnable_by_kernels(const tf::Shape& m, const tf::Split& split) {
   if (m.gated_mlp) refuse("a gated MLP (SwiGLU)", kernels + "a GELU MLP");
   if (m.ffn_size() != 4LL * m.hidden)
     refuse("--ffn " + std::to_string(m.ffn), kernels + "an MLP of 4 x --hidden = " + std::to_string(4LL * m.hidden));
-  if (m.experts > 0) refuse("--num-experts " + std::to_string(m.experts), kernels + "dense layers only");
+  // The MoE layer (kernels/moe.hpp) is tested on its own; the stage does not run it yet.
+  if (m.experts > 0) refuse("--experts " + std::to_string(m.experts), kernels + "dense layers only so far");
   if (!m.learned_positions) refuse("a model without learned positions", kernels + "a learned [s, h] position table");
   if (split.cp > 1)
     refuse("--context-parallel " + std::to_string(split.cp), kernels + "whole sequences on each rank (cp = 1)");

@@ -33,6 +33,7 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
   t.tie_embeddings = c.tie_embeddings;
   t.vocab_parallel = c.vocab_parallel;
   t.sequence_parallel = c.sequence_parallel;
+  static_cast<analysis::transformer::Moe&>(t) = c.moe;
   return t;
 }
 

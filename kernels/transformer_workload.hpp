@@ -47,6 +47,7 @@ struct TransformerWorkloadConfig {
   bool vocab_parallel = true;   // when t > 1 (kernels/transformer_config.hpp), as Megatron-LM does
   int tp_size = 1, tp_rank = 0;
   bool sequence_parallel = false;  // kernels/transformer_config.hpp; needs tp_size > 1 and seq % tp_size == 0
+  analysis::transformer::Moe moe;  // the MoE layers (analysis/transformer/shape.hpp); experts 0: dense
   // Micro-batch k of this pipeline reads data sample mb_offset + k (data-parallel replicas differ).
   int mb_offset = 0;
   // The stage-boundary messages are the kernels' own memory (NCCL's device buffers), used in place;

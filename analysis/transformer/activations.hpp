@@ -40,6 +40,23 @@ struct Stash {
 };
 Stash stash(const Shape& m, const Split& split, Recompute r, Part part, std::uint64_t value_bytes);
 
+// An MoE layer's rows on one rank for one micro-batch (kernels/moe.hpp), which depend on the routing:
+// the routes it keeps (the permuted rows its tokens send), the rows that arrive at its E/ep experts, and
+// the rows of their stack (the busiest local expert's count; the others are padded to it).
+struct MoeRows {
+  std::uint64_t kept = 0, arrivals = 0, rows = 0;
+};
+// Balanced routing, every expert getting n k / E of every source's routes: kept = n k (with a capacity
+// factor, at most E ceil(C n k / E)), arrivals = ep times what one source sends to E/ep experts, rows =
+// arrivals / (E/ep). n = tokens(m, split).
+MoeRows balanced_moe_rows(const Shape& m, const Split& split);
+// pipebench's MoE layer with `value_bytes`-byte values and 4-byte indices: the forward stash (F to I):
+// each local expert row's input, fc1 pre-activation, GELU and output, the combined outputs, the shared
+// experts' same four for every token, the gates and the index vectors; the weight stash (I to W): the
+// inputs, GELUs, output and pre-activation gradients, the router logits' gradient, gates and indices.
+// The host's routing vectors (O(n E)) are not counted.
+Stash moe_stash(const Shape& m, const Split& split, const MoeRows& r, std::uint64_t value_bytes);
+
 // Megatron-LM as Korthikanti et al. 2022 count it, what `plan` predicts with. A layer: Korthikanti's
 // closed form, its coefficients summed from the table (16-bit values: s b h (34 + 5 a s/h) at t = 1,
 // s b h (10 + 24/t + 5 a s/(h t)) tensor-parallel, s b h/t (34 + 5 a s/h) sequence-parallel; flash

@@ -25,18 +25,23 @@ Block mlp(const Shape& m, std::uint64_t f) {
   return {add(add(mul(h, mul(g, f)), mul(g, f)), mul(f, h)), h};
 }
 
-// An MoE layer's MLPs: every routed and shared expert, and the router [h, experts] (replicated, as
-// Megatron-Core keeps it).
-Block experts(const Shape& m) {
+// An MoE layer's MLPs on one ep rank: its E/ep routed experts and every shared expert, and the router
+// [h, experts] (replicated, as Megatron-Core keeps it).
+Block experts(const Shape& m, int ep) {
   const Block one = mlp(m, u64(m.expert_ffn_size()));
-  const std::uint64_t n = add(u64(m.experts), u64(m.shared_experts));
+  const std::uint64_t n = add(u64(m.experts) / u64(ep), u64(m.shared_experts));
   return {mul(n, one.split), add(mul(n, one.replicated), mul(u64(m.hidden), u64(m.experts)))};
 }
 
 }  // namespace
 
+std::uint64_t moe_params(const Shape& m, const Split& split) {
+  const Block f = experts(m, split.ep);
+  return add(f.split / u64(split.t), f.replicated);
+}
+
 std::uint64_t layer_params(const Shape& m, const Split& split, bool moe) {
-  const Block a = attention(m), f = moe ? experts(m) : mlp(m, u64(m.ffn_size()));
+  const Block a = attention(m), f = moe ? experts(m, split.ep) : mlp(m, u64(m.ffn_size()));
   const std::uint64_t norms = mul(4, u64(m.hidden));  // two LayerNorms' gains and biases
   return add(add(add(a.split, f.split) / u64(split.t), add(a.replicated, f.replicated)), norms);
 }

@@ -12,6 +12,9 @@ namespace pipebench::analysis::transformer {
 // One layer, dense or MoE, as a rank of `split` holds it; split.t = 1 is the whole layer. GPT (t = 1):
 // 12h^2 + 13h.
 std::uint64_t layer_params(const Shape& m, const Split& split = {}, bool moe = false);
+// An MoE layer's router and experts (the part that replaces the MLP) as a rank of `split` holds them:
+// the router h x E, and E/ep routed plus every shared expert's MLP (fc1 and its bias over t).
+std::uint64_t moe_params(const Shape& m, const Split& split = {});
 // The token embedding: V x h, or this rank's V/t rows (vocabulary-parallel).
 std::uint64_t embedding_params(const Shape& m, const Split& split = {});
 // The position embedding: s x h when learned, else 0. Replicated over tensor-parallel ranks.

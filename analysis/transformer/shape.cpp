@@ -30,14 +30,18 @@ void check_sizes(const Shape& m) {
 }
 
 void check_experts(const Shape& m) {
-  at_least(m.experts, 0, "--num-experts");
+  at_least(m.experts, 0, "--experts");
   if (m.experts == 0) return;
   if (m.top_k < 1 || m.top_k > m.experts)
-    throw UsageError("--moe-router-topk " + str(m.top_k) + " is not allowed: must be in [1, --num-experts " +
-                     str(m.experts) + "]");
-  at_least(m.expert_ffn, 0, "--moe-ffn-hidden-size");
-  at_least(m.shared_experts, 0, "--moe-shared-experts");
-  at_least(m.moe_every, 1, "--moe-layer-freq");
+    throw UsageError("--top-k " + str(m.top_k) + " is not allowed: must be in [1, --experts " + str(m.experts) + "]");
+  at_least(m.expert_ffn, 0, "--moe-ffn");
+  at_least(m.shared_experts, 0, "--shared-experts");
+  at_least(m.moe_every, 1, "--moe-every");
+  if (m.capacity_factor < 0 || !(m.capacity_factor == m.capacity_factor))
+    throw UsageError("--capacity-factor " + std::to_string(m.capacity_factor) +
+                     " is not allowed: expected a number > 0, or dropless");
+  if (m.aux_loss_coeff < 0 || !(m.aux_loss_coeff == m.aux_loss_coeff))
+    throw UsageError("--aux-loss-coeff " + std::to_string(m.aux_loss_coeff) + " is not allowed: must be >= 0");
 }
 
 void check_split(const Shape& m, const Split& s) {
@@ -69,10 +73,17 @@ void check_split(const Shape& m, const Split& s) {
 
 }  // namespace
 
+void check_expert_parallel(const Moe& m, int ep, const char* flag) {
+  if (ep < 1 || (m.experts > 0 && m.experts % ep != 0))
+    throw UsageError("--experts " + str(m.experts) + " is not allowed with " + flag + " " + str(ep) +
+                     ": E must be a multiple of ep (each rank holds E/ep experts)");
+}
+
 void check(const Shape& m, const Split& split) {
   check_sizes(m);
   check_experts(m);
   check_split(m, split);
+  check_expert_parallel(m, split.ep);
 }
 
 }  // namespace pipebench::analysis::transformer

@@ -8,9 +8,30 @@
 
 namespace pipebench::analysis::transformer {
 
-// The model. A layer is pre-LayerNorm attention then an MLP; the first stage embeds, the last projects
-// to the vocabulary.
-struct Shape {
+// The router's score function: softmax over all experts, or a sigmoid per expert (DeepSeek-V3), whose
+// top-k scores are renormalised to sum to 1 (Megatron-Core's --moe-router-score-function).
+enum class Router { softmax, sigmoid };
+inline const char* router_name(Router r) { return r == Router::sigmoid ? "sigmoid" : "softmax"; }
+
+// Mixture of experts (Shazeer et al. 2017; Megatron-Core's names in parentheses), with pipebench's flags.
+// experts = 0: every layer dense. Shape holds it as a base so that a workload's settings can carry the
+// same fields (kernels/transformer_workload.hpp).
+struct Moe {
+  int experts = 0;              // routed experts per MoE layer, --experts (--num-experts)
+  int top_k = 1;                // experts each token goes to, --top-k (--moe-router-topk)
+  std::int64_t expert_ffn = 0;  // inner size of one expert's MLP; 0: f. --moe-ffn (--moe-ffn-hidden-size)
+  int shared_experts = 0;       // experts every token goes to, each of expert_ffn (DeepSeek-MoE), --shared-experts
+  int moe_every = 1;            // layer l is an MoE layer when l % moe_every == 0, --moe-every (--moe-layer-freq)
+  Router router = Router::softmax;  // --router (--moe-router-score-function)
+  // Tokens an expert takes per micro-batch: ceil(C * tokens * top_k / experts), the rest dropped
+  // (--moe-expert-capacity-factor); 0: dropless, every routed token computed. --capacity-factor
+  double capacity_factor = 0;
+  double aux_loss_coeff = 0;  // the load-balancing loss's weight α, --aux-loss-coeff (--moe-aux-loss-coeff)
+};
+
+// The model. A layer is pre-LayerNorm attention then an MLP (or, where moe_layer(l), an MoE layer); the
+// first stage embeds, the last projects to the vocabulary.
+struct Shape : Moe {
   int layers = 0;       // L
   int hidden = 0;       // h
   int heads = 0;        // a (query heads)
@@ -23,13 +44,6 @@ struct Shape {
   // The output layer projects with the token embedding's [V, h] matrix (Press and Wolf 2017).
   bool tie_embeddings = false;
   bool learned_positions = true;  // an [s, h] position table (GPT); false: rotary or ALiBi, no parameters
-  // Mixture of experts (Shazeer et al. 2017; Megatron-Core's names in parentheses). Only the formulas
-  // read these so far. experts = 0: every layer dense.
-  int experts = 0;              // routed experts per MoE layer (--num-experts)
-  int top_k = 1;                // experts each token goes to (--moe-router-topk)
-  std::int64_t expert_ffn = 0;  // inner size of one expert's MLP; 0: f (--moe-ffn-hidden-size)
-  int shared_experts = 0;       // experts every token goes to, each of expert_ffn (DeepSeek-MoE)
-  int moe_every = 1;            // layer l is an MoE layer when l % moe_every == 0 (--moe-layer-freq)
 
   int kv() const { return kv_heads > 0 ? kv_heads : heads; }
   std::int64_t head_dim() const { return hidden / heads; }                    // d = h/a
@@ -48,6 +62,9 @@ struct Split {
   bool sequence_parallel = false;  // needs t > 1 and s % t == 0
   bool vocab_parallel = false;     // needs V % t == 0
   int cp = 1;
+  // Expert parallelism: this rank holds experts/ep of each MoE layer's routed experts (topology/grid.hpp's
+  // ep axis); the router and the shared experts are replicated.
+  int ep = 1;
   bool seq_split() const { return sequence_parallel && t > 1; }
   bool vocab_split() const { return vocab_parallel && t > 1; }
 };
@@ -78,6 +95,10 @@ inline StageParts whole(const Shape& m) { return {0, m.layers, true, true}; }
 // hidden, kv heads dividing heads, t dividing the heads, kv heads and (vocabulary-parallel) V, sequence
 // parallelism with t > 1 and s % t == 0, cp dividing s, the MoE fields consistent.
 void check(const Shape& m, const Split& split = {});
+
+// UsageError unless ep >= 1 divides the routed experts (each ep rank holds E/ep of them); `flag` names
+// ep in the message. Shared by check() and run's flags.
+void check_expert_parallel(const Moe& m, int ep, const char* flag = "--expert-parallel");
 
 // Tokens of one micro-batch on one rank: b * s / cp.
 inline double tokens(const Shape& m, const Split& split) {

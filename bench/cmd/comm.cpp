@@ -118,6 +118,7 @@ comm::bench::Spec bench_spec(const CommSettings& s, const Resolved& r) {
   spec.dtype = r.dtype;
   spec.redop = r.redop;
   spec.root = s.root;
+  spec.imbalance = s.imbalance;
   spec.iters = s.iters;
   spec.warmup = s.warmup;
   spec.check = s.check != 0;
@@ -199,7 +200,8 @@ std::string context_notes(const CommSettings& s, const Resolved& r, const CommRe
   head << "# minBytes " << s.min_bytes << " maxBytes " << s.max_bytes << " step: "
        << (s.increment ? std::to_string(s.increment) + "(bytes)" : std::to_string(s.factor) + "(factor)")
        << " warmup iters: " << s.warmup << " iters: " << s.iters << " validation: " << s.check
-       << (window ? " window: " + std::to_string(window) : "") << "\n";
+       << (window ? " window: " + std::to_string(window) : "")
+       << (comm::bench::op_row(r.op).uneven ? " imbalance: " + num(s.imbalance, 9) : "") << "\n";
   if (s.per_iter)
     head << "# Per-Iteration Report: host clock around each iteration, each waited for; i_* uses the slowest rank of "
             "each iteration\n";
@@ -374,6 +376,8 @@ void add_comm_command(CLI::App& app) {
   watched.emplace_back("-d", add(*cmd, {"-d,--datatype", "Data type: float, double, half, bfloat16, int32"}, s.dtype));
   add(*cmd, {"-o,--op", "Reduction: sum, max, min"}, s.redop);
   add(*cmd, {"-r,--root", "Root of broadcast and reduce (a rank within the group)", 0}, s.root);
+  add(*cmd, {"--imbalance", "alltoallv: member 0 receives X times the mean block, the others share the rest (1 <= X <= group size)"},
+      s.imbalance);
   add(*cmd, {"--p2p", "activation: size point-to-point traffic as one activation, s*b*h elements of --precision"}, s.p2p);
   watched.emplace_back("--seq", add(*cmd, flag::seq, s.seq));
   watched.emplace_back("--micro-batch-size", add(*cmd, flag::micro_batch_size, s.micro_batch));

@@ -151,6 +151,12 @@ void resolve_world(const CommSettings& s, Resolved& r, int world) {
   if (comm::bench::pairs_members(op_row(r.op)) && r.group_size < 2)
     throw UsageError(std::string(op_row(r.op).name) + " pairs the members of each " + s.group +
                      " group, which has 1 rank under --mapping " + to_string(r.mapping) + ": choose a group of 2 or more");
+  if (s.imbalance != 1 && !op_row(r.op).uneven)
+    throw UsageError("--imbalance " + num(s.imbalance, 9) + " is not allowed with " + op_row(r.op).name +
+                     ": only alltoallv sends uneven blocks");
+  if (s.imbalance < 1 || s.imbalance > r.group_size)
+    throw UsageError("--imbalance " + num(s.imbalance, 9) + " is not allowed: expected 1 to the group size " +
+                     std::to_string(r.group_size) + " (member 0 cannot receive more than every block)");
   if (op_row(r.op).root && s.root >= r.group_size)
     throw UsageError("-r " + std::to_string(s.root) + " is not a member of a " + s.group + " group: allowed 0.." +
                      std::to_string(r.group_size - 1));
@@ -181,6 +187,7 @@ std::map<std::string, std::string> config_of(const CommSettings& s, const Resolv
   if (s.cp > 1) c["context_parallel"] = std::to_string(s.cp);
   if (s.ep > 1) c["expert_parallel"] = std::to_string(s.ep);
   if (s.per_iter) c["per_iter_timing"] = "1";
+  if (op.uneven) c["imbalance"] = num(s.imbalance, 9);
   return c;
 }
 

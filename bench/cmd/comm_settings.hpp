@@ -34,6 +34,7 @@ struct CommSettings {
   int per_iter = 0;  // -I 1: nccl-tests' per-iteration columns and the raw times in --json
   std::string dtype = "float", redop = "sum";
   int root = 0;
+  double imbalance = 1;  // alltoallv: the busiest member receives this times the mean
   std::string p2p;
   int seq = 4096, micro_batch = 1, hidden = 8192;
   std::string precision = "bf16";

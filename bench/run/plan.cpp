@@ -156,8 +156,25 @@ std::string key_of(const std::map<std::string, std::string>& config) {
   return key;
 }
 
+// The MoE flags (docs/transformer.md "Mixture of experts"): only with the transformer, all but --experts
+// only with experts, and E split evenly over the ep ranks. The shape's own checks (top-k, sizes) follow
+// in validate_model.
+void check_moe(const RunSettings& rs) {
+  const auto& moe = rs.model.moe;
+  if (rs.moe_flags.empty()) return;
+  const std::string& first = rs.moe_flags.front();
+  if (rs.workload != WorkloadKind::transformer)
+    throw UsageError(first + " needs --workload transformer: the synthetic workload has no MoE layer");
+  if (moe.experts == 0)
+    for (const std::string& flag : rs.moe_flags)
+      if (flag != "--experts")
+        throw UsageError(flag + " needs --experts E >= 1: without experts no layer is an MoE layer");
+  analysis::transformer::check_expert_parallel(moe, rs.ep);
+}
+
 // The settings that do not depend on the configuration; returns the synthetic times in seconds.
 Times check_settings(const RunSettings& rs, int world_size) {
+  check_moe(rs);
   refuse_cp_ep(rs.cp, rs.ep, "run");
   auto need_unit = [](const Duration& d, const char* flag) {
     if (!d.has_unit) throw UsageError(std::string(flag) + " '" + to_text(d) + "' needs a unit: s, ms, us or ns (e.g. 2ms)");

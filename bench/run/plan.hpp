@@ -51,6 +51,9 @@ struct RunSettings {
   SyntheticSettings synthetic;
   // Transformer workload; tp_size, tp_rank and mb_offset are set per rank from the mapping.
   kernels::TransformerWorkloadConfig model = default_model();
+  // The MoE flags given (--experts, --top-k, ...; on the command line or in --config), by name: refused
+  // with the synthetic workload, and all but --experts without an MoE layer.
+  std::vector<std::string> moe_flags;
   int blas_threads = 1;
   int dp_buckets = 0;
   int zero = 0;  // 1: ZeRO-1, the optimizer state sharded over the data-parallel group (transformer)

@@ -23,7 +23,7 @@ pipebench_cli_test(comm_unknown_group RC 2
   MATCH "^pipebench: error: --group 'xp' is not allowed: expected one of world, tp, pp, dp, pp-pairs, cp, dp-cp, tp-cp, ep, expert-tp, expert-dp, tp-ep\n$"
   ARGS comm --group xp)
 pipebench_cli_test(comm_unknown_op RC 2
-  MATCH "^pipebench: error: operation 'allreduce' is not allowed: expected one of all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, latency, bw, bibw\n$"
+  MATCH "^pipebench: error: operation 'allreduce' is not allowed: expected one of all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, latency, bw, bibw, alltoallv\n$"
   ARGS comm allreduce)
 pipebench_cli_test(comm_pp_pairs_only_sendrecv RC 2
   MATCH "^pipebench: error: operation all_reduce with --group pp-pairs is not allowed: pp-pairs runs sendrecv"

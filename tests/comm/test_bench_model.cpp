@@ -49,6 +49,8 @@ const Expected kExpected[] = {
     {"latency", {1, 1, 1}, 100, 25, 25, 25, 25, false, false, false, Run::ping_pong, Table::osu_latency, 1, 0},
     {"bw", {1, 1, 1}, 100, 25, 25, 25, 25, false, false, false, Run::window, Table::osu_bandwidth, 1, 64},
     {"bibw", {1, 1, 1}, 100, 25, 25, 25, 25, false, false, false, Run::window, Table::osu_bandwidth, 2, 64},
+    // Even (imbalance 1) it is alltoall: member 0's receive buffer is n blocks.
+    {"alltoallv", {0.5, 0.75, 0.875}, 96, 24, 6, 24, 24, false, false, false, Run::collective, Table::nccl_tests, 1, 0},
 };
 
 const Expected* expected_of(const std::string& name) {
@@ -85,6 +87,12 @@ class Recorder final : public Communicator {
     return note("reduce", s, r, k, at);
   }
   Request ialltoall(const void* s, void* r, std::size_t k, DType) override { return note("alltoall", s, r, k); }
+  // n: the elements this member receives from each member (of 4-byte floats).
+  Request ialltoallv(const void* s, const std::vector<std::size_t>& sb, void* r, const std::vector<std::size_t>& rb) override {
+    send_bytes = sb, recv_bytes = rb;
+    return note("alltoallv", s, r, rb.at(0) / 4);
+  }
+  std::vector<std::size_t> send_bytes, recv_bytes;
 
   std::string called;  // the last call
   const void* send = nullptr;
@@ -218,6 +226,35 @@ TEST(CommBenchOps, CollectivesExpectWhatTheyReceive) {
     all.insert(all.end(), b.begin(), b.end());
   }
   EXPECT_EQ(expect(BenchOp::alltoall, 1, false).expected, all);
+  EXPECT_EQ(expect(BenchOp::alltoallv, 1, false).expected, all);  // imbalance 1: alltoall's
+}
+
+// alltoallv on 4 members of 6-element blocks: member 0 gets imbalance x 6 elements of each member, the
+// others share the rest, every member's whole send buffer of 24 sent.
+TEST(CommBenchOps, AlltoallvSendsTheBusiestMemberItsImbalance) {
+  EXPECT_EQ(uneven_blocks(6, 4, 2.0), (std::vector<std::uint64_t>{12, 4, 4, 4}));
+  EXPECT_EQ(uneven_blocks(6, 4, 1.5), (std::vector<std::uint64_t>{9, 5, 5, 5}));
+  EXPECT_EQ(uneven_blocks(5, 4, 1.0), (std::vector<std::uint64_t>{5, 5, 5, 5}));
+  EXPECT_EQ(uneven_blocks(5, 4, 4.0), (std::vector<std::uint64_t>{20, 0, 0, 0}));
+  EXPECT_EQ(uneven_blocks(7, 3, 1.5), (std::vector<std::uint64_t>{11, 5, 5}));  // 10.5 rounds to 11
+  // 1.5: blocks 9, 5, 5, 5 (offsets not multiples of the pattern's period 4).
+  const Shape s = shape_of(BenchOp::alltoallv, 96, 4, 4, 1.5);
+  EXPECT_EQ(s.recv_elems, 36u);  // member 0: 4 x 9
+  float send[24], recv[36];
+  for (int rank : {0, 2}) {
+    Recorder c(rank, 4, "mpi");
+    op_row(BenchOp::alltoallv).post({c, send, recv, s, false, DType::f32, ReduceOp::sum, 0, 1.5});
+    EXPECT_EQ(c.send_bytes, (std::vector<std::size_t>{36, 20, 20, 20}));
+    EXPECT_EQ(c.recv_bytes, std::vector<std::size_t>(4, rank == 0 ? 36 : 20));
+    // Member 2 expects elements 14..18 of every member's pattern.
+    const Expectation e = op_row(BenchOp::alltoallv).expect({c, send, recv, s, false, DType::f32, ReduceOp::sum, 0, 1.5});
+    std::vector<double> want;
+    for (int j = 0; j < 4; ++j) {
+      const auto b = rank == 0 ? pattern_of(j, 0, 9) : pattern_of(j, 14, 5);
+      want.insert(want.end(), b.begin(), b.end());
+    }
+    EXPECT_EQ(e.expected, want) << "member " << rank;
+  }
 }
 
 TEST(CommBenchModel, ShapesRoundToWholeBlocks) {
@@ -303,7 +340,7 @@ TEST(CommBenchModel, CheckValuesSurviveEveryType) {
 TEST(CommBenchModel, NamesParseBack) {
   EXPECT_EQ(usage_error([] { parse_bench_op("allreduce"); }),
             "operation 'allreduce' is not allowed: expected one of all_reduce, all_gather, reduce_scatter, broadcast, "
-            "reduce, alltoall, sendrecv, latency, bw, bibw");
+            "reduce, alltoall, sendrecv, latency, bw, bibw, alltoallv");
   EXPECT_EQ(parse_group_choice("pp-pairs"), GroupChoice::pp_pairs);
   EXPECT_EQ(usage_error([] { parse_group_choice("xp"); }),
             "--group 'xp' is not allowed: expected one of world, tp, pp, dp, pp-pairs, cp, dp-cp, tp-cp, ep, "

@@ -84,7 +84,7 @@ TEST(TransformerConfig, RefusesWhatTheKernelsCannotRun) {
   c = ok();
   c.experts = 4;
   c.top_k = 2;
-  expect_usage_error(c, "--num-experts 4 is not allowed: the transformer kernels run dense layers only");
+  expect_usage_error(c, "--experts 4 is not allowed: the transformer kernels run dense layers only so far");
   c = ok();
   c.learned_positions = false;
   expect_usage_error(c, "a model without learned positions is not allowed");

@@ -1,5 +1,5 @@
-// The MPI backend on real ranks: exact payloads and reductions, on the world and on a grid's pp
-// communicator; a receive that is never matched times out naming its peer and tag; a long wait sleeps.
+// The MPI backend on real ranks: exact payloads, reductions and uneven all-to-all-v blocks, on the
+// world and on a grid's pp communicator; a receive that is never matched times out naming its peer and tag; a long wait sleeps.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -112,6 +112,35 @@ TEST(MpiComm, AllGatherAndReduceScatterExact) {
   c->wait(rs);
   for (std::size_t j = 0; j < per; ++j)
     EXPECT_EQ(recv[j], n * (n + 1) / 2.0 * static_cast<double>(static_cast<std::size_t>(r) * per + j + 1));
+  c->barrier();
+}
+
+// Uneven blocks, some empty: rank r sends member j (r + j) % 3 bytes of its pattern, from the offset
+// where block j starts, and so receives (i + r) % 3 bytes from each member i.
+TEST(MpiComm, AlltoallvUnevenBlocksExact) {
+  auto c = world();
+  const int n = c->size(), r = c->rank();
+  std::vector<std::size_t> sb, rb;
+  for (int j = 0; j < n; ++j) sb.push_back(static_cast<std::size_t>((r + j) % 3)), rb.push_back(static_cast<std::size_t>((j + r) % 3));
+  std::size_t total_out = 0, total_in = 0;
+  for (std::size_t b : sb) total_out += b;
+  for (std::size_t b : rb) total_in += b;
+  const auto mine = pattern(r, total_out);
+  std::vector<unsigned char> got(total_in + 1, 0xee);  // one byte past the end must stay untouched
+  Request q = c->ialltoallv(mine.data(), sb, got.data(), rb);
+  EXPECT_EQ(q.info().bytes, total_out);
+  c->wait(q);
+  std::size_t at = 0;
+  for (int i = 0; i < n; ++i) {
+    std::size_t from = 0;  // where member i's block for this rank starts in its send buffer
+    for (int j = 0; j < r; ++j) from += static_cast<std::size_t>((i + j) % 3);
+    const auto theirs = pattern(i, from + rb[static_cast<std::size_t>(i)]);
+    for (std::size_t k = 0; k < rb[static_cast<std::size_t>(i)]; ++k) EXPECT_EQ(got[at + k], theirs[from + k]) << "from " << i;
+    at += rb[static_cast<std::size_t>(i)];
+  }
+  EXPECT_EQ(got.back(), 0xee);
+  EXPECT_THROW(c->ialltoallv(mine.data(), std::vector<std::size_t>(static_cast<std::size_t>(n) + 1, 0), got.data(), rb),
+               pipebench::Error);
   c->barrier();
 }
 

@@ -70,9 +70,9 @@ TEST(TransformerShape, EachBadValueIsNamedByItsFlag) {
   expect_refused(ok, {1, false, false, 3}, "--context-parallel 3 is not allowed: must be >= 1 and divide --seq 2048 "
                                            "(each rank holds s/cp positions)");
   m = ok, m.experts = 8, m.top_k = 9;
-  expect_refused(m, {}, "--moe-router-topk 9 is not allowed: must be in [1, --num-experts 8]");
+  expect_refused(m, {}, "--top-k 9 is not allowed: must be in [1, --experts 8]");
   m.top_k = 2, m.moe_every = 0;
-  expect_refused(m, {}, "--moe-layer-freq 0 is not allowed: must be >= 1");
+  expect_refused(m, {}, "--moe-every 0 is not allowed: must be >= 1");
 }
 
 // Narayanan et al. 2021: 12 L h^2 (1 + 13/(12h) + (V + s)/(12 L h)) with tied embeddings, plus the

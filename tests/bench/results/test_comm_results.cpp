@@ -103,7 +103,7 @@ TEST_F(CommResults, OperationWithoutARowIsRefused) {
   } catch (const pipebench::Error& e) {
     EXPECT_EQ(std::string(e.what()), "HDF5: '" + file + ":/comm/000001' holds results of operation 'allreduce', which this pipebench does "
                                      "not know: expected one of all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
-                                     "alltoall, sendrecv, latency, bw, bibw");
+                                     "alltoall, sendrecv, latency, bw, bibw, alltoallv");
   }
   const CommResult unknown = sample("allreduce");
   EXPECT_THROW(comm_rows_text(unknown), pipebench::Error);

@@ -1,0 +1,51 @@
+# The MoE flags of `pipebench run` (docs/transformer.md "Mixture of experts"): bad input is one line,
+# exit code 2, on every rank (printed once), before any rank allocates or sends anything.
+set(_moe --workload transformer --schedule 1f1b --hidden 16 --heads 2 --seq 8 --vocab 32 --layers 2 --warmup 0 --steps 1)
+pipebench_mpirun_test(moe_experts_not_divisible_by_ep NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --experts 3 is not allowed with --expert-parallel 2: E must be a multiple of ep \\(each rank holds E/ep experts\\)\n$"
+  ARGS ${_moe} --mapping 1x1x2 --expert-parallel 2 --experts 3 -o never.h5)
+pipebench_mpirun_test(moe_top_k_above_experts NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: configuration 1f1b 1x2x1 m=[0-9]+: --top-k 5 is not allowed: must be in \\[1, --experts 4\\]\n$"
+  ARGS ${_moe} --experts 4 --top-k 5 -o never.h5)
+pipebench_mpirun_test(moe_top_k_zero NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --top-k '0' is not allowed: "
+  ARGS ${_moe} --experts 4 --top-k 0 -o never.h5)
+pipebench_mpirun_test(moe_experts_not_divisible_by_ep4 NP 4 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --experts 6 is not allowed with --expert-parallel 4: E must be a multiple of ep"
+  ARGS ${_moe} --mapping 1x1x4 --expert-parallel 4 --experts 6 -o never.h5)
+foreach(_c "0" "-1" "abc")
+  pipebench_mpirun_test(moe_capacity_factor_${_c} NP 2 RC 2 ONCE "pipebench: error:"
+    MATCH "^pipebench: error: --capacity-factor '${_c}' is not allowed: expected a number > 0, or dropless\n$"
+    ARGS ${_moe} --experts 4 --capacity-factor=${_c} -o never.h5)
+endforeach()
+pipebench_mpirun_test(moe_bad_router NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --router 'relu' is not allowed: expected one of softmax, sigmoid\n$"
+  ARGS ${_moe} --experts 4 --router relu -o never.h5)
+pipebench_mpirun_test(moe_with_synthetic NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --experts needs --workload transformer: the synthetic workload has no MoE layer\n$"
+  ARGS --schedule 1f1b -m 2 --experts 4 ${_quick} -o never.h5)
+pipebench_mpirun_test(moe_option_without_experts NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --aux-loss-coeff needs --experts E >= 1: without experts no layer is an MoE layer\n$"
+  ARGS ${_moe} --aux-loss-coeff 0.01 -o never.h5)
+# The same from a --config file: the file's keys are the flags.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_work/moe_top_k.toml "[run]\ntop-k = 2\n")
+pipebench_mpirun_test(moe_config_option_without_experts NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --top-k needs --experts E >= 1: without experts no layer is an MoE layer\n$"
+  ARGS ${_moe} --config ${CMAKE_CURRENT_BINARY_DIR}/cli_work/moe_top_k.toml -o never.h5)
+# A valid MoE model is refused until the stage runs the MoE layer (kernels/moe.hpp is tested alone).
+pipebench_mpirun_test(moe_layer_not_in_stage_yet NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: configuration 1f1b 1x2x1 m=[0-9]+: --experts 4 is not allowed: the transformer kernels run dense layers only so far\n$"
+  ARGS ${_moe} --experts 4 --top-k 2 --capacity-factor 1.25 --router sigmoid --aux-loss-coeff 0.01 -o never.h5)
+
+# comm's alltoallv over the expert-parallel groups: member 0 receives --imbalance times the mean block
+# (the data check counts every element), and the imbalance is kept with the results.
+pipebench_comm_test(alltoallv_imbalance NP 4 RC 0
+  MATCH "group ep: 2 group\\(s\\) of 2 rank\\(s\\), all at once\n.*# Out of bounds values : 0 OK\n.*# fit alltoallv over ep: "
+  ARGS alltoallv --mapping 1x1x4 --expert-parallel 2 --group ep --imbalance 1.5 -b 8 -e 4K -f 8 ${_comm_quick}
+  THEN report c.h5 --json THEN_MATCH "\"imbalance\": \"1.5\"")
+pipebench_comm_test(alltoallv_imbalance_above_group NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --imbalance 3 is not allowed: expected 1 to the group size 2 \\(member 0 cannot receive more than every block\\)\n$"
+  ARGS alltoallv --imbalance 3 ${_comm_quick})
+pipebench_comm_test(imbalance_without_alltoallv NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --imbalance 2 is not allowed with alltoall: only alltoallv sends uneven blocks\n$"
+  ARGS alltoall --imbalance 2 ${_comm_quick})

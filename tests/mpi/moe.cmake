@@ -1,0 +1,2 @@
+# Expert parallelism of the MoE layer against one rank holding every expert (tests/mpi/test_moe_ep.cpp).
+pipebench_mpi_test(moe_ep SOURCES mpi/test_moe_ep.cpp NP 2 4 LIBS pipebench::bench TIMEOUT 240)
