@@ -131,8 +131,9 @@ Sweep prepare(RunSettings& rs, Job& job, const std::function<void()>& start_kokk
     check_tags(sw.plans);
     const auto flat = std::find_if(sw.plans.begin(), sw.plans.end(), [](const Plan& pl) { return pl.mapping.d == 1; });
     if (job.rank() == 0 && rs.zero && flat != sw.plans.end())
-      std::fprintf(stderr, "pipebench: warning: --zero 1 with d = 1 (configuration %s): nothing to shard, the "
-                           "optimizer state stays whole\n", flat->label.c_str());
+      std::fprintf(stderr, "pipebench: warning: --zero %d with d = 1 (configuration %s): nothing to shard, the "
+                           "optimizer state%s stay%s whole\n", rs.zero, flat->label.c_str(),
+                   rs.zero == 1 ? "" : rs.zero == 2 ? " and gradients" : ", gradients and weights", rs.zero == 1 ? "s" : "");
     if (job.rank() == 0) file = check_outputs(rs, sw.plans, local);
   }, remove_made);
   // Rank 0 alone knows; each configuration's start meeting tells the others (start_configuration).

@@ -261,7 +261,7 @@ Measurement measured_run(const RunSettings& rs, const Plan& pl, const topology::
     result.run.summary.extra["optimizer_state_bytes_formula"] = pl.optimizer_state_bytes;
   // Under ZeRO-1 a rank's gradients are summed over the data-parallel group in its shards only: the
   // norm of its whole buffer would mix summed and unsummed values.
-  if (rs.zero == 1 && pl.mapping.d > 1)
+  if (rs.zero >= 1 && pl.mapping.d > 1)
     for (auto it = result.run.summary.extra.begin(); it != result.run.summary.extra.end();)
       it = it->first.rfind("grad_norm.", 0) == 0 ? result.run.summary.extra.erase(it) : std::next(it);
   return result;
@@ -289,7 +289,9 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, tp_seq, mine.blas_rate);
   ExecutorConfig ec;
   ec.dp_buckets = rs.dp_buckets;
-  ec.zero = rs.zero == 1;
+  ec.zero = rs.zero;
+  ec.reshard_after_forward = rs.reshard_after_forward != 0;
+  ec.prefetch = rs.gather_prefetch;
   ec.roll = &sweep.roll();
   ec.links = groups.links.get();
   ec.where = "configuration " + std::to_string(pl.index);

@@ -46,7 +46,12 @@ void Executor::launch_dp(int stage) {
       p.rec.bytes = static_cast<std::int64_t>(z.shard * d * elem);
       p.rec.stage = stage;
       p.rec.t_posted = now();
-      p.req = dp_->ireduce_scatter_sum(send, p.recv.data(), z.shard, type);
+      if (reduce_scatters_++ == cfg_.test_drop_reduce_scatter) {  // test-only: the shard keeps its own gradients
+        std::memcpy(p.recv.data(), static_cast<const char*>(send) + z.shard * static_cast<std::size_t>(dp_->rank()) * elem,
+                    (z.hi - z.lo) * elem);
+      } else {
+        p.req = dp_->ireduce_scatter_sum(send, p.recv.data(), z.shard, type);
+      }
       dp_pending_.push_back(std::move(p));
     }
     return;
@@ -73,10 +78,15 @@ void Executor::finish_dp() {
     dp_->wait(d.req);
     d.rec.t_done = now();
     note(d.rec);
-    // ZeRO-1: the shard's sums go where the shard's gradients were (the rest of the buffer is stale).
-    if (d.stage >= 0 && d.shard.hi > d.shard.lo)
-      std::memcpy(static_cast<char*>(w_.grad_data(d.stage)) + d.shard.lo * elem, d.recv.data(),
-                  (d.shard.hi - d.shard.lo) * elem);
+    // ZeRO-1: the shard's sums go where the shard's gradients were (the rest of the buffer is stale);
+    // ZeRO-2 and 3 drop the rest (zeros), so that nothing after the reduction can read it.
+    if (d.stage < 0 || d.shard.bucket_hi == d.shard.bucket_lo) continue;
+    auto* g = static_cast<char*>(w_.grad_data(d.stage));
+    if (d.shard.hi > d.shard.lo) std::memcpy(g + d.shard.lo * elem, d.recv.data(), (d.shard.hi - d.shard.lo) * elem);
+    if (cfg_.zero >= 2) {
+      std::memset(g + d.shard.bucket_lo * elem, 0, (d.shard.lo - d.shard.bucket_lo) * elem);
+      std::memset(g + d.shard.hi * elem, 0, (d.shard.bucket_hi - d.shard.hi) * elem);
+    }
   }
   dp_pending_.clear();
 }
@@ -172,6 +182,7 @@ void Executor::zero_update_and_gather() {
     for (const kernels::ZeroShard& z : kernels::zero_shards(count, buckets, dp_->size(), dp_->rank()))
       w_.optimizer_step_range(st, z.lo, z.hi);
   }
+  if (cfg_.zero >= 3) return;  // the weights stay sharded until the next step's gathers
   for (int st : s_.stages_of_rank(me_)) {
     const std::size_t count = w_.grad_bytes(st) / elem;
     auto* weights = static_cast<char*>(w_.weight_data(st));
