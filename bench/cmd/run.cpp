@@ -38,6 +38,28 @@ namespace pipebench::bench {
 
 namespace {
 
+// Data-parallel bytes per step and ZeRO-3's gathers, measured against their formulas (bench/run/zero_formula.hpp).
+std::string dp_notes(const RunResult& run) {
+  const auto& x = run.summary.extra;
+  auto get = [&x](const std::string& k) { return x.count(k) ? x.at(k) : 0.0; };
+  char buf[256];
+  std::string s, parts;
+  for (const char* k : {"all_gathered", "reduce_scattered", "all_reduced"}) {
+    const std::string key = std::string("dp_") + k + "_bytes";
+    if (!x.count(key)) continue;
+    std::snprintf(buf, sizeof buf, "%s %s %.4f/%.4f", parts.empty() ? "" : ",", k, get(key) / 1048576.0,
+                  get(key + "_formula") / 1048576.0);
+    parts += buf;
+  }
+  if (!parts.empty()) s += "\n#   data-parallel bytes per step, busiest rank, measured/formula (MiB):" + parts;
+  if (x.count("gathered_peak_bytes")) {
+    std::snprintf(buf, sizeof buf, "\n#   ZeRO-3 gathered weights held at most, measured/formula (MiB): %.4f/%.4f; exposed gather wait %.3f ms per step",
+                  get("gathered_peak_bytes") / 1048576.0, get("gathered_peak_bytes_formula") / 1048576.0, get("gather_wait") * 1e3);
+    s += buf;
+  }
+  return s;
+}
+
 // The lines printed under a transformer run's row: the figures a model run adds to the table.
 std::string workload_notes(const RunResult& run) {
   const auto& x = run.summary.extra;
@@ -63,6 +85,7 @@ std::string workload_notes(const RunResult& run) {
                   get("optimizer_state_bytes") / 1048576.0, get("optimizer_state_bytes_formula") / 1048576.0);
     s += buf;
   }
+  s += dp_notes(run);
   s += "\n#   weight-gradient L2 norm per stage:";
   for (const auto& [k, v] : x)
     if (k.rfind("grad_norm.", 0) == 0) {
