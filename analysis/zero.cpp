@@ -12,6 +12,7 @@ int GatherPlan::gathers() const {
 }
 
 std::vector<int> stages_used(const Action& a) {
+  if (a.kind == Kind::W) return {};  // dW = x^T dy: the stashed input and the output's gradient
   if (a.kind == Kind::FB && a.b_stage != a.stage) return {a.stage, a.b_stage};
   return {a.stage};
 }
@@ -53,9 +54,8 @@ double gathered_peak_bytes(const GatherPlan& g, const std::vector<double>& stage
   return peak;
 }
 
-std::int64_t gathers_per_stage(int m, bool split_w, bool reshard_after_forward) {
-  if (!reshard_after_forward) return 1;
-  return static_cast<std::int64_t>(m) * (split_w ? 3 : 2);
+std::int64_t gathers_per_stage(int m, bool reshard_after_forward) {
+  return reshard_after_forward ? 2 * static_cast<std::int64_t>(m) : 1;
 }
 
 }  // namespace pipebench::analysis

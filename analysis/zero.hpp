@@ -6,7 +6,8 @@
 //
 // A stage's weights are gathered whole (in the data-parallel buckets of its flat buffer), the unit
 // PyTorch's FSDP calls a module; an action uses the stage it runs (an overlapped F&B pair both of its
-// stages). With reshard after forward (FSDP's default), every action gathers the stages it uses and
+// stages), except a split W, whose weight gradients need the stashed inputs and the outputs' gradients
+// but not the weights (as FSDP gathers in the forward and the backward only). With reshard after forward (FSDP's default), every action gathers the stages it uses and
 // releases them after; without it (what Llama 3 ran with pipelining), a stage is gathered before its
 // first action of the step and released after its last.
 #include <cstdint>
@@ -22,7 +23,7 @@ struct GatherPlan {
   int gathers() const;                          // per step
 };
 
-// The stages action `a` computes with: its own, and an overlapped pair's backward stage.
+// The stages whose weights action `a` reads: its own, an overlapped pair's backward stage, none for W.
 std::vector<int> stages_used(const Action& a);
 
 GatherPlan gather_plan(const Schedule& s, int rank, bool reshard_after_forward);
@@ -32,9 +33,10 @@ GatherPlan gather_plan(const Schedule& s, int rank, bool reshard_after_forward);
 // indexed by stage (the gathered size of each of the rank's stages; 0 for the others).
 double gathered_peak_bytes(const GatherPlan& g, const std::vector<double>& stage_bytes, bool prefetch);
 
-// Gathers per step of one stage of a rank holding v chunks with m micro-batches (the planner's view, no
-// action list): every F, B, I and W of the stage with reshard after forward (2 m, or 3 m with split W),
-// one otherwise. Equal to gather_plan's count for each stage of the catalog's schedules.
-std::int64_t gathers_per_stage(int m, bool split_w, bool reshard_after_forward);
+// Gathers per step of one stage through which m micro-batches pass (the planner's view, without an
+// action list): its forward and its backward (B or I) of each with reshard after forward (2 m), one
+// otherwise. gather_plan's count for each stage of a schedule that runs the stage's F and backward as
+// separate actions (tests/analysis/test_zero.cpp checks the catalog's schedules).
+std::int64_t gathers_per_stage(int m, bool reshard_after_forward);
 
 }  // namespace pipebench::analysis
