@@ -758,3 +758,19 @@ TEST(Parallel3d, Zero3TrafficAndGatheredBytesAreTheFormula) {
         EXPECT_GE(timing.gather_waited, 0);
       }
 }
+
+// ZeRO-3 under every schedule of the catalog with p > 1 (DualPipe's two model copies, ZB-V's V, split W),
+// with tied embeddings where the schedule allows them: the whole model, to 1e-10.
+TEST(Parallel3d, Zero3MatchesTheWholeModelUnderEverySchedule) {
+  for (const auto& mp : zero_mappings()) {
+    if (mp.p == 1) continue;
+    for (const analysis::ScheduleRow& row : analysis::schedule_catalog()) {
+      SCOPED_TRACE(name_of(mp) + " " + row.name);
+      Options o = zero_options(3, row.name);
+      o.buckets = 2;
+      o.steps = 2;
+      o.tie = row.pipes == 1;  // DualPipe's two copies would hold four: refused
+      expect_matches(mp, o, row.pipes == 2 ? 2 * mp.p : 4 * mp.p);
+    }
+  }
+}
