@@ -86,6 +86,14 @@ std::string workload_notes(const RunResult& run) {
     s += buf;
   }
   s += dp_notes(run);
+  if (x.count("main_weight_bytes")) {
+    std::snprintf(buf, sizeof buf, "\n#   fp32 main weights, largest per rank (MiB): %.3f", get("main_weight_bytes") / 1048576.0);
+    s += buf;
+  }
+  if (x.count("loss_scale")) {
+    std::snprintf(buf, sizeof buf, "\n#   fp16 loss scale %.0f, steps skipped for an overflow %.0f", get("loss_scale"), get("skipped_steps"));
+    s += buf;
+  }
   s += "\n#   weight-gradient L2 norm per stage:";
   for (const auto& [k, v] : x)
     if (k.rfind("grad_norm.", 0) == 0) {
@@ -294,6 +302,9 @@ void add_run_command(CLI::App& app) {
     // SIGUSR1/SIGTERM (Slurm's warning before the time limit, preemption) stop the sweep at the next
     // meeting instead of killing it.
     rs->format = output_format(rs->json, rs->csv);  // before MPI starts: a usage error on every rank
+    kernels::set_precision(rs->model, rs->precision);
+    rs->model.loss_scaling = rs->loss_scaling;
+    rs->model.grad_reduce_bf16 = rs->grad_reduce_bf16;
     check_repeat_flags(*rs);
     if (!rs->system_file.empty()) rs->system = read_system_file(rs->system_file);
     Job job(true);

@@ -82,7 +82,16 @@ void add_model_flags(CLI::App& cmd, RunSettings& r) {
                            "BLAS products, probabilities in memory); default: the faster on this build's backend"},
       md.attention, attention)
       ->group(model);
-  add(cmd, flag::precision, md.fp64, {{"fp32", false}, {"fp64", true}})->group(model);
+  add(cmd, flag::precision, r.precision,
+      {{"fp32", kernels::Precision::fp32}, {"fp64", kernels::Precision::fp64}, {"bf16", kernels::Precision::bf16},
+       {"fp16", kernels::Precision::fp16}})
+      ->group(model);
+  add(cmd, {"--loss-scale", "With --precision fp16: dynamic (default; an overflow skips the step and halves the scale) or off"},
+      r.loss_scaling, {{"dynamic", true}, {"off", false}})
+      ->group(model);
+  add(cmd, {"--grad-reduce-dtype", "Type of the data-parallel gradient reduction: fp32 (default), or bf16 with --precision bf16"},
+      r.grad_reduce_bf16, {{"fp32", false}, {"bf16", true}})
+      ->group(model);
   add(cmd, {"--lr", "Learning rate after each step (SGD at 0: weights fixed, identical steps)", 0}, md.lr)->group(model);
   add(cmd, {"--optimizer", "sgd, or adam (AdamW: fp32 state, bias correction, decoupled weight decay)"}, md.optimizer,
       {{"sgd", kernels::Optimizer::sgd}, {"adam", kernels::Optimizer::adam}})

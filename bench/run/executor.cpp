@@ -382,6 +382,13 @@ void Executor::end_step() {
   finish_dp();
   if (!zero) sync_tied(), sync_copies();
   poll_sends(true);
+  if (w_.loss_scaled()) {  // fp16: an overflow on any rank skips the update on every rank
+    double overflows = w_.overflowed() ? 1 : 0;
+    comm::Request r = world_.iallreduce_sum(&overflows, 1, comm::DType::f64);
+    world_.wait(r);
+    w_.loss_scale_verdict(overflows > 0);
+    if (overflows > 0) return;
+  }
   if (zero)
     zero_update_and_gather();
   else

@@ -110,6 +110,9 @@ double measured_p2p_pair(const std::vector<ActionRecord>& actions, const std::ve
 //   blas_flop_rate the reference matrix product's rate, summed over ranks
 //   mfu            model_flops / (step time * blas_flop_rate): model FLOP utilisation
 //   optimizer_state_bytes  the most bytes of optimizer state (Adam's m and v) any rank holds
+//   main_weight_bytes      16-bit runs: the most bytes of fp32 main weights any rank holds
+//   loss_scale, skipped_steps  fp16: the scale after the last step and the steps skipped for an
+//                          overflow (every rank's alike: the verdict is shared)
 void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, RunResult& out) {
   double loss = 0, count = 0, model_flops = 0, blas = 0, rate = 0, state = -1;
   for (int r = 0; r < static_cast<int>(in.figures.size()); ++r) {
@@ -122,6 +125,11 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
       if (f.kind == K::model_flops) model_flops += f.value;
       if (f.kind == K::optimizer_state_bytes) state = std::max(state, f.value);
       if (f.kind == K::grad_norm && c.tp == 0 && c.dp == 0) out.summary.extra["grad_norm." + std::to_string(f.stage)] = f.value;
+      const char* most = f.kind == K::main_weight_bytes ? "main_weight_bytes"
+                         : f.kind == K::loss_scale      ? "loss_scale"
+                         : f.kind == K::skipped_steps   ? "skipped_steps"
+                                                        : nullptr;
+      if (most) out.summary.extra[most] = std::max(out.summary.extra[most], f.value);
     }
   }
   for (double b : in.blas_rate) blas += b;

@@ -117,7 +117,7 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
               {"layers", std::to_string(md.layers)},
               {"layers_per_stage", list(kernels::stage_layers(md, s.stages_per_pipe()))},
               {"recompute", analysis::recompute_name(md.recompute)},
-              {"precision", md.fp64 ? "fp64" : "fp32"},
+              {"precision", kernels::to_string(kernels::precision_of(md))},
               {"lr", num(md.lr, 9)},
               {"seed", std::to_string(md.seed)},
               {"blas_threads", std::to_string(rs.blas_threads)}});
@@ -129,6 +129,7 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
     if (md.vocab_parallel && pl.mapping.t > 1) m["vocab_parallel"] = "1";
     if (md.sequence_parallel) m["sequence_parallel"] = "1";
     if (rs.zero) m["zero"] = std::to_string(rs.zero);
+    if (md.grad_reduce_bf16) m["grad_reduce_dtype"] = "bf16";
     if (rs.zero == 3 && rs.reshard_after_forward == 0) m["reshard_after_forward"] = "0";
     if (rs.zero == 3 && !rs.gather_prefetch) m["gather_prefetch"] = "0";
     // The split itself is in layers_per_stage; these say how it was chosen and what the end stages hold.
@@ -187,6 +188,17 @@ Times check_settings(const RunSettings& rs, int world_size) {
   if (y.tp_allreduce_bytes % 4 || y.dp_grad_bytes % 4)
     throw UsageError("--tp-allreduce-bytes and --dp-grad-bytes must be multiples of 4 (they are float32 sums)");
   if (rs.resume && !rs.append) throw UsageError("--resume needs --append: it adds to an existing results file");
+  const std::string precision = std::string("--precision ") + kernels::to_string(rs.precision);
+  const bool half = rs.precision == kernels::Precision::bf16 || rs.precision == kernels::Precision::fp16;
+  if (half && rs.workload != WorkloadKind::transformer)
+    throw UsageError(precision + " needs --workload transformer (the synthetic workload computes nothing)");
+  if (rs.precision == kernels::Precision::fp16 && !rs.loss_scaling)
+    throw UsageError("--precision fp16 with --loss-scale off: without a scale, gradients below fp16's 6e-8 vanish "
+                     "and large ones overflow; use --loss-scale dynamic, or --precision bf16");
+  if (!rs.loss_scaling && rs.precision != kernels::Precision::fp16)
+    throw UsageError("--loss-scale off needs --precision fp16 (only fp16 scales its loss)");
+  if (rs.grad_reduce_bf16 && rs.precision != kernels::Precision::bf16)
+    throw UsageError("--grad-reduce-dtype bf16 needs --precision bf16 (got " + precision + ")");
   const std::string zero = "--zero " + std::to_string(rs.zero);
   if (rs.zero && rs.workload != WorkloadKind::transformer)
     throw UsageError(zero + " needs --workload transformer (the synthetic workload has no weights to shard)");
