@@ -65,3 +65,18 @@ pipebench_mpirun_test(run_balance_flops NP 2 RC 0
   ARGS ${_p3} --layers-per-stage auto --balance flops -o balf.h5)
 pipebench_mpirun_test(run_balance_value NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "--balance" ARGS ${_p3} --layers-per-stage auto --balance time -o never.h5)
+# 16-bit storage (docs/transformer.md "16-bit training state"): fp16 without loss scaling, the
+# loss-scale and gradient-reduction flags without their precision, and the synthetic workload are refused;
+# an fp16 run prints its scale and skipped steps, a bf16 run its fp32 main weights.
+pipebench_mpirun_test(run_fp16_without_scaling NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--precision fp16 with --loss-scale off: without a scale" ARGS ${_p3} --precision fp16 --loss-scale off -o never.h5)
+pipebench_mpirun_test(run_loss_scale_needs_fp16 NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--loss-scale off needs --precision fp16" ARGS ${_p3} --precision bf16 --loss-scale off -o never.h5)
+pipebench_mpirun_test(run_grad_reduce_bf16_needs_bf16 NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--grad-reduce-dtype bf16 needs --precision bf16 \\(got --precision fp32\\)" ARGS ${_p3} --grad-reduce-dtype bf16 -o never.h5)
+pipebench_mpirun_test(run_bf16_synthetic NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--precision bf16 needs --workload transformer" ARGS --schedule 1f1b --precision bf16 -o never.h5)
+pipebench_mpirun_test(run_fp16 NP 2 RC 0 MATCH "#   fp16 loss scale 65536, steps skipped for an overflow 0"
+  ARGS ${_p3} --precision fp16 --optimizer adam --lr 1e-3 -o fp16.h5 THEN report fp16.h5 --run 1 THEN_MATCH "precision = fp16")
+pipebench_mpirun_test(run_bf16_zero3 NP 2 RC 0 MATCH "#   fp32 main weights, largest per rank \\(MiB\\): [0-9.]+"
+  ARGS ${_p3} --mapping 1x1x2 --precision bf16 --grad-reduce-dtype bf16 --optimizer adam --lr 1e-3 --zero 3 -o bf16.h5)
