@@ -116,7 +116,8 @@ class TransformerWorkload final : public Workload {
     if (half())  // the kernels read the 16-bit rounding of the fp32 main weights
       for (auto& [st, stage] : stages_) {
         main_[st] = Flat("pipebench::main_weights", stage->weights().extent(0));
-        Kokkos::deep_copy(main_[st], stage->weights());
+        Kokkos::deep_copy(Exec(), main_[st], stage->weights());
+        Exec().fence();
         round_to_16(host(stage->weights().data()), stage->weights().extent(0), c_.half);
       }
   }

@@ -65,10 +65,7 @@ Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, c
     std::size_t off = 0, n = 0;
     if (w_.tied_copy(st, off, n)) tied_stages_.push_back(st);
   }
-  if (cfg_.zero && dp_ && !w_.weight_data(s_.stages_of_rank(me_).front()))
-    throw Error("executor: --zero " + std::to_string(cfg_.zero) +
-                " needs a workload whose weights it can shard (the transformer)");
-  if (cfg_.zero >= 3 && dp_) zero3_setup();
+  if (cfg_.zero && dp_) zero_setup();
   if (cfg_.links) {
     for (int src = 0; src < s_.p; ++src)
       for (const SentMessage& m : sent_messages(s_, src))
@@ -92,7 +89,7 @@ Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, c
 
 void Executor::progress() {
   poll_sends(false);
-  if (!weights_.empty()) zero3_progress();
+  if (fsdp_) zero3_progress();
   while (first_pending_need_ < next_need_ && !recvs_[needs_[first_pending_need_].tag].active) ++first_pending_need_;
   if (first_pending_need_ < next_need_) {
     PendingRecv& r = recvs_[needs_[first_pending_need_].tag];
@@ -331,7 +328,7 @@ std::pair<double, double> Executor::run_action(std::size_t i) {
   comm::Buffer out, gin;
   if (fwd && !s_.is_last_stage(a.stage)) out = take_buffer();
   if (bwd && !s_.is_first_stage(b)) gin = take_buffer();
-  if (!weights_.empty()) zero3_before(i);  // ZeRO-3: its weights whole (their wait is not the action's)
+  if (fsdp_) zero3_before(i);  // ZeRO-3: its weights whole (their wait is not the action's)
   w_.take_peak_activation_bytes();  // start this action's peak from what is held now
   const double t0 = now();
   switch (a.kind) {
@@ -345,7 +342,7 @@ std::pair<double, double> Executor::run_action(std::size_t i) {
   // Outputs leave first; the record can wait the microsecond it takes.
   if (out.data()) output(a.stage, a.stage + 1, a.mb, false, std::move(out));
   if (gin.data()) output(b, b - 1, bm, true, std::move(gin));
-  if (!weights_.empty()) zero3_after(i);
+  if (fsdp_) zero3_after(i);
   return {t0, t1};
 }
 

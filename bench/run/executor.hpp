@@ -36,8 +36,8 @@ struct ExecutorConfig {
   int zero = 0;
   bool reshard_after_forward = true;  // ZeRO-3: analysis/zero.hpp
   bool prefetch = true;  // ZeRO-3: the next action's gathers are posted before this action computes
-  // Test-only: the k-th weight gather (ZeRO-3) / gradient reduce-scatter (ZeRO >= 1) of each step is not
-  // made (the weights stay dropped; the shard keeps this rank's own gradients); -1: none.
+  // Test-only: the k-th weight all-gather / gradient reduce-scatter (ZeRO >= 1) of each step is not made
+  // (the weights outside the shard stay dropped or stale; the shard keeps this rank's own gradients); -1: none.
   int test_drop_gather = -1, test_drop_reduce_scatter = -1;
   // How often the workload lets pending communication progress while it computes (0: never).
   double progress_interval = 250e-6;
@@ -126,9 +126,10 @@ class Executor {
   // at the same depth of the other copy, so that both copies take the same optimizer step.
   void sync_copies();
   void zero_update_and_gather();
-  // ZeRO-3 (bench/run/executor_zero.cpp): the plan and shards at construction, the gathers before
-  // action i (and the prefetch of action i + 1's), the releases after it.
-  void zero3_setup();
+  // ZeRO (bench/run/executor_zero.cpp): the stages' weights at construction (under ZeRO-3 its plan and
+  // the shards kept), a stage's gathers posted and completed; ZeRO-3's gathers before action i (and the
+  // prefetch of action i + 1's), the releases after it.
+  void zero_setup();
   void zero3_before(std::size_t i);
   void zero3_after(std::size_t i);
   void post_gather(int stage);
@@ -194,8 +195,8 @@ class Executor {
   };
   std::vector<PendingDp> dp_pending_;
   int reduce_scatters_ = 0;  // this step's, for test_drop_reduce_scatter
-  // ZeRO-3: the rank's gather plan (analysis/zero.hpp), and per stage its gathers in flight (one per
-  // bucket) and whether its weights are whole now.
+  // ZeRO: per stage its gathers in flight (one per bucket) and whether its weights are whole now;
+  // ZeRO-3 (fsdp_): the rank's gather plan (analysis/zero.hpp).
   struct PendingGather {
     kernels::ZeroShard z;
     std::vector<unsigned char> send, recv;
@@ -210,6 +211,7 @@ class Executor {
   };
   std::vector<std::vector<int>> gather_before_, release_after_;
   std::map<int, StageWeights> weights_;
+  bool fsdp_ = false;
   int gathers_ = 0;  // this step's, for test_drop_gather
   double gather_waited_ = 0, gathered_peak_ = 0;
   // Receive buffers of the copies' sums, kept across steps: a tied stage's (key: the stage) and a DualPipe

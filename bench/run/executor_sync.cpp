@@ -165,53 +165,18 @@ void Executor::sync_copies() {
   }
 }
 
+// ZeRO: each rank steps its shards; under ZeRO-1 and 2 the updated weights are gathered at once (with
+// the gathers of bench/run/executor_zero.cpp), under ZeRO-3 before their next use.
 void Executor::zero_update_and_gather() {
   const auto elem = static_cast<std::size_t>(w_.element_bytes());
-  const auto d = static_cast<std::size_t>(dp_->size());
-  const int buckets = std::max(cfg_.dp_buckets, 1);
-  struct Gather {
-    int stage;
-    kernels::ZeroShard z;
-    std::vector<unsigned char> send, recv;
-    comm::Request req;
-    CommRecord rec;
-  };
-  std::vector<Gather> gathers;
   for (int st : s_.stages_of_rank(me_)) {
     const std::size_t count = w_.grad_bytes(st) / elem;
-    for (const kernels::ZeroShard& z : kernels::zero_shards(count, buckets, dp_->size(), dp_->rank()))
+    for (const kernels::ZeroShard& z : kernels::zero_shards(count, std::max(cfg_.dp_buckets, 1), dp_->size(), dp_->rank()))
       w_.optimizer_step_range(st, z.lo, z.hi);
   }
-  if (cfg_.zero >= 3) return;  // the weights stay sharded until the next step's gathers
-  for (int st : s_.stages_of_rank(me_)) {
-    const std::size_t count = w_.grad_bytes(st) / elem;
-    auto* weights = static_cast<char*>(w_.weight_data(st));
-    for (const kernels::ZeroShard& z : kernels::zero_shards(count, buckets, dp_->size(), dp_->rank())) {
-      Gather g;
-      g.stage = st;
-      g.z = z;
-      g.send.assign(z.shard * elem, 0);
-      if (z.hi > z.lo) std::memcpy(g.send.data(), weights + z.lo * elem, (z.hi - z.lo) * elem);
-      g.recv.resize(z.shard * d * elem);
-      g.rec.step = step_;
-      g.rec.global_rank = world_.world_rank();
-      g.rec.kind = CommKind::AllGather;
-      g.rec.group = CommGroup::dp;
-      g.rec.bytes = static_cast<std::int64_t>(z.shard * d * elem);
-      g.rec.stage = st;
-      g.rec.t_posted = now();
-      gathers.push_back(std::move(g));
-      Gather& b = gathers.back();
-      b.req = dp_->iallgather(b.send.data(), b.recv.data(), z.shard * elem);
-    }
-  }
-  for (Gather& g : gathers) {
-    dp_->wait(g.req);
-    g.rec.t_done = now();
-    note(g.rec);
-    std::memcpy(static_cast<char*>(w_.weight_data(g.stage)) + g.z.bucket_lo * elem, g.recv.data(),
-                (g.z.bucket_hi - g.z.bucket_lo) * elem);
-  }
+  if (cfg_.zero >= 3) return;
+  for (int st : s_.stages_of_rank(me_)) post_gather(st);
+  for (int st : s_.stages_of_rank(me_)) complete_gather(st);
 }
 
 }  // namespace pipebench::bench

@@ -1,4 +1,5 @@
-// The executor's ZeRO-3 (FSDP) weights: each rank keeps the weights of its shards of every bucket
+// The executor's sharded weights: the all-gathers of ZeRO-1 and 2 after the optimizer step, and ZeRO-3's
+// (FSDP). Under ZeRO-3 each rank keeps the weights of its shards of every bucket
 // (kernels/workload.hpp, zero_shards) and drops the rest, which it all-gathers from the data-parallel
 // group before the actions analysis::gather_plan names and drops again after (docs/run.md "ZeRO").
 // Dropped weights are overwritten with NaN, so that an action run on weights that were not gathered
@@ -25,16 +26,21 @@ void fill_nan(char* data, std::size_t lo, std::size_t hi) {
 }
 }  // namespace
 
-void Executor::zero3_setup() {
+void Executor::zero_setup() {
+  for (int st : s_.stages_of_rank(me_)) {
+    if (!w_.weight_data(st))
+      throw Error("executor: --zero " + std::to_string(cfg_.zero) +
+                  " needs a workload whose weights it can shard (the transformer)");
+    weights_[st].bytes = w_.grad_bytes(st);
+    weights_[st].whole = true;
+  }
+  if (cfg_.zero < 3) return;
+  fsdp_ = true;
   const analysis::GatherPlan g = analysis::gather_plan(s_, me_, cfg_.reshard_after_forward);
   gather_before_ = g.gather_before;
   release_after_ = g.release_after;
-  for (int st : s_.stages_of_rank(me_)) {
-    if (!w_.weight_data(st)) throw Error("executor: --zero 3 needs a workload whose weights it can shard (the transformer)");
-    weights_[st].bytes = w_.grad_bytes(st);
-    weights_[st].whole = true;
-    release_weights(st);  // every rank starts from the same whole weights and keeps its shards
-  }
+  // Every rank starts from the same whole weights and keeps its shards.
+  for (int st : s_.stages_of_rank(me_)) release_weights(st);
 }
 
 void Executor::release_weights(int st) {
