@@ -107,8 +107,9 @@ class Executor {
   comm::Buffer take_buffer();
   // A pipeline message's record, timings left to fill (peer: its rank in the pipeline group).
   CommRecord pp_record(CommKind kind, int peer, int stage, int mb, int tag) const;
-  // A tensor-parallel collective's record over `bytes`, posted now.
+  // A collective's record over `bytes`, posted now: tensor-parallel, or data-parallel of `stage`.
   CommRecord tp_record(CommKind kind, std::size_t bytes) const;
+  CommRecord dp_record(CommKind kind, std::size_t bytes, int stage) const;
   // Tied copies and DualPipe's twin stages: their data-parallel sync waits for the pipeline's flush,
   // since under ZeRO-1 their copies are summed first.
   bool waits_for_flush(int stage) const;

@@ -15,6 +15,13 @@ namespace {
 double now() { return MPI_Wtime(); }
 }  // namespace
 
+CommRecord Executor::dp_record(CommKind kind, std::size_t bytes, int stage) const {
+  CommRecord rec = tp_record(kind, bytes);
+  rec.group = CommGroup::dp;
+  rec.stage = stage;
+  return rec;
+}
+
 void Executor::launch_dp(int stage) {
   w_.finish_grads(stage);  // once per stage and step: every stage's gradients pass here
   if (!dp_) return;
@@ -39,13 +46,7 @@ void Executor::launch_dp(int stage) {
         send = p.send.data();
       }
       p.recv.assign(z.shard * elem, 0);
-      p.rec.step = step_;
-      p.rec.global_rank = world_.world_rank();
-      p.rec.kind = CommKind::ReduceScatter;
-      p.rec.group = CommGroup::dp;
-      p.rec.bytes = static_cast<std::int64_t>(z.shard * d * elem);
-      p.rec.stage = stage;
-      p.rec.t_posted = now();
+      p.rec = dp_record(CommKind::ReduceScatter, z.shard * d * elem, stage);
       if (reduce_scatters_++ == cfg_.test_drop_reduce_scatter) {  // test-only: the shard keeps its own gradients
         std::memcpy(p.recv.data(), static_cast<const char*>(send) + z.shard * static_cast<std::size_t>(dp_->rank()) * elem,
                     (z.hi - z.lo) * elem);
@@ -60,13 +61,7 @@ void Executor::launch_dp(int stage) {
     const std::size_t lo = count * k / buckets, hi = count * (k + 1) / buckets;
     if (hi == lo) continue;
     PendingDp d;
-    d.rec.step = step_;
-    d.rec.global_rank = world_.world_rank();
-    d.rec.kind = CommKind::AllReduce;
-    d.rec.group = CommGroup::dp;
-    d.rec.bytes = static_cast<std::int64_t>((hi - lo) * elem);
-    d.rec.stage = stage;
-    d.rec.t_posted = now();
+    d.rec = dp_record(CommKind::AllReduce, (hi - lo) * elem, stage);
     d.req = dp_->iallreduce_sum(data + lo * elem, hi - lo, type);
     dp_pending_.push_back(std::move(d));
   }

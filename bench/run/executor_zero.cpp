@@ -75,13 +75,7 @@ void Executor::post_gather(int st) {
     g.send.assign(z.shard * elem, 0);
     if (z.hi > z.lo) std::memcpy(g.send.data(), weights + z.lo * elem, (z.hi - z.lo) * elem);
     g.recv.resize(z.shard * d * elem);
-    g.rec.step = step_;
-    g.rec.global_rank = world_.world_rank();
-    g.rec.kind = CommKind::AllGather;
-    g.rec.group = CommGroup::dp;
-    g.rec.bytes = static_cast<std::int64_t>(z.shard * d * elem);
-    g.rec.stage = st;
-    g.rec.t_posted = now();
+    g.rec = dp_record(CommKind::AllGather, z.shard * d * elem, st);
     g.req = dp_->iallgather(g.send.data(), g.recv.data(), z.shard * elem);
   }
 }
