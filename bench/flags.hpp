@@ -76,7 +76,7 @@ inline constexpr Flag seq{"--seq", "Sequence length s"};
 inline constexpr Flag micro_batch_size{"--micro-batch-size", "Sequences per micro-batch b"};
 inline constexpr Flag vocab{"--vocab", "Vocabulary size V"};
 inline constexpr Flag recompute{"--recompute", "Activation recomputation: none, selective or full"};
-inline constexpr Flag precision{"--precision", "Floating-point precision: fp32 or fp64"};
+inline constexpr Flag precision{"--precision", "Floating-point precision: fp32 or fp64; bf16 or fp16: 16-bit weights and messages with fp32 compute, main weights and Adam state (host builds)"};
 
 // Time and cost to train (report, compare, plan): analysis/train_cost.hpp.
 inline constexpr Flag train_tokens{"--train-tokens", "Tokens of a training run (300B, 15T, 2e12): show days and GPU-hours to train them at the measured (or predicted) tokens per second (0: not shown)", 0};

@@ -88,4 +88,11 @@ std::string blas_description() {
   return tpl + "reference BLAS or unknown, " + path + " (about 30x slower than OpenBLAS: install libopenblas0-pthread)";
 }
 
+std::string precision_paths() {
+  const std::string space = Kokkos::DefaultExecutionSpace::name();
+  const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+  return "fp32, fp64 on " + space + (host ? "; bf16, fp16: 16-bit weights and messages, fp32 compute (host)"
+                                          : "; bf16, fp16 refused (16-bit storage runs on host builds only)");
+}
+
 }  // namespace pipebench::kernels

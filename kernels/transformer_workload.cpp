@@ -5,10 +5,12 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "analysis/error.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/half_storage.hpp"
 #include "kernels/host_tuning.hpp"
 #include "kernels/optimizer.hpp"
 #include "kernels/transformer_stage.hpp"
@@ -16,6 +18,25 @@
 namespace pipebench::kernels {
 
 const char* to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::fp64: return "fp64";
+    case Precision::bf16: return "bf16";
+    case Precision::fp16: return "fp16";
+    case Precision::fp32: break;
+  }
+  return "fp32";
+}
+
+void set_precision(TransformerWorkloadConfig& c, Precision p) {
+  c.fp64 = p == Precision::fp64;
+  c.half = p == Precision::bf16 ? Half::bf16 : p == Precision::fp16 ? Half::fp16 : Half::none;
+}
+
+Precision precision_of(const TransformerWorkloadConfig& c) {
+  if (c.fp64) return Precision::fp64;
+  return c.half == Half::bf16 ? Precision::bf16 : c.half == Half::fp16 ? Precision::fp16 : Precision::fp32;
+}
 const char* to_string(Balance b) { return b == Balance::flops ? "flops" : "measured"; }
 
 TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth) {
@@ -92,12 +113,20 @@ class TransformerWorkload final : public Workload {
       });
       stages_.emplace(st, std::move(stage));
     }
+    if (half())  // the kernels read the 16-bit rounding of the fp32 main weights
+      for (auto& [st, stage] : stages_) {
+        main_[st] = Flat("pipebench::main_weights", stage->weights().extent(0));
+        Kokkos::deep_copy(Exec(), main_[st], stage->weights());
+        Exec().fence();
+        round_to_16(host(stage->weights().data()), stage->weights().extent(0), c_.half);
+      }
   }
 
   // The next configuration may have other shapes: what this one cached goes back (kernels/view_cache.hpp).
   ~TransformerWorkload() override {
     stages_.clear();
     adam_state_.clear();
+    main_.clear();
     in_ = Act();
     grad_ = Act();
     trim_view_cache();
@@ -106,12 +135,19 @@ class TransformerWorkload final : public Workload {
   std::string name() const override { return "transformer"; }
   std::size_t p2p_bytes() const override {
     return static_cast<std::size_t>(c_.micro_batch) * static_cast<std::size_t>(local_seq_) *
-           static_cast<std::size_t>(c_.hidden) * sizeof(S);
+           static_cast<std::size_t>(c_.hidden) * (half() ? 2 : sizeof(S));
   }
-  void finish_grads(int st) override { at(st).sum_sequence_parallel_grads(); }
+  void finish_grads(int st) override {
+    at(st).sum_sequence_parallel_grads();
+    if (c_.grad_reduce_bf16 && half()) {
+      Exec().fence();
+      round_to_16(host(at(st).gradients().data()), at(st).gradients().extent(0), Half::bf16);
+    }
+  }
   int element_bytes() const override { return static_cast<int>(sizeof(S)); }
 
-  void begin_step(int) override {
+  void begin_step(int step) override {
+    overflow_ = step == c_.test_overflow_step;
     for (auto& [st, stage] : stages_) stage->zero_grad();
     ++adam_step_;
     losses_.clear();
@@ -120,16 +156,16 @@ class TransformerWorkload final : public Workload {
 
   void forward(int st, int mb, const void* in, void* out) override {
     Stage& stage = at(st);
-    const Act y = stage.forward(sample(mb), input(in, in_));
-    output(out, y);
+    const Act y = stage.forward(sample(mb), input(in, in_, false));
+    output(out, y, false);
     if (stage.config().head) losses_[st].push_back(stage.loss(sample(mb)));
     done(stage.flops().forward);
     model_flops_ += model_share(stage.flops().forward, stage.flops());
   }
   void backward_input(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = at(st);
-    const Act gx = stage.backward_input(sample(mb), input(grad_out, grad_));
-    output(grad_in, gx);
+    const Act gx = stage.backward_input(sample(mb), input(grad_out, grad_, true));
+    output(grad_in, gx, true);
     done(stage.flops().backward_input);
     model_flops_ += model_share(stage.flops().backward_input - stage.flops().recompute, stage.flops());
   }
@@ -141,8 +177,8 @@ class TransformerWorkload final : public Workload {
   }
   void backward(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = at(st);
-    const Act gx = stage.backward(sample(mb), input(grad_out, grad_));
-    output(grad_in, gx);
+    const Act gx = stage.backward(sample(mb), input(grad_out, grad_, true));
+    output(grad_in, gx, true);
     done(stage.flops().backward_input + stage.flops().backward_weight);
     model_flops_ += model_share(stage.flops().backward_input - stage.flops().recompute, stage.flops()) +
                     model_share(stage.flops().backward_weight, stage.flops());
@@ -158,20 +194,7 @@ class TransformerWorkload final : public Workload {
   std::size_t grad_bytes(int st) const override { return at(st).gradients().span() * sizeof(S); }
   void* grad_data(int st) override { return at(st).gradients().data(); }
   void optimizer_step() override {
-    if (c_.optimizer == Optimizer::adam) {
-      for (auto& [st, stage] : stages_) optimizer_step_range(st, 0, stage->gradients().extent(0));
-      return;
-    }
-    if (c_.lr == 0) return;
-    for (auto& [st, stage] : stages_) {
-      const auto w = stage->weights();
-      const auto g = stage->gradients();
-      const S lr = static_cast<S>(c_.lr);
-      Kokkos::parallel_for(
-          "pipebench::sgd", Kokkos::RangePolicy<Exec>(0, w.extent(0)),
-          KOKKOS_LAMBDA(const std::size_t i) { w(i) -= lr * g(i); });
-    }
-    Exec().fence();
+    for (auto& [st, stage] : stages_) optimizer_step_range(st, 0, stage->gradients().extent(0));
   }
 
   void accumulate_grads(int st, std::size_t offset, const void* other, std::size_t n, bool replace) override {
@@ -185,12 +208,25 @@ class TransformerWorkload final : public Workload {
   }
 
   void* weight_data(int st) override { return at(st).weights().data(); }
+  // The step on the weights, or with 16-bit storage on the fp32 main weights, then rounded into the
+  // weights the kernels read.
   void optimizer_step_range(int st, std::size_t lo, std::size_t hi) override {
     if (hi <= lo) return;
+    step_range(st, lo, hi);
+    if (half()) {
+      Exec().fence();
+      const Stage& stage = at(st);
+      float* w = host(stage.weights().data());
+      const float* m = host(main_.at(st).data());
+      for (std::size_t i = lo; i < hi; ++i) w[i] = from_16(to_16(m[i], c_.half), c_.half);
+    }
+  }
+  void step_range(int st, std::size_t lo, std::size_t hi) {
     Stage& stage = at(st);
+    const Flat weights = half() ? main_.at(st) : stage.weights();
     if (c_.optimizer != Optimizer::adam) {
       if (c_.lr == 0) return;
-      const auto w = stage.weights();
+      const auto w = weights;
       const auto g = stage.gradients();
       const S lr = static_cast<S>(c_.lr);
       Kokkos::parallel_for(
@@ -209,8 +245,21 @@ class TransformerWorkload final : public Workload {
     a.lr = c_.lr;
     a.weight_decay = c_.weight_decay;
     const Flat g(stage.gradients().data() + lo, hi - lo);
-    adam_update<S, Exec>(stage.weights(), g, state.first, state.second, lo, hi, adam_step_, a, stage.parameters());
+    adam_update<S, Exec>(weights, g, state.first, state.second, lo, hi, adam_step_, a, stage.parameters());
     Exec().fence();
+  }
+  bool loss_scaled() const override { return c_.half == Half::fp16 && c_.loss_scaling; }
+  bool overflowed() const override { return overflow_; }
+  void loss_scale_verdict(bool skipped) override {
+    if (skipped) {
+      scale_ = std::max(1.0, scale_ / 2);
+      good_steps_ = 0;
+      ++skipped_;
+      --adam_step_;  // the step did not happen: Adam's bias correction counts the steps taken
+    } else if (++good_steps_ >= c_.scale_window) {
+      scale_ *= 2;
+      good_steps_ = 0;
+    }
   }
   bool tied_copy(int st, std::size_t& offset, std::size_t& count) const override {
     const Stage& stage = at(st);
@@ -254,6 +303,13 @@ class TransformerWorkload final : public Workload {
     f.push_back({-1, FigureKind::model_flops, model_flops_});
     if (c_.optimizer == Optimizer::adam)
       f.push_back({-1, FigureKind::optimizer_state_bytes, static_cast<double>(optimizer_bytes())});
+    if (loss_scaled()) {
+      f.push_back({-1, FigureKind::loss_scale, scale_});
+      f.push_back({-1, FigureKind::skipped_steps, static_cast<double>(skipped_)});
+    }
+    std::size_t main = 0;
+    for (const auto& [st, w] : main_) main += bytes_of(w);
+    if (half()) f.push_back({-1, FigureKind::main_weight_bytes, static_cast<double>(main)});
     return f;
   }
 
@@ -274,15 +330,28 @@ class TransformerWorkload final : public Workload {
     return V(static_cast<S*>(const_cast<void*>(p)), static_cast<std::size_t>(c_.micro_batch),
              static_cast<std::size_t>(local_seq_), static_cast<std::size_t>(c_.hidden));
   }
-  Act input(const void* p, Act& staging) const {
+  // 16-bit messages (host memory): decoded into the staging buffer, a gradient unscaled.
+  Act input(const void* p, Act& staging, bool grad) const {
     if (!p) return Act();
+    if (half()) {
+      if (!staging.data()) staging = alloc<Act>("pipebench::staging", c_.micro_batch, local_seq_, c_.hidden);
+      decode_16(static_cast<const std::uint16_t*>(p), host(staging.data()), staging.span(), c_.half,
+                grad ? static_cast<float>(1 / scale()) : 1.0f);
+      return staging;
+    }
     if (host_memory || c_.device_messages) return wrap<Act>(p);
     if (!staging.data()) staging = alloc<Act>("pipebench::staging", c_.micro_batch, local_seq_, c_.hidden);
     Kokkos::deep_copy(Exec(), staging, wrap<HostAct>(p));
     return staging;
   }
-  void output(void* p, const Act& y) const {
+  void output(void* p, const Act& y, bool grad) {
     if (!p) return;
+    if (half()) {  // a gradient encoded scaled: what does not fit in fp16 is the step's overflow
+      Exec().fence();
+      overflow_ |= encode_16(host(y.data()), static_cast<std::uint16_t*>(p), y.span(), c_.half,
+                             grad ? static_cast<float>(scale()) : 1.0f);
+      return;
+    }
     if (host_memory || c_.device_messages)
       Kokkos::deep_copy(Exec(), wrap<Act>(p), y);
     else
@@ -290,6 +359,11 @@ class TransformerWorkload final : public Workload {
     Exec().fence();
   }
   int sample(int mb) const { return c_.mb_offset + mb; }
+  bool half() const { return c_.half != Half::none && std::is_same_v<S, float>; }
+  double scale() const { return loss_scaled() ? scale_ : 1.0; }
+  // 16-bit storage runs on host memory only (a device build refuses it): the views' data as floats.
+  static float* host(S* p) { return reinterpret_cast<float*>(p); }
+  static const float* host(const S* p) { return reinterpret_cast<const float*>(p); }
   void done(double flops) {
     flops_ = flops;
     peak_ = std::max(peak_, held_activation_bytes());
@@ -302,6 +376,13 @@ class TransformerWorkload final : public Workload {
   TransformerWorkloadConfig c_;
   const analysis::Schedule& s_;
   std::map<std::pair<int, std::size_t>, std::pair<Flat, Flat>> adam_state_;  // (stage, first element): m, v
+  std::map<int, Flat> main_;  // 16-bit storage: the fp32 main weights per stage
+  // fp16's dynamic loss scale (PyTorch's GradScaler defaults: 2^16, x0.5 on an overflow, x2 after
+  // scale_window steps without one), the steps it skipped, and this step's overflow.
+  double scale_ = 65536;
+  int good_steps_ = 0;
+  long skipped_ = 0;
+  bool overflow_ = false;
   long adam_step_ = 0;
   std::map<int, std::unique_ptr<Stage>> stages_;
   std::map<int, std::vector<double>> losses_;

@@ -16,6 +16,13 @@ namespace pipebench::kernels {
 enum class Optimizer { sgd, adam };
 const char* to_string(Optimizer o);
 
+// --precision. fp32 and fp64 store and compute in that type; bf16 and fp16 (mixed precision, on the
+// host) keep 16-bit values where a 16-bit run stores them and compute in fp32 (docs/transformer.md
+// "16-bit training state"): TransformerWorkloadConfig's fp64 and half (set_precision) say which.
+enum class Precision { fp32, fp64, bf16, fp16 };
+enum class Half { none, bf16, fp16 };
+const char* to_string(Precision p);
+
 // What --layers-per-stage auto balances: per-micro-batch F+I+W costs measured in a calibration step
 // (measure_stage_costs), or FLOPs (stage_flops; the embedding's lookups count 0).
 enum class Balance { measured, flops };
@@ -38,6 +45,19 @@ struct TransformerWorkloadConfig {
   Attention attention = default_attention();  // kernels/transformer_config.hpp
   std::uint64_t seed = 1;
   bool fp64 = false;
+  // 16-bit storage over fp32 compute (fp64 false): the weights the kernels read are the 16-bit rounding
+  // of fp32 main weights, which the optimizer steps (with fp32 Adam state); the stage-boundary messages
+  // are 16-bit on the wire; weight gradients accumulate in fp32 (Megatron-LM's main gradients).
+  Half half = Half::none;
+  // fp16: dynamic loss scaling (PyTorch's GradScaler: scale 2^16 at the start, halved on an overflow,
+  // whose step every rank skips, doubled after `scale_window` steps without one). The gradient messages
+  // are encoded scaled and decoded unscaled: an overflow is a message value past fp16's range.
+  bool loss_scaling = true;
+  int scale_window = 2000;
+  int test_overflow_step = -1;  // test-only: this rank reports an overflow in this step (counted from 0)
+  // bf16: the weight gradients rounded to bfloat16 before the data-parallel reduction, which sums them
+  // in fp32 (MPI has no bfloat16 sum: the values are bf16, the wire keeps 4 bytes a value).
+  bool grad_reduce_bf16 = false;
   double lr = 0;  // SGD step after the data-parallel sync; 0 keeps the weights (identical steps)
   // Adam (kernels/optimizer.hpp) keeps two values of state per parameter and runs even at lr = 0 (its
   // time and memory are then real, the weights unchanged).
@@ -89,6 +109,10 @@ StageCosts measure_stage_costs(const TransformerWorkloadConfig& c, int reps);
 
 // The TransformerConfig of one stage at `depth` of a model copy (embedding on depth 0, head on the last).
 TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth);
+
+// fp64 and half from --precision; and back (the precision a configuration records).
+void set_precision(TransformerWorkloadConfig& c, Precision p);
+Precision precision_of(const TransformerWorkloadConfig& c);
 
 // Checks the model against the schedule (validate() of every stage) without allocating.
 void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe);

@@ -83,6 +83,11 @@ class Workload {
   // elements only. A workload without them cannot be sharded (null weights).
   virtual void* weight_data(int) { return nullptr; }
   virtual void optimizer_step_range(int, std::size_t, std::size_t) {}
+  // Loss scaling (fp16): whether this rank saw an overflow in the step, and every rank's verdict, given
+  // once a step after the gradients' sync (skipped: the optimizer did not run).
+  virtual bool loss_scaled() const { return false; }
+  virtual bool overflowed() const { return false; }
+  virtual void loss_scale_verdict(bool /*skipped*/) {}
   // Tied embeddings: where the stage's copy of the shared matrix lies in its flat gradients (offset and
   // count, in elements); false where the stage holds none.
   virtual bool tied_copy(int, std::size_t&, std::size_t&) const { return false; }
@@ -99,6 +104,9 @@ class Workload {
     grad_norm,    // L2 norm of the stage's weight gradients after the step's sync
     model_flops,  // FLOPs the model needs for the step, without recomputation (stage -1)
     optimizer_state_bytes,  // bytes of optimizer state this rank holds (stage -1)
+    loss_scale,             // fp16: the loss scale after the step (stage -1)
+    skipped_steps,          // fp16: steps skipped for an overflow so far (stage -1)
+    main_weight_bytes,      // 16-bit runs: bytes of fp32 main weights this rank holds (stage -1)
   };
   struct Figure {
     std::int32_t stage = -1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/plan/ops.hpp"
+#include "analysis/zero.hpp"
 #include "analysis/transformer/params.hpp"
 
 namespace pipebench::analysis::plan {
@@ -22,8 +23,9 @@ constexpr double kOptimizerTraffic = 30;
 // Static memory and data-parallel traffic by ZeRO stage over the cp d ranks that hold a replica's
 // shard (Rajbhandari et al. 2020; Megatron's distributed optimizer is stage 1): 1 shards the 12 bytes of
 // optimizer state, 2 the 4 of the fp32 gradients too, 3 the 16-bit weights too, which are then gathered
-// per layer (two layers' worth held) in F and again in I for every micro-batch, with the gradients
-// reduce-scattered after each. Stage 0: an all-reduce of the gradients; 1 and 2: their reduce-scatter and
+// per layer (two layers' worth held) in F and again in the backward for every micro-batch
+// (analysis/zero.hpp's gathers_per_stage, the rule the run's executor follows per stage), with the
+// gradients reduce-scattered once, after the last backward (as the run does). Stage 0: an all-reduce of the gradients; 1 and 2: their reduce-scatter and
 // the weights' all-gather once a step.
 void static_and_dp(const Problem& pr, const Layout& l, double params, StagePlan& sp) {
   const MachineSpec& mc = pr.machine;
@@ -44,8 +46,8 @@ void static_and_dp(const Problem& pr, const Layout& l, double params, StagePlan&
   else if (l.zero <= 2)
     sp.dp_time = collective(mc, inter, kGradBytes * params, shards, 1) + collective(mc, inter, kWeightBytes * params, shards, 1);
   else
-    sp.dp_time = sp.m * (2 * collective(mc, inter, kWeightBytes * params, shards, 1) +
-                         collective(mc, inter, kGradBytes * params, shards, 1));
+    sp.dp_time = double(gathers_per_stage(sp.m, true)) * collective(mc, inter, kWeightBytes * params, shards, 1) +
+                 collective(mc, inter, kGradBytes * params, shards, 1);
   sp.optimizer = kOptimizerTraffic * params / (l.zero >= 1 ? z : 1) / mc.hbm_bandwidth;
 }
 

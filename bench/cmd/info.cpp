@@ -24,6 +24,7 @@ std::vector<std::pair<std::string, std::string>> collect() {
       {"mpi", comm::mpi_library_version()},
       {"kokkos", kernels::kokkos_version() + ", " + kernels::kokkos_backends()},
       {"kokkoskernels", kernels::kokkoskernels_version()},
+      {"precision", kernels::precision_paths()},
       {"blas", kernels::blas_description()},
       {"hdf5", h5::library_description()},
       {"nccl", comm::nccl_version()},

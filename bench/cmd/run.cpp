@@ -39,6 +39,28 @@ namespace pipebench::bench {
 
 namespace {
 
+// Data-parallel bytes per step and ZeRO-3's gathers, measured against their formulas (bench/run/zero_formula.hpp).
+std::string dp_notes(const RunResult& run) {
+  const auto& x = run.summary.extra;
+  auto get = [&x](const std::string& k) { return x.count(k) ? x.at(k) : 0.0; };
+  char buf[256];
+  std::string s, parts;
+  for (const char* k : {"all_gathered", "reduce_scattered", "all_reduced"}) {
+    const std::string key = std::string("dp_") + k + "_bytes";
+    if (!x.count(key)) continue;
+    std::snprintf(buf, sizeof buf, "%s %s %.4f/%.4f", parts.empty() ? "" : ",", k, get(key) / 1048576.0,
+                  get(key + "_formula") / 1048576.0);
+    parts += buf;
+  }
+  if (!parts.empty()) s += "\n#   data-parallel bytes per step, busiest rank, measured/formula (MiB):" + parts;
+  if (x.count("gathered_peak_bytes")) {
+    std::snprintf(buf, sizeof buf, "\n#   ZeRO-3 gathered weights held at most, measured/formula (MiB): %.4f/%.4f; exposed gather wait %.3f ms per step",
+                  get("gathered_peak_bytes") / 1048576.0, get("gathered_peak_bytes_formula") / 1048576.0, get("gather_wait") * 1e3);
+    s += buf;
+  }
+  return s;
+}
+
 // The lines printed under a transformer run's row: the figures a model run adds to the table.
 std::string workload_notes(const RunResult& run) {
   const auto& x = run.summary.extra;
@@ -62,6 +84,15 @@ std::string workload_notes(const RunResult& run) {
   if (x.count("optimizer_state_bytes")) {
     std::snprintf(buf, sizeof buf, "\n#   optimizer state, largest per rank, measured/formula (MiB): %.3f/%.3f",
                   get("optimizer_state_bytes") / 1048576.0, get("optimizer_state_bytes_formula") / 1048576.0);
+    s += buf;
+  }
+  s += dp_notes(run);
+  if (x.count("main_weight_bytes")) {
+    std::snprintf(buf, sizeof buf, "\n#   fp32 main weights, largest per rank (MiB): %.3f", get("main_weight_bytes") / 1048576.0);
+    s += buf;
+  }
+  if (x.count("loss_scale")) {
+    std::snprintf(buf, sizeof buf, "\n#   fp16 loss scale %.0f, steps skipped for an overflow %.0f", get("loss_scale"), get("skipped_steps"));
     s += buf;
   }
   s += "\n#   weight-gradient L2 norm per stage:";
@@ -136,8 +167,9 @@ Sweep prepare(RunSettings& rs, Job& job, const std::function<void()>& start_kokk
     check_tags(sw.plans);
     const auto flat = std::find_if(sw.plans.begin(), sw.plans.end(), [](const Plan& pl) { return pl.mapping.d == 1; });
     if (job.rank() == 0 && rs.zero && flat != sw.plans.end())
-      std::fprintf(stderr, "pipebench: warning: --zero 1 with d = 1 (configuration %s): nothing to shard, the "
-                           "optimizer state stays whole\n", flat->label.c_str());
+      std::fprintf(stderr, "pipebench: warning: --zero %d with d = 1 (configuration %s): nothing to shard, the "
+                           "optimizer state%s stay%s whole\n", rs.zero, flat->label.c_str(),
+                   rs.zero == 1 ? "" : rs.zero == 2 ? " and gradients" : ", gradients and weights", rs.zero == 1 ? "s" : "");
     if (job.rank() == 0) file = check_outputs(rs, sw.plans, local, job.size());
   }, remove_made);
   // Rank 0 alone knows; each configuration's start meeting tells the others (start_configuration).
@@ -307,6 +339,9 @@ void add_run_command(CLI::App& app) {
     // SIGUSR1/SIGTERM (Slurm's warning before the time limit, preemption) stop the sweep at the next
     // meeting instead of killing it.
     rs->format = output_format(rs->json, rs->csv);  // before MPI starts: a usage error on every rank
+    kernels::set_precision(rs->model, rs->precision);
+    rs->model.loss_scaling = rs->loss_scaling;
+    rs->model.grad_reduce_bf16 = rs->grad_reduce_bf16;
     check_repeat_flags(*rs);
     if (!rs->system_file.empty()) rs->system = read_system_file(rs->system_file);
     Job job(true);

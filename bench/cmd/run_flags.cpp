@@ -82,13 +82,32 @@ void add_model_flags(CLI::App& cmd, RunSettings& r) {
                            "BLAS products, probabilities in memory); default: the faster on this build's backend"},
       md.attention, attention)
       ->group(model);
-  add(cmd, flag::precision, md.fp64, {{"fp32", false}, {"fp64", true}})->group(model);
+  add(cmd, flag::precision, r.precision,
+      {{"fp32", kernels::Precision::fp32}, {"fp64", kernels::Precision::fp64}, {"bf16", kernels::Precision::bf16},
+       {"fp16", kernels::Precision::fp16}})
+      ->group(model);
+  add(cmd, {"--loss-scale", "With --precision fp16: dynamic (default; an overflow skips the step and halves the scale) or off"},
+      r.loss_scaling, {{"dynamic", true}, {"off", false}})
+      ->group(model);
+  add(cmd, {"--grad-reduce-dtype", "Type of the data-parallel gradient reduction: fp32 (default), or bf16 with --precision bf16"},
+      r.grad_reduce_bf16, {{"fp32", false}, {"bf16", true}})
+      ->group(model);
   add(cmd, {"--lr", "Learning rate after each step (SGD at 0: weights fixed, identical steps)", 0}, md.lr)->group(model);
   add(cmd, {"--optimizer", "sgd, or adam (AdamW: fp32 state, bias correction, decoupled weight decay)"}, md.optimizer,
       {{"sgd", kernels::Optimizer::sgd}, {"adam", kernels::Optimizer::adam}})
       ->group(model);
   add(cmd, {"--weight-decay", "Adam's decoupled weight decay of the weight matrices", 0}, md.weight_decay)->group(model);
-  add(cmd, {"--zero", "1: ZeRO-1, gradients reduce-scattered and optimizer state sharded over the DP group", 0}, r.zero)
+  add(cmd, {"--zero", "ZeRO stage over the DP group: 1 optimizer state sharded (gradients reduce-scattered), 2 "
+                      "gradients too, 3 weights too (FSDP: gathered before each use)", 0, 3},
+      r.zero)
+      ->group(model);
+  add(cmd, {"--reshard-after-forward", "With --zero 3: on (default) drops the weights after each action; off keeps "
+                                       "them from a stage's first action of the step to its last"},
+      r.reshard_after_forward, {{"on", 1}, {"off", 0}})
+      ->group(model);
+  add(cmd, {"--gather-prefetch", "With --zero 3: on (default) posts the next action's weight gathers before this "
+                                 "one computes; off gathers each when it is needed"},
+      r.gather_prefetch, {{"on", true}, {"off", false}})
       ->group(model);
   add(cmd, {"--vocab-parallel", "With t > 1: embedding rows, output columns and the loss split over the TP ranks"},
       md.vocab_parallel, {{"on", true}, {"off", false}})

@@ -1,4 +1,5 @@
 #include "bench/run/configuration.hpp"
+#include "bench/run/zero_formula.hpp"
 
 #include <mpi.h>
 
@@ -264,9 +265,16 @@ Measurement measured_run(const RunSettings& rs, const Plan& pl, const topology::
   // The formula beside the measurement: the most any rank should hold.
   if (pl.model.optimizer == kernels::Optimizer::adam && rs.workload == WorkloadKind::transformer)
     result.run.summary.extra["optimizer_state_bytes_formula"] = pl.optimizer_state_bytes;
+  // Data-parallel bytes per step and ZeRO-3's gathered weights: their formulas beside the measured ones.
+  const ZeroFormula zf = zero_formula(rs, pl);
+  auto& x = result.run.summary.extra;
+  if (x.count("dp_all_gathered_bytes")) x["dp_all_gathered_bytes_formula"] = zf.all_gathered;
+  if (x.count("dp_reduce_scattered_bytes")) x["dp_reduce_scattered_bytes_formula"] = zf.reduce_scattered;
+  if (x.count("dp_all_reduced_bytes")) x["dp_all_reduced_bytes_formula"] = zf.all_reduced;
+  if (x.count("gathered_peak_bytes")) x["gathered_peak_bytes_formula"] = zf.gathered_peak;
   // Under ZeRO-1 a rank's gradients are summed over the data-parallel group in its shards only: the
   // norm of its whole buffer would mix summed and unsummed values.
-  if (rs.zero == 1 && pl.mapping.d > 1)
+  if (rs.zero >= 1 && pl.mapping.d > 1)
     for (auto it = result.run.summary.extra.begin(); it != result.run.summary.extra.end();)
       it = it->first.rfind("grad_norm.", 0) == 0 ? result.run.summary.extra.erase(it) : std::next(it);
   return result;
@@ -294,7 +302,9 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, tp_seq, mine.blas_rate);
   ExecutorConfig ec;
   ec.dp_buckets = rs.dp_buckets;
-  ec.zero = rs.zero == 1;
+  ec.zero = rs.zero;
+  ec.reshard_after_forward = rs.reshard_after_forward != 0;
+  ec.prefetch = rs.gather_prefetch;
   ec.roll = &sweep.roll();
   ec.links = groups.links.get();
   ec.where = "configuration " + std::to_string(pl.index);

@@ -29,6 +29,11 @@ std::string device_refusal(const kernels::DeviceInfo& dev, bool nccl_built, cons
     return "--backend nccl needs one GPU per rank: " + std::to_string(ranks_per_node) +
            " ranks run on rank 0's node, which has " + std::to_string(dev.count) + " GPU(s); start at most " +
            std::to_string(dev.count) + " ranks per node or use --backend mpi";
+  if (dev.device_build && rs.workload == WorkloadKind::transformer &&
+      (rs.precision == kernels::Precision::bf16 || rs.precision == kernels::Precision::fp16))
+    return std::string("--precision ") + kernels::to_string(rs.precision) + ": this build runs its kernels on " +
+           dev.space + ", and 16-bit storage runs on the host only (16-bit GEMMs on a device are not built yet); "
+           "use --precision fp32 or a host build";
   if (!dev.device_build || rs.workload != WorkloadKind::transformer || nccl) return {};
   // The transformer's gradients and activations live in device memory in a device build. The MPI
   // backend would take them as they are for its all-reduces and for the exchanges of DualPipe's twin

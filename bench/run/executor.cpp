@@ -65,8 +65,7 @@ Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, c
     std::size_t off = 0, n = 0;
     if (w_.tied_copy(st, off, n)) tied_stages_.push_back(st);
   }
-  if (cfg_.zero && dp_ && !w_.weight_data(s_.stages_of_rank(me_).front()))
-    throw Error("executor: --zero 1 needs a workload whose weights it can shard (the transformer)");
+  if (cfg_.zero && dp_) zero_setup();
   if (cfg_.links) {
     for (int src = 0; src < s_.p; ++src)
       for (const SentMessage& m : sent_messages(s_, src))
@@ -90,6 +89,7 @@ Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, c
 
 void Executor::progress() {
   poll_sends(false);
+  if (fsdp_) zero3_progress();
   while (first_pending_need_ < next_need_ && !recvs_[needs_[first_pending_need_].tag].active) ++first_pending_need_;
   if (first_pending_need_ < next_need_) {
     PendingRecv& r = recvs_[needs_[first_pending_need_].tag];
@@ -299,6 +299,8 @@ void Executor::begin_step(int step, std::vector<ActionRecord>* actions, std::vec
   next_need_ = 0;
   first_pending_need_ = 0;
   posted_ahead_ = 0;
+  reduce_scatters_ = gathers_ = 0;
+  gather_waited_ = gathered_peak_ = 0;
   w_.begin_step(step);
   const auto& list = s_.actions[me_];
   // Room for the step's records up front, so that recording never reallocates between actions.
@@ -326,6 +328,7 @@ std::pair<double, double> Executor::run_action(std::size_t i) {
   comm::Buffer out, gin;
   if (fwd && !s_.is_last_stage(a.stage)) out = take_buffer();
   if (bwd && !s_.is_first_stage(b)) gin = take_buffer();
+  if (fsdp_) zero3_before(i);  // ZeRO-3: its weights whole (their wait is not the action's)
   w_.take_peak_activation_bytes();  // start this action's peak from what is held now
   const double t0 = now();
   switch (a.kind) {
@@ -339,6 +342,7 @@ std::pair<double, double> Executor::run_action(std::size_t i) {
   // Outputs leave first; the record can wait the microsecond it takes.
   if (out.data()) output(a.stage, a.stage + 1, a.mb, false, std::move(out));
   if (gin.data()) output(b, b - 1, bm, true, std::move(gin));
+  if (fsdp_) zero3_after(i);
   return {t0, t1};
 }
 
@@ -375,6 +379,13 @@ void Executor::end_step() {
   finish_dp();
   if (!zero) sync_tied(), sync_copies();
   poll_sends(true);
+  if (w_.loss_scaled()) {  // fp16: an overflow on any rank skips the update on every rank
+    double overflows = w_.overflowed() ? 1 : 0;
+    comm::Request r = world_.iallreduce_sum(&overflows, 1, comm::DType::f64);
+    world_.wait(r);
+    w_.loss_scale_verdict(overflows > 0);
+    if (overflows > 0) return;
+  }
   if (zero)
     zero_update_and_gather();
   else
@@ -426,6 +437,8 @@ StepTiming Executor::run_step(int step, std::vector<ActionRecord>* actions, std:
       }
   }
   t.waited = waited_;
+  t.gather_waited = gather_waited_;
+  t.gathered_peak = gathered_peak_;
   comms_ = nullptr;
   return t;
 }

@@ -27,10 +27,18 @@ struct ExecutorConfig {
   // 0: each chunk's gradients are all-reduced after the flush. k > 0: in k buckets per chunk, each
   // launched as soon as the chunk's last backward action ends (overlapped with the remaining backwards).
   int dp_buckets = 0;
-  // ZeRO-1 (kernels/workload.hpp, zero_shards): the buckets are reduce-scattered instead of all-reduced,
-  // each rank steps the optimizer on its shards only, and the weights are all-gathered after. Needs d > 1
-  // and a workload with weight_data().
-  bool zero = false;
+  // The ZeRO stage (kernels/workload.hpp, zero_shards). 1: the buckets are reduce-scattered instead of
+  // all-reduced, each rank steps the optimizer on its shards only, and the weights are all-gathered
+  // after. 2: as 1, and the gradients outside the rank's shards are dropped (zeroed) once reduced.
+  // 3 (FSDP): as 2, and the weights outside the rank's shards are dropped too (overwritten with NaN)
+  // between uses: gathered before the actions analysis::gather_plan names and released after
+  // (bench/run/executor_zero.cpp). Needs d > 1 and a workload with weight_data().
+  int zero = 0;
+  bool reshard_after_forward = true;  // ZeRO-3: analysis/zero.hpp
+  bool prefetch = true;  // ZeRO-3: the next action's gathers are posted before this action computes
+  // Test-only: the k-th weight all-gather / gradient reduce-scatter (ZeRO >= 1) of each step is not made
+  // (the weights outside the shard stay dropped or stale; the shard keeps this rank's own gradients); -1: none.
+  int test_drop_gather = -1, test_drop_reduce_scatter = -1;
   // How often the workload lets pending communication progress while it computes (0: never).
   double progress_interval = 250e-6;
   // Where the step's start is announced, so that a rank that does not come is named with its host (null:
@@ -57,6 +65,8 @@ struct StepTiming {
   double end = 0;           // after the DP sync and the optimizer step
   double compute = 0;       // sum of action durations
   double waited = 0;        // time blocked waiting for inputs
+  double gather_waited = 0; // ZeRO-3: time blocked waiting for weight gathers before actions (exposed)
+  double gathered_peak = 0; // ZeRO-3: the most gathered weight bytes held at once (staging included)
   int actions = 0;
 };
 
@@ -97,8 +107,9 @@ class Executor {
   comm::Buffer take_buffer();
   // A pipeline message's record, timings left to fill (peer: its rank in the pipeline group).
   CommRecord pp_record(CommKind kind, int peer, int stage, int mb, int tag) const;
-  // A tensor-parallel collective's record over `bytes`, posted now.
+  // A collective's record over `bytes`, posted now: tensor-parallel, or data-parallel of `stage`.
   CommRecord tp_record(CommKind kind, std::size_t bytes) const;
+  CommRecord dp_record(CommKind kind, std::size_t bytes, int stage) const;
   // Tied copies and DualPipe's twin stages: their data-parallel sync waits for the pipeline's flush,
   // since under ZeRO-1 their copies are summed first.
   bool waits_for_flush(int stage) const;
@@ -116,6 +127,16 @@ class Executor {
   // at the same depth of the other copy, so that both copies take the same optimizer step.
   void sync_copies();
   void zero_update_and_gather();
+  // ZeRO (bench/run/executor_zero.cpp): the stages' weights at construction (under ZeRO-3 its plan and
+  // the shards kept), a stage's gathers posted and completed; ZeRO-3's gathers before action i (and the
+  // prefetch of action i + 1's), the releases after it.
+  void zero_setup();
+  void zero3_before(std::size_t i);
+  void zero3_after(std::size_t i);
+  void post_gather(int stage);
+  void complete_gather(int stage);
+  void release_weights(int stage);
+  void zero3_progress();
   void note(CommRecord r);
 
   const analysis::Schedule& s_;
@@ -174,6 +195,26 @@ class Executor {
     std::vector<unsigned char> send, recv;  // ZeRO-1: padded copies (the bucket, this rank's shard)
   };
   std::vector<PendingDp> dp_pending_;
+  int reduce_scatters_ = 0;  // this step's, for test_drop_reduce_scatter
+  // ZeRO: per stage its gathers in flight (one per bucket) and whether its weights are whole now;
+  // ZeRO-3 (fsdp_): the rank's gather plan (analysis/zero.hpp).
+  struct PendingGather {
+    kernels::ZeroShard z;
+    std::vector<unsigned char> send, recv;
+    comm::Request req;
+    CommRecord rec;
+    bool dropped = false;
+  };
+  struct StageWeights {
+    std::vector<PendingGather> pending;
+    bool whole = false;
+    std::size_t bytes = 0;
+  };
+  std::vector<std::vector<int>> gather_before_, release_after_;
+  std::map<int, StageWeights> weights_;
+  bool fsdp_ = false;
+  int gathers_ = 0;  // this step's, for test_drop_gather
+  double gather_waited_ = 0, gathered_peak_ = 0;
   // Receive buffers of the copies' sums, kept across steps: a tied stage's (key: the stage) and a DualPipe
   // stage's for its twin's gradients (key: -1 - the stage).
   std::map<int, comm::Buffer> sum_recv_;

@@ -15,6 +15,13 @@ namespace {
 double now() { return MPI_Wtime(); }
 }  // namespace
 
+CommRecord Executor::dp_record(CommKind kind, std::size_t bytes, int stage) const {
+  CommRecord rec = tp_record(kind, bytes);
+  rec.group = CommGroup::dp;
+  rec.stage = stage;
+  return rec;
+}
+
 void Executor::launch_dp(int stage) {
   w_.finish_grads(stage);  // once per stage and step: every stage's gradients pass here
   if (!dp_) return;
@@ -39,14 +46,13 @@ void Executor::launch_dp(int stage) {
         send = p.send.data();
       }
       p.recv.assign(z.shard * elem, 0);
-      p.rec.step = step_;
-      p.rec.global_rank = world_.world_rank();
-      p.rec.kind = CommKind::ReduceScatter;
-      p.rec.group = CommGroup::dp;
-      p.rec.bytes = static_cast<std::int64_t>(z.shard * d * elem);
-      p.rec.stage = stage;
-      p.rec.t_posted = now();
-      p.req = dp_->ireduce_scatter_sum(send, p.recv.data(), z.shard, type);
+      p.rec = dp_record(CommKind::ReduceScatter, z.shard * d * elem, stage);
+      if (reduce_scatters_++ == cfg_.test_drop_reduce_scatter) {  // test-only: the shard keeps its own gradients
+        std::memcpy(p.recv.data(), static_cast<const char*>(send) + z.shard * static_cast<std::size_t>(dp_->rank()) * elem,
+                    (z.hi - z.lo) * elem);
+      } else {
+        p.req = dp_->ireduce_scatter_sum(send, p.recv.data(), z.shard, type);
+      }
       dp_pending_.push_back(std::move(p));
     }
     return;
@@ -55,13 +61,7 @@ void Executor::launch_dp(int stage) {
     const std::size_t lo = count * k / buckets, hi = count * (k + 1) / buckets;
     if (hi == lo) continue;
     PendingDp d;
-    d.rec.step = step_;
-    d.rec.global_rank = world_.world_rank();
-    d.rec.kind = CommKind::AllReduce;
-    d.rec.group = CommGroup::dp;
-    d.rec.bytes = static_cast<std::int64_t>((hi - lo) * elem);
-    d.rec.stage = stage;
-    d.rec.t_posted = now();
+    d.rec = dp_record(CommKind::AllReduce, (hi - lo) * elem, stage);
     d.req = dp_->iallreduce_sum(data + lo * elem, hi - lo, type);
     dp_pending_.push_back(std::move(d));
   }
@@ -73,10 +73,15 @@ void Executor::finish_dp() {
     dp_->wait(d.req);
     d.rec.t_done = now();
     note(d.rec);
-    // ZeRO-1: the shard's sums go where the shard's gradients were (the rest of the buffer is stale).
-    if (d.stage >= 0 && d.shard.hi > d.shard.lo)
-      std::memcpy(static_cast<char*>(w_.grad_data(d.stage)) + d.shard.lo * elem, d.recv.data(),
-                  (d.shard.hi - d.shard.lo) * elem);
+    // ZeRO-1: the shard's sums go where the shard's gradients were (the rest of the buffer is stale);
+    // ZeRO-2 and 3 drop the rest (zeros), so that nothing after the reduction can read it.
+    if (d.stage < 0 || d.shard.bucket_hi == d.shard.bucket_lo) continue;
+    auto* g = static_cast<char*>(w_.grad_data(d.stage));
+    if (d.shard.hi > d.shard.lo) std::memcpy(g + d.shard.lo * elem, d.recv.data(), (d.shard.hi - d.shard.lo) * elem);
+    if (cfg_.zero >= 2) {
+      std::memset(g + d.shard.bucket_lo * elem, 0, (d.shard.lo - d.shard.bucket_lo) * elem);
+      std::memset(g + d.shard.hi * elem, 0, (d.shard.bucket_hi - d.shard.hi) * elem);
+    }
   }
   dp_pending_.clear();
 }
@@ -155,52 +160,18 @@ void Executor::sync_copies() {
   }
 }
 
+// ZeRO: each rank steps its shards; under ZeRO-1 and 2 the updated weights are gathered at once (with
+// the gathers of bench/run/executor_zero.cpp), under ZeRO-3 before their next use.
 void Executor::zero_update_and_gather() {
   const auto elem = static_cast<std::size_t>(w_.element_bytes());
-  const auto d = static_cast<std::size_t>(dp_->size());
-  const int buckets = std::max(cfg_.dp_buckets, 1);
-  struct Gather {
-    int stage;
-    kernels::ZeroShard z;
-    std::vector<unsigned char> send, recv;
-    comm::Request req;
-    CommRecord rec;
-  };
-  std::vector<Gather> gathers;
   for (int st : s_.stages_of_rank(me_)) {
     const std::size_t count = w_.grad_bytes(st) / elem;
-    for (const kernels::ZeroShard& z : kernels::zero_shards(count, buckets, dp_->size(), dp_->rank()))
+    for (const kernels::ZeroShard& z : kernels::zero_shards(count, std::max(cfg_.dp_buckets, 1), dp_->size(), dp_->rank()))
       w_.optimizer_step_range(st, z.lo, z.hi);
   }
-  for (int st : s_.stages_of_rank(me_)) {
-    const std::size_t count = w_.grad_bytes(st) / elem;
-    auto* weights = static_cast<char*>(w_.weight_data(st));
-    for (const kernels::ZeroShard& z : kernels::zero_shards(count, buckets, dp_->size(), dp_->rank())) {
-      Gather g;
-      g.stage = st;
-      g.z = z;
-      g.send.assign(z.shard * elem, 0);
-      if (z.hi > z.lo) std::memcpy(g.send.data(), weights + z.lo * elem, (z.hi - z.lo) * elem);
-      g.recv.resize(z.shard * d * elem);
-      g.rec.step = step_;
-      g.rec.global_rank = world_.world_rank();
-      g.rec.kind = CommKind::AllGather;
-      g.rec.group = CommGroup::dp;
-      g.rec.bytes = static_cast<std::int64_t>(z.shard * d * elem);
-      g.rec.stage = st;
-      g.rec.t_posted = now();
-      gathers.push_back(std::move(g));
-      Gather& b = gathers.back();
-      b.req = dp_->iallgather(b.send.data(), b.recv.data(), z.shard * elem);
-    }
-  }
-  for (Gather& g : gathers) {
-    dp_->wait(g.req);
-    g.rec.t_done = now();
-    note(g.rec);
-    std::memcpy(static_cast<char*>(w_.weight_data(g.stage)) + g.z.bucket_lo * elem, g.recv.data(),
-                (g.z.bucket_hi - g.z.bucket_lo) * elem);
-  }
+  if (cfg_.zero >= 3) return;
+  for (int st : s_.stages_of_rank(me_)) post_gather(st);
+  for (int st : s_.stages_of_rank(me_)) complete_gather(st);
 }
 
 }  // namespace pipebench::bench

@@ -103,6 +103,9 @@ double measured_p2p_pair(const std::vector<ActionRecord>& actions, const std::ve
 //   blas_flop_rate the reference matrix product's rate, summed over ranks
 //   mfu            model_flops / (step time * blas_flop_rate): model FLOP utilisation
 //   optimizer_state_bytes  the most bytes of optimizer state (Adam's m and v) any rank holds
+//   main_weight_bytes      16-bit runs: the most bytes of fp32 main weights any rank holds
+//   loss_scale, skipped_steps  fp16: the scale after the last step and the steps skipped for an
+//                          overflow (every rank's alike: the verdict is shared)
 void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, RunResult& out) {
   double loss = 0, count = 0, model_flops = 0, blas = 0, rate = 0, state = -1;
   for (int r = 0; r < static_cast<int>(in.figures.size()); ++r) {
@@ -115,6 +118,11 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
       if (f.kind == K::model_flops) model_flops += f.value;
       if (f.kind == K::optimizer_state_bytes) state = std::max(state, f.value);
       if (f.kind == K::grad_norm && c.tp == 0 && c.dp == 0) out.summary.extra["grad_norm." + std::to_string(f.stage)] = f.value;
+      const char* most = f.kind == K::main_weight_bytes ? "main_weight_bytes"
+                         : f.kind == K::loss_scale      ? "loss_scale"
+                         : f.kind == K::skipped_steps   ? "skipped_steps"
+                                                        : nullptr;
+      if (most) out.summary.extra[most] = std::max(out.summary.extra[most], f.value);
     }
   }
   for (double b : in.blas_rate) blas += b;
@@ -126,6 +134,44 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
   if (blas > 0) {
     out.summary.extra["blas_flop_rate"] = blas;
     if (out.summary.step_time > 0) out.summary.extra["mfu"] = model_flops / (out.summary.step_time * blas);
+  }
+}
+
+// The data-parallel collectives' bytes and ZeRO-3's gathers, in RunSummary::extra where there are any
+// (bench/run/zero_formula.hpp gives the formulas):
+//   dp_all_gathered_bytes, dp_reduce_scattered_bytes, dp_all_reduced_bytes  per step, the busiest rank's
+//   gather_wait          ZeRO-3: time blocked on weight gathers before actions, the largest rank's per
+//                        step, median over steps (with prefetch, what the compute did not hide)
+//   gathered_peak_bytes  ZeRO-3: the most gathered weight bytes any rank held at once
+void add_dp_figures(const MeasureInput& in, RunResult& out) {
+  const std::size_t ranks = in.timing.size(), steps = ranks ? in.timing[0].size() : 0;
+  if (steps == 0) return;
+  const CommKind kinds[3] = {CommKind::AllGather, CommKind::ReduceScatter, CommKind::AllReduce};
+  const char* names[3] = {"dp_all_gathered_bytes", "dp_reduce_scattered_bytes", "dp_all_reduced_bytes"};
+  for (int k = 0; k < 3; ++k) {
+    std::map<std::pair<int, int>, double> bytes;  // (step, rank) -> bytes
+    for (const auto& c : in.comms)
+      if (c.group == CommGroup::dp && c.kind == kinds[k]) bytes[{c.step, c.global_rank}] += static_cast<double>(c.bytes);
+    if (bytes.empty()) continue;
+    std::map<int, double> most;  // per step
+    for (const auto& [key, b] : bytes) most[key.first] = std::max(most[key.first], b);
+    std::vector<double> per_step;
+    for (const auto& [step, b] : most) per_step.push_back(b);
+    out.summary.extra[names[k]] = median(per_step);
+  }
+  std::vector<double> waits;
+  double peak = 0;
+  for (std::size_t k = 0; k < steps; ++k) {
+    double w = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      w = std::max(w, in.timing[r][k].gather_waited);
+      peak = std::max(peak, in.timing[r][k].gathered_peak);
+    }
+    waits.push_back(w);
+  }
+  if (peak > 0) {
+    out.summary.extra["gather_wait"] = median(waits);
+    out.summary.extra["gathered_peak_bytes"] = peak;
   }
 }
 
@@ -333,6 +379,7 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
   sum.bubble_simulated = pred.sim.metrics.bubble_fraction;
   set_analytic(sum, pred.analytic);
   add_workload_figures(grid, in, out);
+  add_dp_figures(in, out);
   sum.extra["executor_overhead_per_action"] = pred.executor_overhead_per_action;
   sum.extra["p2p_time"] = pred.costs.p2p;
   if (pred.costs.p2p_pair >= 0) sum.extra["p2p_pair_time"] = pred.costs.p2p_pair;

@@ -75,15 +75,15 @@ std::string list(const List& xs) {
 }
 
 // The most optimizer state any rank of the configuration holds (kernels::optimizer_state_bytes): it
-// depends on the rank's pipeline stages and, under ZeRO-1, on its data-parallel shard.
+// depends on the rank's pipeline stages and, under ZeRO, on its data-parallel shard.
 double optimizer_state_formula(const RunSettings& rs, const Plan& pl) {
   if (pl.model.optimizer != kernels::Optimizer::adam) return 0;
   const Mapping& mp = pl.mapping;
-  const int shards = rs.zero == 1 ? mp.d : 1;
+  const int shards = rs.zero >= 1 ? mp.d : 1;
   double most = 0;
   for (int pp = 0; pp < mp.p; ++pp)
     for (int dp = 0; dp < shards; ++dp)
-      most = std::max(most, static_cast<double>(kernels::optimizer_state_bytes(pl.model, pl.schedule, pp, rs.zero == 1,
+      most = std::max(most, static_cast<double>(kernels::optimizer_state_bytes(pl.model, pl.schedule, pp, rs.zero >= 1,
                                                                                rs.dp_buckets, mp.d, dp)));
   return most;
 }
@@ -117,7 +117,7 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
               {"layers", std::to_string(md.layers)},
               {"layers_per_stage", list(kernels::stage_layers(md, s.stages_per_pipe()))},
               {"recompute", analysis::recompute_name(md.recompute)},
-              {"precision", md.fp64 ? "fp64" : "fp32"},
+              {"precision", kernels::to_string(kernels::precision_of(md))},
               {"lr", num(md.lr, 9)},
               {"seed", std::to_string(md.seed)},
               {"blas_threads", std::to_string(rs.blas_threads)}});
@@ -129,6 +129,9 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
     if (md.vocab_parallel && pl.mapping.t > 1) m["vocab_parallel"] = "1";
     if (md.sequence_parallel) m["sequence_parallel"] = "1";
     if (rs.zero) m["zero"] = std::to_string(rs.zero);
+    if (md.grad_reduce_bf16) m["grad_reduce_dtype"] = "bf16";
+    if (rs.zero == 3 && rs.reshard_after_forward == 0) m["reshard_after_forward"] = "0";
+    if (rs.zero == 3 && !rs.gather_prefetch) m["gather_prefetch"] = "0";
     // The split itself is in layers_per_stage; these say how it was chosen and what the end stages hold.
     if (md.layers_auto) m["layers_auto"] = kernels::to_string(md.balance);
     if (md.embedding_stage) m["embedding_stage"] = "1";
@@ -202,12 +205,26 @@ Times check_settings(const RunSettings& rs, int world_size) {
   if (y.tp_allreduce_bytes % 4 || y.dp_grad_bytes % 4)
     throw UsageError("--tp-allreduce-bytes and --dp-grad-bytes must be multiples of 4 (they are float32 sums)");
   if (rs.resume && !rs.append) throw UsageError("--resume needs --append: it adds to an existing results file");
-  if (rs.zero != 0 && rs.zero != 1)
-    throw UsageError("--zero " + std::to_string(rs.zero) + " is not allowed: 0 (replicated optimizer) or 1 (ZeRO-1)");
+  const std::string precision = std::string("--precision ") + kernels::to_string(rs.precision);
+  const bool half = rs.precision == kernels::Precision::bf16 || rs.precision == kernels::Precision::fp16;
+  if (half && rs.workload != WorkloadKind::transformer)
+    throw UsageError(precision + " needs --workload transformer (the synthetic workload computes nothing)");
+  if (rs.precision == kernels::Precision::fp16 && !rs.loss_scaling)
+    throw UsageError("--precision fp16 with --loss-scale off: without a scale, gradients below fp16's 6e-8 vanish "
+                     "and large ones overflow; use --loss-scale dynamic, or --precision bf16");
+  if (!rs.loss_scaling && rs.precision != kernels::Precision::fp16)
+    throw UsageError("--loss-scale off needs --precision fp16 (only fp16 scales its loss)");
+  if (rs.grad_reduce_bf16 && rs.precision != kernels::Precision::bf16)
+    throw UsageError("--grad-reduce-dtype bf16 needs --precision bf16 (got " + precision + ")");
+  const std::string zero = "--zero " + std::to_string(rs.zero);
   if (rs.zero && rs.workload != WorkloadKind::transformer)
-    throw UsageError("--zero 1 needs --workload transformer (the synthetic workload has no weights to shard)");
+    throw UsageError(zero + " needs --workload transformer (the synthetic workload has no weights to shard)");
   if (rs.zero && rs.backend != "mpi")
-    throw UsageError("--zero 1 needs --backend mpi (its shards are copied through host memory)");
+    throw UsageError(zero + " needs --backend mpi (its shards are copied through host memory)");
+  if (rs.reshard_after_forward >= 0 && rs.zero != 3)
+    throw UsageError("--reshard-after-forward needs --zero 3 (only ZeRO-3 drops the weights between uses)");
+  if (!rs.gather_prefetch && rs.zero != 3)
+    throw UsageError("--gather-prefetch off needs --zero 3 (only ZeRO-3 gathers weights before their use)");
   if (rs.model.sequence_parallel && rs.workload != WorkloadKind::transformer)
     throw UsageError("--sequence-parallel needs --workload transformer (it splits the model's sequence)");
   if (rs.model.tie_embeddings && rs.backend != "mpi")

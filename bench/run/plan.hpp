@@ -56,7 +56,15 @@ struct RunSettings {
   std::vector<std::string> moe_flags;
   int blas_threads = 1;
   int dp_buckets = 0;
-  int zero = 0;  // 1: ZeRO-1, the optimizer state sharded over the data-parallel group (transformer)
+  // The ZeRO stage over the data-parallel group (transformer; bench/run/executor.hpp): 1 the optimizer
+  // state sharded, 2 the gradients too, 3 the weights too (FSDP).
+  // --precision, into model.fp64 and model.half (kernels::set_precision) once the flags are parsed.
+  kernels::Precision precision = kernels::Precision::fp32;
+  bool loss_scaling = true;  // --loss-scale dynamic|off (fp16)
+  bool grad_reduce_bf16 = false;  // --grad-reduce-dtype bf16
+  int zero = 0;
+  int reshard_after_forward = -1;  // ZeRO-3: 1 (the default where not given, -1) or 0 (kept until the backward)
+  bool gather_prefetch = true;     // ZeRO-3: the next action's gathers posted during this one
 
   int warmup = 1;
   int steps = 3;

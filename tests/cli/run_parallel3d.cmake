@@ -3,7 +3,26 @@
 # with Adam and ZeRO-1 prints its optimizer state measured against the formula.
 set(_p3 --workload transformer --schedule 1f1b --hidden 16 --heads 2 --seq 8 --vocab 32 --layers 2 --warmup 0 --steps 1 -m 2)
 pipebench_mpirun_test(run_zero_value NP 2 RC 2 ONCE "pipebench: error:"
-  MATCH "--zero 2 is not allowed: 0 \\(replicated optimizer\\) or 1 \\(ZeRO-1\\)" ARGS ${_p3} --zero 2 -o never.h5)
+  MATCH "--zero.*4.*0 to 3" ARGS ${_p3} --zero 4 -o never.h5)
+# ZeRO-2 and 3 (docs/run.md "ZeRO"): their flags need --zero 3, d = 1 warns; a run prints its
+# data-parallel bytes and ZeRO-3's gathered weights, each measured beside its formula (equal here).
+pipebench_mpirun_test(run_reshard_needs_zero3 NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--reshard-after-forward needs --zero 3" ARGS ${_p3} --zero 2 --reshard-after-forward off -o never.h5)
+pipebench_mpirun_test(run_prefetch_needs_zero3 NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--gather-prefetch off needs --zero 3" ARGS ${_p3} --gather-prefetch off -o never.h5)
+pipebench_mpirun_test(run_zero3_synthetic NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--zero 3 needs --workload transformer" ARGS --schedule 1f1b --zero 3 -o never.h5)
+pipebench_mpirun_test(run_zero3_one_replica_warns NP 2 RC 0 ONCE "pipebench: warning: --zero 3 with d = 1"
+  MATCH "optimizer state, gradients and weights stay whole" ARGS ${_p3} --optimizer adam --zero 3 -o warn3.h5)
+# 1x2x2, 1F1B, m = 4: each rank gathers its stage before each of its 8 actions, in 2 buckets padded to
+# 2 shards (0.0275 MiB a gather), holding at most its stage and the next gather's staging.
+pipebench_mpirun_test(run_zero3_formulas NP 4 RC 0
+  MATCH "all_gathered 0.2197/0.2197, reduce_scattered 0.0275/0.0275\n#   ZeRO-3 gathered weights held at most, measured/formula \\(MiB\\): 0.0549/0.0549; exposed gather wait"
+  ARGS ${_p3} --mapping 1x2x2 -m 4 --layers 4 --optimizer adam --lr 1e-3 --zero 3 --dp-buckets 2 --steps 2 -o zero3.h5
+  THEN report zero3.h5 --run 1 THEN_MATCH "zero = 3")
+pipebench_mpirun_test(run_zero2_formulas NP 2 RC 0
+  MATCH "all_gathered 0.0295/0.0295, reduce_scattered 0.0295/0.0295"
+  ARGS ${_p3} --mapping 1x1x2 --optimizer adam --lr 1e-3 --zero 2 -o zero2.h5)
 pipebench_mpirun_test(run_zero_synthetic NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "--zero 1 needs --workload transformer" ARGS --schedule 1f1b --zero 1 -o never.h5)
 pipebench_mpirun_test(run_weight_decay_needs_adam NP 2 RC 2 ONCE "pipebench: error:"
@@ -46,3 +65,18 @@ pipebench_mpirun_test(run_balance_flops NP 2 RC 0
   ARGS ${_p3} --layers-per-stage auto --balance flops -o balf.h5)
 pipebench_mpirun_test(run_balance_value NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "--balance" ARGS ${_p3} --layers-per-stage auto --balance time -o never.h5)
+# 16-bit storage (docs/transformer.md "16-bit training state"): fp16 without loss scaling, the
+# loss-scale and gradient-reduction flags without their precision, and the synthetic workload are refused;
+# an fp16 run prints its scale and skipped steps, a bf16 run its fp32 main weights.
+pipebench_mpirun_test(run_fp16_without_scaling NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--precision fp16 with --loss-scale off: without a scale" ARGS ${_p3} --precision fp16 --loss-scale off -o never.h5)
+pipebench_mpirun_test(run_loss_scale_needs_fp16 NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--loss-scale off needs --precision fp16" ARGS ${_p3} --precision bf16 --loss-scale off -o never.h5)
+pipebench_mpirun_test(run_grad_reduce_bf16_needs_bf16 NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--grad-reduce-dtype bf16 needs --precision bf16 \\(got --precision fp32\\)" ARGS ${_p3} --grad-reduce-dtype bf16 -o never.h5)
+pipebench_mpirun_test(run_bf16_synthetic NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "--precision bf16 needs --workload transformer" ARGS --schedule 1f1b --precision bf16 -o never.h5)
+pipebench_mpirun_test(run_fp16 NP 2 RC 0 MATCH "#   fp16 loss scale 65536, steps skipped for an overflow 0"
+  ARGS ${_p3} --precision fp16 --optimizer adam --lr 1e-3 -o fp16.h5 THEN report fp16.h5 --run 1 THEN_MATCH "precision = fp16")
+pipebench_mpirun_test(run_bf16_zero3 NP 2 RC 0 MATCH "#   fp32 main weights, largest per rank \\(MiB\\): [0-9.]+"
+  ARGS ${_p3} --mapping 1x1x2 --precision bf16 --grad-reduce-dtype bf16 --optimizer adam --lr 1e-3 --zero 3 -o bf16.h5)

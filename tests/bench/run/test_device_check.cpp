@@ -22,6 +22,20 @@ TEST(DeviceCheck, MpiOnAHostBuildRuns) {
   EXPECT_EQ(device_refusal(host(), true, settings("mpi", WorkloadKind::transformer), 4, 4), "");
 }
 
+// --precision bf16|fp16 is 16-bit storage over host memory: refused on a device build, over either backend.
+TEST(DeviceCheck, SixteenBitPrecisionOnADeviceBuild) {
+  for (const char* backend : {"mpi", "nccl"})
+    for (auto p : {kernels::Precision::bf16, kernels::Precision::fp16}) {
+      RunSettings rs = settings(backend, WorkloadKind::transformer);
+      rs.precision = p;
+      const std::string why = device_refusal(cuda(4), true, rs, 1, 1);
+      EXPECT_NE(why.find(std::string("--precision ") + kernels::to_string(p) + ": this build runs its kernels on Cuda"),
+                std::string::npos)
+          << why;
+      EXPECT_EQ(device_refusal(host(), true, rs, 1, 1).find("--precision"), std::string::npos);
+    }
+}
+
 TEST(DeviceCheck, NcclWithoutNcclInTheBuild) {
   const std::string why = device_refusal(host(), false, settings("nccl"), 1, 1);
   EXPECT_NE(why.find("--backend nccl: this pipebench was built without NCCL"), std::string::npos) << why;

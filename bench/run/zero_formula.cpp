@@ -1,0 +1,48 @@
+#include "bench/run/zero_formula.hpp"
+
+#include <algorithm>
+
+#include "analysis/zero.hpp"
+#include "kernels/transformer_workload.hpp"
+
+namespace pipebench::bench {
+
+ZeroFormula zero_formula(const RunSettings& rs, const Plan& pl) {
+  ZeroFormula f;
+  const analysis::Schedule& s = pl.schedule;
+  const int d = pl.mapping.d;
+  if (d <= 1 || rs.workload != WorkloadKind::transformer) return f;
+  const std::size_t e = pl.model.fp64 ? 8 : 4;
+  const int buckets = std::max(rs.dp_buckets, 1);
+  const auto split = kernels::stage_layers(pl.model, s.stages_per_pipe());
+  for (int r = 0; r < s.p; ++r) {
+    ZeroFormula mine;
+    std::vector<double> whole(static_cast<std::size_t>(s.num_stages()), 0), padded(whole);
+    for (int st : s.stages_of_rank(r)) {
+      const std::uint64_t n = kernels::estimate_memory(kernels::stage_config(pl.model, split, s.depth_of_stage(st)), e).parameters;
+      whole[static_cast<std::size_t>(st)] = static_cast<double>(n * e);
+      // Buckets padded to d equal shards (kernels::zero_shards): the same for every data-parallel rank.
+      for (const kernels::ZeroShard& z : kernels::zero_shards(n, buckets, d, 0))
+        padded[static_cast<std::size_t>(st)] += static_cast<double>(z.shard * static_cast<std::size_t>(d) * e);
+    }
+    for (int st : s.stages_of_rank(r)) {
+      const double p = padded[static_cast<std::size_t>(st)];
+      if (rs.zero == 0) mine.all_reduced += whole[static_cast<std::size_t>(st)];
+      if (rs.zero >= 1) mine.reduce_scattered += p;
+      if (rs.zero == 1 || rs.zero == 2) mine.all_gathered += p;  // the updated weights, once a step
+    }
+    if (rs.zero == 3) {
+      const analysis::GatherPlan g = analysis::gather_plan(s, r, rs.reshard_after_forward != 0);
+      for (const auto& before : g.gather_before)
+        for (int st : before) mine.all_gathered += padded[static_cast<std::size_t>(st)];
+      mine.gathered_peak = analysis::gathered_peak_bytes(g, whole, rs.gather_prefetch);
+    }
+    f.all_gathered = std::max(f.all_gathered, mine.all_gathered);
+    f.reduce_scattered = std::max(f.reduce_scattered, mine.reduce_scattered);
+    f.all_reduced = std::max(f.all_reduced, mine.all_reduced);
+    f.gathered_peak = std::max(f.gathered_peak, mine.gathered_peak);
+  }
+  return f;
+}
+
+}  // namespace pipebench::bench

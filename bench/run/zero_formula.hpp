@@ -1,0 +1,19 @@
+#pragma once
+// The formulas a ZeRO run's data-parallel measurements are set beside (docs/formulas.md "ZeRO"): per
+// step, the bytes each kind of data-parallel collective moves on the busiest rank, and under ZeRO-3 the
+// most gathered weight bytes a rank holds at once (analysis/zero.hpp's gather plan).
+#include "bench/run/plan.hpp"
+
+namespace pipebench::bench {
+
+struct ZeroFormula {
+  // Per step, the largest over ranks; each collective's bytes as nccl-tests counts them (an all-gather's
+  // gathered output, a reduce-scatter's whole input, an all-reduce's buffer).
+  double all_gathered = 0, reduce_scattered = 0, all_reduced = 0;
+  double gathered_peak = 0;  // ZeRO-3: gathered stages held plus prefetches in flight
+};
+
+// Zero everywhere without data parallelism (d = 1) or for the synthetic workload.
+ZeroFormula zero_formula(const RunSettings& rs, const Plan& pl);
+
+}  // namespace pipebench::bench
