@@ -90,9 +90,18 @@ TEST(TransformerConfig, RefusesWhatTheKernelsCannotRun) {
   expect_usage_error(c, "a model without learned positions is not allowed");
   c = ok();
   c.context_parallel = 2;
-  expect_usage_error(c, "--context-parallel 2 is not allowed: the transformer kernels run whole sequences");
+  c.attention = Attention::fused;
+  expect_usage_error(c, "--attention fused with --context-parallel 2 is not allowed: the transformer kernels run "
+                        "context-parallel attention unfused");
   EXPECT_THROW(estimate_memory(c), UsageError);
   EXPECT_THROW(stage_flops(c), UsageError);
+  c.attention = Attention::unfused;
+  EXPECT_NO_THROW(validate(c));
+  c.context_parallel = 32;  // s = 32: one position per rank is fine in one contiguous chunk, not in two
+  expect_usage_error(c, "--seq 32 with --context-parallel 32 and --cp-chunks zigzag is not allowed: s must be a "
+                        "multiple of 2 x cp = 64");
+  c.cp_chunks = CpChunks::contiguous;
+  EXPECT_NO_THROW(validate(c));
 }
 
 TEST(TransformerConfig, ParameterCountIsTheLiteratureFormulaPlusTheUntiedHead) {
