@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/recompute.hpp"
+#include "analysis/transformer/context_parallel.hpp"
 #include "analysis/transformer/flops.hpp"
 #include "analysis/transformer/shape.hpp"
 
@@ -25,7 +26,7 @@ enum class Attention { unfused, fused };
 // Context parallelism's chunks of a sequence (`run --cp-chunks`, kernels/cp_positions.hpp) and how the
 // keys and values reach the queries (`run --cp-comm`, kernels/context_parallel.hpp).
 enum class CpChunks { zigzag, contiguous };
-enum class CpComm { ring, allgather };
+using CpComm = analysis::transformer::CpExchange;
 const char* cp_chunks_name(CpChunks c);
 const char* cp_comm_name(CpComm c);
 constexpr Attention kAttentions[] = {Attention::unfused, Attention::fused};

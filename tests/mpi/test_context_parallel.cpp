@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "analysis/catalog.hpp"
-#include "analysis/transformer/activations.hpp"
+#include "analysis/transformer/context_parallel.hpp"
 #include "bench/run/context_parallel.hpp"
 #include "bench/run/executor.hpp"
 #include "comm/factory.hpp"
@@ -93,6 +93,7 @@ struct Distributed {
   std::unique_ptr<kernels::Workload> work;
   std::unique_ptr<comm::Communicator> pp;
   bench::CpTraffic traffic;  // bytes this rank sent over the cp group in the last step
+  std::vector<bench::ActionRecord> actions;  // the last step's
 };
 
 Distributed run(const Layout& l, const Options& o, int m) {
@@ -129,7 +130,7 @@ Distributed run(const Layout& l, const Options& o, int m) {
                                            *world, *r.work, ec);
   for (int k = 0; k < o.steps; ++k) {
     *traffic = {};
-    exec->run_step(k, nullptr, nullptr);
+    exec->run_step(k, k + 1 == o.steps ? &r.actions : nullptr, nullptr);
   }
   r.traffic = *traffic;
   return r;
@@ -226,4 +227,65 @@ TEST(ContextParallel, ARingWithoutOneStepDoesNotMatch) {
     o.skip_ring_step = l.cp - 1;
     EXPECT_FALSE(matches(l, o, 2 * l.p, false));
   }
+}
+
+// Activation memory: the peak a rank measured in 1F1B (p - depth micro-batches in flight, each its whole
+// forward stash) is the cost model's, and a layer's stash is the hand count of the kernels' LayerStash at
+// t = 1: b s/cp rows of xhat1, y1, q, k, v, ctx, xhat2, y2 (h each), u, g (4h each), 1/std twice and
+// the log-sum-exp of each of the a heads, 8-byte values: 8 b (s/cp) (16 h + 2 + a).
+TEST(ContextParallel, ActivationMemoryIsTheFormula) {
+  for (const auto& l : layouts_of_this_world())
+    for (auto exchange : {kernels::CpComm::ring, kernels::CpComm::allgather}) {
+      SCOPED_TRACE(name_of(l) + " " + exchange_name(exchange));
+      Options o;
+      o.exchange = exchange;
+      o.steps = 1;
+      const Distributed r = run(l, o, 2 * l.p);
+      const analysis::Schedule& s = r.schedule;
+      const auto split = kernels::stage_layers(r.config, s.stages_per_pipe());
+      const int depth = s.depth_of_stage(s.stages_of_rank(r.pp->rank()).front());
+      const auto c = kernels::stage_config(r.config, split, depth);
+      const kernels::StageMemory mem = kernels::estimate_memory(c, 8);
+      std::int64_t peak = 0;
+      for (const auto& a : r.actions) peak = std::max(peak, a.activation_bytes);
+      EXPECT_EQ(peak, static_cast<std::int64_t>((l.p - depth) * mem.forward_stash));
+      if (l.t == 1)
+        EXPECT_EQ(mem.layer_forward_stash,
+                  8ull * c.micro_batch * (c.seq / l.cp) * (16ull * c.hidden + 2 + static_cast<unsigned>(c.heads)));
+    }
+}
+
+// Traffic: the bytes each rank sent over the cp group in a step are, per layer it holds and micro-batch,
+// the cost model's (analysis/transformer/context_parallel.hpp), with and without full recomputation.
+TEST(ContextParallel, BytesSentPerLayerAreTheFormula) {
+  for (const auto& l : layouts_of_this_world())
+    for (auto exchange : {kernels::CpComm::ring, kernels::CpComm::allgather})
+      for (auto recompute : {kernels::Recompute::none, kernels::Recompute::full}) {
+        SCOPED_TRACE(name_of(l) + " " + exchange_name(exchange) + " " + analysis::recompute_name(recompute));
+        Options o;
+        o.exchange = exchange;
+        o.recompute = recompute;
+        o.steps = 1;
+        const int m = 2 * l.p;
+        const Distributed r = run(l, o, m);
+        const analysis::Schedule& s = r.schedule;
+        const auto split = kernels::stage_layers(r.config, s.stages_per_pipe());
+        int layers = 0;
+        for (int st : s.stages_of_rank(r.pp->rank())) layers += split[s.depth_of_stage(st)];
+        const auto c = kernels::stage_config(r.config, split, 0);
+        const auto sent = analysis::transformer::cp_sent_per_layer(c, c.split(), exchange, recompute,
+                                                                   analysis::transformer::Convention::pipebench, 8);
+        const std::uint64_t expected = static_cast<std::uint64_t>(layers) * m * (sent.forward + sent.backward);
+        const bench::CpTraffic& got = r.traffic;
+        if (exchange == kernels::CpComm::ring) {
+          EXPECT_EQ(got.ring, expected);
+          EXPECT_EQ(got.all_gather + got.reduce_scatter, 0u);
+        } else {
+          EXPECT_EQ(got.all_gather + got.reduce_scatter, expected);
+          EXPECT_EQ(got.ring, 0u);
+        }
+        // The block: K and V of b s/cp positions, h/t wide, 8 bytes.
+        EXPECT_EQ(analysis::transformer::cp_kv_block_bytes(c, c.split(), 8),
+                  2ull * c.micro_batch * (c.seq / l.cp) * (c.hidden / l.t) * 8);
+      }
 }
