@@ -10,7 +10,9 @@
 // Each block's partial output is merged with the online-softmax (log-sum-exp) rule of flash attention
 // (Dao et al. 2022): with row maxima m, sums l and unnormalised outputs O,
 //   m' = max(m_a, m_b), l' = l_a e^(m_a - m') + l_b e^(m_b - m'), O' = O_a e^(m_a - m') + O_b e^(m_b - m'),
-// and O / l, lse = m + log l at the end. F keeps lse per query row (not the s x s probabilities: they
+// and O / l, lse = m + log l at the end. Only the part of a block that some query sees is computed
+// (cp_detail::visible: half of every other rank's block under zigzag chunks, all or nothing under
+// contiguous ones), as ring-flash-attention does. F keeps lse per query row (not the s x s probabilities: they
 // span other ranks' keys), so I recomputes each block's P = exp(Qs K^T - lse), as flash attention does.
 // I: the keys and values travel again, and each block's dK, dV travel with them (ring: accumulated
 // by every rank on the way and back at their owner after cp hops; all-gather: reduce-scattered).
@@ -38,17 +40,60 @@ using Heads = typename Views<S, E>::Heads;
 template <class S, class E>
 using Rows = typename Views<S, E>::Mat;  // [z, n]: one value per (head, query row)
 
-// sc [z, n, n]: this rank's scores against the block of `owner` -> exp(sc - row max) where the key is
-// visible, 0 elsewhere; the row maxima and sums to mx, sum (sum 0: no visible key in the block).
+// The part of a block of `owner` that this rank's queries see. A rank's positions ascend, so the keys
+// a query row sees are a prefix of the block, longer for later rows: rows [q0, n) see something, and
+// none sees past key nk. Zigzag halves every block but the rank's own: a lower rank's second chunk is
+// invisible to all of this rank's queries, a higher rank's keys to this rank's first chunk; contiguous
+// chunks see a lower rank's block whole and a higher rank's not at all (nothing to compute).
+struct Window {
+  int q0 = 0, nq = 0, nk = 0;
+  bool empty() const { return nq == 0 || nk == 0; }
+};
+inline Window visible(const CpPositions& pos, int owner) {
+  const int n = pos.local;
+  Window w;
+  while (w.q0 < n && pos(w.q0) < pos.of(owner, 0)) ++w.q0;
+  w.nq = n - w.q0;
+  while (w.nk < n && w.nq > 0 && pos.of(owner, w.nk) <= pos(n - 1)) ++w.nk;
+  return w;
+}
+
+// Rows [r0, r0 + nr) of every head of src, as a contiguous stack (the batched products need one).
 template <class S, class E>
-void block_softmax(const Heads<S, E>& sc, const CpPositions& pos, int owner, const Rows<S, E>& mx,
-                   const Rows<S, E>& sum) {
-  const int n = static_cast<int>(sc.extent(1)), rows = static_cast<int>(sc.extent(0)) * n;
+Heads<S, E> rows_of(const Heads<S, E>& src, int r0, int nr, const char* label) {
+  if (r0 == 0 && nr == static_cast<int>(src.extent(1))) return src;
+  const Heads<S, E> out = alloc<Heads<S, E>>(label, src.extent(0), static_cast<std::size_t>(nr), src.extent(2));
+  const int d = static_cast<int>(src.extent(2));
   Kokkos::parallel_for(
-      "pipebench::cp_block_softmax", Kokkos::RangePolicy<E>(0, rows), KOKKOS_LAMBDA(int l) {
-        const int z = l / n, i = l % n, qp = pos(i);
-        int len = 0;  // positions of a block ascend: the visible keys are a prefix
-        while (len < n && pos.of(owner, len) <= qp) ++len;
+      "pipebench::cp_rows_of", Kokkos::MDRangePolicy<E, Kokkos::Rank<3>>({0, 0, 0}, {static_cast<int>(src.extent(0)), nr, d}),
+      KOKKOS_LAMBDA(int z, int i, int j) { out(z, i, j) = src(z, r0 + i, j); });
+  return out;
+}
+
+// dst rows [r0, r0 + src rows) := src (or += src); with `clear`, dst's other rows := 0.
+template <class S, class E>
+void put_rows(const Heads<S, E>& dst, int r0, const Heads<S, E>& src, bool add, bool clear = false) {
+  const int n = static_cast<int>(dst.extent(1)), nr = static_cast<int>(src.extent(1)), d = static_cast<int>(dst.extent(2));
+  Kokkos::parallel_for(
+      "pipebench::cp_put_rows", Kokkos::MDRangePolicy<E, Kokkos::Rank<3>>({0, 0, 0}, {static_cast<int>(dst.extent(0)), n, d}),
+      KOKKOS_LAMBDA(int z, int i, int j) {
+        const bool in = i >= r0 && i < r0 + nr;
+        if (in) dst(z, i, j) = add ? dst(z, i, j) + src(z, i - r0, j) : src(z, i - r0, j);
+        else if (clear) dst(z, i, j) = S(0);
+      });
+}
+
+// sc [z, nq, nk]: the scores of query rows q0 + i against the block of `owner` -> exp(sc - row max)
+// where the key is visible, 0 elsewhere; the row maxima and sums to mx, sum [z, nq] (sum 0: none).
+template <class S, class E>
+void block_softmax(const Heads<S, E>& sc, const CpPositions& pos, int owner, int q0, const Rows<S, E>& mx,
+                   const Rows<S, E>& sum) {
+  const int nq = static_cast<int>(sc.extent(1)), nk = static_cast<int>(sc.extent(2));
+  Kokkos::parallel_for(
+      "pipebench::cp_block_softmax", Kokkos::RangePolicy<E>(0, static_cast<int>(sc.extent(0)) * nq), KOKKOS_LAMBDA(int l) {
+        const int z = l / nq, i = l % nq, qp = pos(q0 + i);
+        int len = 0;
+        while (len < nk && pos.of(owner, len) <= qp) ++len;
         S m = len > 0 ? sc(z, i, 0) : S(0), acc = 0;
         for (int j = 1; j < len; ++j) m = sc(z, i, j) > m ? sc(z, i, j) : m;
         for (int j = 0; j < len; ++j) {
@@ -56,32 +101,32 @@ void block_softmax(const Heads<S, E>& sc, const CpPositions& pos, int owner, con
           sc(z, i, j) = e;
           acc += e;
         }
-        for (int j = len; j < n; ++j) sc(z, i, j) = S(0);
+        for (int j = len; j < nk; ++j) sc(z, i, j) = S(0);
         mx(z, i) = m;
         sum(z, i) = acc;
       });
 }
 
-// The log-sum-exp merge of a block's (ob, mb, lb) into the running (acc, m, l).
+// The log-sum-exp merge of a block's (ob, mb, lb) [z, nq, ...] into rows q0 + i of the running
+// (acc, m, l).
 template <class S, class E>
-void merge(const Heads<S, E>& acc, const Rows<S, E>& m, const Rows<S, E>& l, const Heads<S, E>& ob,
+void merge(const Heads<S, E>& acc, const Rows<S, E>& m, const Rows<S, E>& l, int q0, const Heads<S, E>& ob,
            const Rows<S, E>& mb, const Rows<S, E>& lb) {
-  const int n = static_cast<int>(acc.extent(1)), d = static_cast<int>(acc.extent(2));
-  const int rows = static_cast<int>(acc.extent(0)) * n;
+  const int nq = static_cast<int>(ob.extent(1)), d = static_cast<int>(acc.extent(2));
   Kokkos::parallel_for(
-      "pipebench::cp_merge", Kokkos::RangePolicy<E>(0, rows), KOKKOS_LAMBDA(int r) {
-        const int z = r / n, i = r % n;
-        if (lb(z, i) == S(0)) return;
+      "pipebench::cp_merge", Kokkos::RangePolicy<E>(0, static_cast<int>(ob.extent(0)) * nq), KOKKOS_LAMBDA(int r) {
+        const int z = r / nq, ib = r % nq, i = q0 + ib;
+        if (lb(z, ib) == S(0)) return;
         if (l(z, i) == S(0)) {
-          for (int j = 0; j < d; ++j) acc(z, i, j) = ob(z, i, j);
-          m(z, i) = mb(z, i);
-          l(z, i) = lb(z, i);
+          for (int j = 0; j < d; ++j) acc(z, i, j) = ob(z, ib, j);
+          m(z, i) = mb(z, ib);
+          l(z, i) = lb(z, ib);
           return;
         }
-        const S top = m(z, i) > mb(z, i) ? m(z, i) : mb(z, i);
-        const S a = math::exp(m(z, i) - top), b = math::exp(mb(z, i) - top);
-        for (int j = 0; j < d; ++j) acc(z, i, j) = acc(z, i, j) * a + ob(z, i, j) * b;
-        l(z, i) = l(z, i) * a + lb(z, i) * b;
+        const S top = m(z, i) > mb(z, ib) ? m(z, i) : mb(z, ib);
+        const S a = math::exp(m(z, i) - top), b = math::exp(mb(z, ib) - top);
+        for (int j = 0; j < d; ++j) acc(z, i, j) = acc(z, i, j) * a + ob(z, ib, j) * b;
+        l(z, i) = l(z, i) * a + lb(z, ib) * b;
         m(z, i) = top;
       });
 }
@@ -99,24 +144,26 @@ void finish(const Heads<S, E>& o, const Rows<S, E>& m, const Rows<S, E>& l) {
       });
 }
 
-// sc [z, n, n] -> P = exp(sc - lse) where visible, 0 elsewhere.
+// sc [z, nq, nk] of query rows q0 + i -> P = exp(sc - lse) where visible, 0 elsewhere.
 template <class S, class E>
-void block_probs(const Heads<S, E>& sc, const CpPositions& pos, int owner, const Rows<S, E>& lse) {
-  const int n = static_cast<int>(sc.extent(1)), rows = static_cast<int>(sc.extent(0)) * n;
+void block_probs(const Heads<S, E>& sc, const CpPositions& pos, int owner, int q0, const Rows<S, E>& lse) {
+  const int nq = static_cast<int>(sc.extent(1)), nk = static_cast<int>(sc.extent(2));
   Kokkos::parallel_for(
-      "pipebench::cp_block_probs", Kokkos::RangePolicy<E>(0, rows), KOKKOS_LAMBDA(int l) {
-        const int z = l / n, i = l % n, qp = pos(i);
-        for (int j = 0; j < n; ++j) sc(z, i, j) = pos.of(owner, j) <= qp ? math::exp(sc(z, i, j) - lse(z, i)) : S(0);
+      "pipebench::cp_block_probs", Kokkos::RangePolicy<E>(0, static_cast<int>(sc.extent(0)) * nq), KOKKOS_LAMBDA(int l) {
+        const int z = l / nq, i = l % nq, qp = pos(q0 + i);
+        for (int j = 0; j < nk; ++j)
+          sc(z, i, j) = pos.of(owner, j) <= qp ? math::exp(sc(z, i, j) - lse(z, q0 + i)) : S(0);
       });
 }
 
-// dp := p * (dp - D_row): the softmax's backward with D = sum_j dO O over the row's whole output.
+// dp := p * (dp - D_row) over query rows q0 + i: the softmax's backward, D = sum_j dO O of the row.
 template <class S, class E>
-void block_dscores(const Heads<S, E>& p, const Heads<S, E>& dp, const Rows<S, E>& dsum) {
-  const int n = static_cast<int>(p.extent(1)), m = static_cast<int>(p.extent(2));
+void block_dscores(const Heads<S, E>& p, const Heads<S, E>& dp, int q0, const Rows<S, E>& dsum) {
+  const int nq = static_cast<int>(p.extent(1)), nk = static_cast<int>(p.extent(2));
   Kokkos::parallel_for(
-      "pipebench::cp_block_dscores", Kokkos::MDRangePolicy<E, Kokkos::Rank<3>>({0, 0, 0}, {static_cast<int>(p.extent(0)), n, m}),
-      KOKKOS_LAMBDA(int z, int i, int j) { dp(z, i, j) = p(z, i, j) * (dp(z, i, j) - dsum(z, i)); });
+      "pipebench::cp_block_dscores",
+      Kokkos::MDRangePolicy<E, Kokkos::Rank<3>>({0, 0, 0}, {static_cast<int>(p.extent(0)), nq, nk}),
+      KOKKOS_LAMBDA(int z, int i, int j) { dp(z, i, j) = p(z, i, j) * (dp(z, i, j) - dsum(z, q0 + i)); });
 }
 
 // D = sum_j dO(i, j) O(i, j) per row.
@@ -160,6 +207,59 @@ Heads<S, E> gather_all(const ContextParallel<S, E>& cp, const Heads<S, E>& kv) {
   return all;
 }
 
+// F of one block: its visible window's partial output merged into (o, lse, l).
+template <class S, class E>
+void forward_block(const ContextParallel<S, E>& cp, const Heads<S, E>& q, const Heads<S, E>& kv, int owner,
+                   const Heads<S, E>& o, const Rows<S, E>& lse, const Rows<S, E>& l) {
+  using D = typename Views<S, E>::Device;
+  const Window w = visible(cp.pos, owner);
+  if (w.empty()) return;
+  const std::size_t z = q.extent(0), d = q.extent(2), nq = static_cast<std::size_t>(w.nq), nk = static_cast<std::size_t>(w.nk);
+  const Heads<S, E> qw = rows_of<S, E>(q, w.q0, w.nq, "pipebench::cp_q_window");
+  const Heads<S, E> kw = rows_of<S, E>(substack<S, E>(kv, 0, z), 0, w.nk, "pipebench::cp_k_window");
+  const Heads<S, E> vw = rows_of<S, E>(substack<S, E>(kv, z, z), 0, w.nk, "pipebench::cp_v_window");
+  const Heads<S, E> sc = alloc<Heads<S, E>>("pipebench::cp_scores", z, nq, nk);
+  const Heads<S, E> ob = alloc<Heads<S, E>>("pipebench::cp_block_out", z, nq, d);
+  const Rows<S, E> mb = alloc<Rows<S, E>>("pipebench::cp_block_max", z, nq), lb = alloc<Rows<S, E>>("pipebench::cp_block_sum", z, nq);
+  gemm_batched<S, D>('N', 'T', S(1), qw, kw, S(0), sc);
+  block_softmax<S, E>(sc, cp.pos, owner, w.q0, mb, lb);
+  gemm_batched<S, D>('N', 'N', S(1), sc, vw, S(0), ob);
+  merge<S, E>(o, lse, l, w.q0, ob, mb, lb);  // o and lse hold the running sums and maxima
+}
+
+// I of one block: dq += its part; the block's dK, dV to g [2z, n, d] (0 outside the window).
+template <class S, class E>
+void backward_block(const ContextParallel<S, E>& cp, const Heads<S, E>& q, const Heads<S, E>& kv, int owner,
+                    const Rows<S, E>& lse, const Heads<S, E>& dout, const Rows<S, E>& dsum, const Heads<S, E>& dq,
+                    const Heads<S, E>& g) {
+  using D = typename Views<S, E>::Device;
+  const Window w = visible(cp.pos, owner);
+  if (w.empty()) {
+    Kokkos::deep_copy(E(), g, S(0));
+    return;
+  }
+  const std::size_t z = q.extent(0), d = q.extent(2), nq = static_cast<std::size_t>(w.nq), nk = static_cast<std::size_t>(w.nk);
+  const Heads<S, E> qw = rows_of<S, E>(q, w.q0, w.nq, "pipebench::cp_q_window");
+  const Heads<S, E> dow = rows_of<S, E>(dout, w.q0, w.nq, "pipebench::cp_dout_window");
+  const Heads<S, E> kw = rows_of<S, E>(substack<S, E>(kv, 0, z), 0, w.nk, "pipebench::cp_k_window");
+  const Heads<S, E> vw = rows_of<S, E>(substack<S, E>(kv, z, z), 0, w.nk, "pipebench::cp_v_window");
+  const Heads<S, E> p = alloc<Heads<S, E>>("pipebench::cp_scores", z, nq, nk);
+  const Heads<S, E> dp = alloc<Heads<S, E>>("pipebench::cp_dscores", z, nq, nk);
+  const Heads<S, E> dkw = alloc<Heads<S, E>>("pipebench::cp_dk_window", z, nk, d);
+  const Heads<S, E> dvw = alloc<Heads<S, E>>("pipebench::cp_dv_window", z, nk, d);
+  const Heads<S, E> dqw = alloc<Heads<S, E>>("pipebench::cp_dq_window", z, nq, d);
+  gemm_batched<S, D>('N', 'T', S(1), qw, kw, S(0), p);
+  block_probs<S, E>(p, cp.pos, owner, w.q0, lse);
+  gemm_batched<S, D>('T', 'N', S(1), p, dow, S(0), dvw);  // dV = P^T dO
+  gemm_batched<S, D>('N', 'T', S(1), dow, vw, S(0), dp);  // dP = dO V^T
+  block_dscores<S, E>(p, dp, w.q0, dsum);                 // dS
+  gemm_batched<S, D>('N', 'N', S(1), dp, kw, S(0), dqw);  // dQs = dS K
+  gemm_batched<S, D>('T', 'N', S(1), dp, qw, S(0), dkw);  // dK = dS^T Qs
+  put_rows<S, E>(dq, w.q0, dqw, true);
+  put_rows<S, E>(substack<S, E>(g, 0, z), 0, dkw, false, true);
+  put_rows<S, E>(substack<S, E>(g, z, z), 0, dvw, false, true);
+}
+
 }  // namespace cp_detail
 
 // F: o [z, n, d] = causal softmax(Qs K^T) V over the whole group; lse [z, n] for I.
@@ -169,18 +269,10 @@ void cp_attention_forward(const ContextParallel<S, E>& cp, const typename Views<
                           const typename Views<S, E>::Mat& lse, const typename Views<S, E>::Heads& o) {
   using Heads = typename Views<S, E>::Heads;
   using Rows = typename Views<S, E>::Mat;
-  using D = typename Views<S, E>::Device;
   const std::size_t z = q.extent(0), n = q.extent(1), d = q.extent(2);
-  const Heads sc = alloc<Heads>("pipebench::cp_scores", z, n, n), ob = alloc<Heads>("pipebench::cp_block_out", z, n, d);
-  const Rows mb = alloc<Rows>("pipebench::cp_block_max", z, n), lb = alloc<Rows>("pipebench::cp_block_sum", z, n);
   const Rows l = alloc<Rows>("pipebench::cp_sum", z, n);
   Kokkos::deep_copy(E(), l, S(0));
-  auto block = [&](const Heads& kv, int owner) {
-    gemm_batched<S, D>('N', 'T', S(1), q, substack<S, E>(kv, 0, z), S(0), sc);
-    cp_detail::block_softmax<S, E>(sc, cp.pos, owner, mb, lb);
-    gemm_batched<S, D>('N', 'N', S(1), sc, substack<S, E>(kv, z, z), S(0), ob);
-    cp_detail::merge<S, E>(o, lse, l, ob, mb, lb);  // o and lse hold the running sums and maxima
-  };
+  auto block = [&](const Heads& kv, int owner) { cp_detail::forward_block<S, E>(cp, q, kv, owner, o, lse, l); };
   const Heads kv = cp_detail::pack<S, E>(k, v);
   if (cp.comm == CpComm::allgather) {
     const Heads all = cp_detail::gather_all(cp, kv);
@@ -211,22 +303,12 @@ void cp_attention_backward(const ContextParallel<S, E>& cp, const typename Views
                            const typename Views<S, E>::Heads& dk, const typename Views<S, E>::Heads& dv) {
   using Heads = typename Views<S, E>::Heads;
   using Rows = typename Views<S, E>::Mat;
-  using D = typename Views<S, E>::Device;
   const std::size_t z = q.extent(0), n = q.extent(1), d = q.extent(2);
-  const Heads p = alloc<Heads>("pipebench::cp_scores", z, n, n), dp = alloc<Heads>("pipebench::cp_dscores", z, n, n);
   const Rows dsum = alloc<Rows>("pipebench::cp_dsum", z, n);
   cp_detail::row_dot<S, E>(dout, o, dsum);
   Kokkos::deep_copy(E(), dq, S(0));
-  // dq += this block's part; its dK, dV to g [2z, n, d].
   auto block = [&](const Heads& kv, int owner, const Heads& g) {
-    const Heads kb = substack<S, E>(kv, 0, z), vb = substack<S, E>(kv, z, z);
-    gemm_batched<S, D>('N', 'T', S(1), q, kb, S(0), p);
-    cp_detail::block_probs<S, E>(p, cp.pos, owner, lse);
-    gemm_batched<S, D>('T', 'N', S(1), p, dout, S(0), substack<S, E>(g, z, z));  // dV = P^T dO
-    gemm_batched<S, D>('N', 'T', S(1), dout, vb, S(0), dp);                      // dP = dO V^T
-    cp_detail::block_dscores<S, E>(p, dp, dsum);                                  // dS
-    gemm_batched<S, D>('N', 'N', S(1), dp, kb, S(1), dq);                         // dQs += dS K
-    gemm_batched<S, D>('T', 'N', S(1), dp, q, S(0), substack<S, E>(g, 0, z));     // dK = dS^T Qs
+    cp_detail::backward_block<S, E>(cp, q, kv, owner, lse, dout, dsum, dq, g);
   };
   const Heads kv = cp_detail::pack<S, E>(k, v);
   Heads mine = alloc<Heads>("pipebench::cp_dkv", 2 * z, n, d);

@@ -197,11 +197,14 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   m.workspace = add(mul(add(add(mul(3, nh), mul(8, nht)), mul(mul(2, group), ss)), e), mul(8, n));
   if (c.recompute == Recompute::full && c.num_layers > 0)
     m.workspace = add(m.workspace, tf::stash(c, split, Recompute::none, tf::Part::layer, e).forward);
-  // Context-parallel attention: the K/V blocks in flight and the block scores and their gradient, two
-  // [b a/t, s/cp, s/cp] (kernels/context_parallel.hpp).
+  // Context-parallel attention: the K/V blocks in flight, the block scores and their gradient, two
+  // [b a/t, s/cp, s/cp], and the seven [b a/t, s/cp, d] copies of a block's window (q, dO, k, v, dq,
+  // dk, dv; kernels/context_parallel.hpp).
   if (split.cp > 1 && c.num_layers > 0) {
     const u64 local = s / static_cast<u64>(split.cp), z = static_cast<u64>(c.micro_batch) * (c.heads / t);
-    m.workspace = add(m.workspace, add(tf::cp_buffer_bytes(c, split, c.cp_comm, e), mul(mul(2, z), mul(mul(local, local), e))));
+    const u64 scores = mul(mul(2, z), mul(mul(local, local), e));
+    const u64 windows = mul(7, mul(mul(static_cast<u64>(c.micro_batch), local), mul(h / t, e)));
+    m.workspace = add(m.workspace, add(tf::cp_buffer_bytes(c, split, c.cp_comm, e), add(scores, windows)));
   }
   return m;
 }

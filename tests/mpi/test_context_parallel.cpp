@@ -249,9 +249,10 @@ TEST(ContextParallel, ActivationMemoryIsTheFormula) {
       std::int64_t peak = 0;
       for (const auto& a : r.actions) peak = std::max(peak, a.activation_bytes);
       EXPECT_EQ(peak, static_cast<std::int64_t>((l.p - depth) * mem.forward_stash));
-      if (l.t == 1)
+      if (l.t == 1) {
         EXPECT_EQ(mem.layer_forward_stash,
                   8ull * c.micro_batch * (c.seq / l.cp) * (16ull * c.hidden + 2 + static_cast<unsigned>(c.heads)));
+      }
     }
 }
 
