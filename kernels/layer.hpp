@@ -89,8 +89,8 @@ struct LayerStash {
 
   std::size_t bytes() const {
     return bytes_of(input) + bytes_of(xhat1) + bytes_of(y1) + bytes_of(rstd1) + bytes_of(q) + bytes_of(k) +
-           bytes_of(v) + bytes_of(probs) + bytes_of(lse) + bytes_of(ctx) + bytes_of(xhat2) + bytes_of(y2) + bytes_of(rstd2) +
-           bytes_of(u) + bytes_of(g) + bytes_of(dqkv) + bytes_of(dy1) + bytes_of(dx2) + bytes_of(dy2) +
+           bytes_of(v) + bytes_of(probs) + bytes_of(lse) + bytes_of(ctx) + bytes_of(xhat2) + bytes_of(y2) +
+           bytes_of(rstd2) + bytes_of(u) + bytes_of(g) + bytes_of(dqkv) + bytes_of(dy1) + bytes_of(dx2) + bytes_of(dy2) +
            bytes_of(du) + bytes_of(dout);
   }
 };
@@ -186,7 +186,7 @@ template <class S, class E>
 typename Views<S, E>::Act layer_backward_input(const LayerShape& sh, const LayerParams<S, E>& w,
                                                LayerStash<S, E>& st, const typename Views<S, E>::Act& dout,
                                                const AllReduceHook<S, E>& hook, const SeqParallel<S, E>* sp = nullptr,
-                                        const ContextParallel<S, E>* cp = nullptr) {
+                                               const ContextParallel<S, E>* cp = nullptr) {
   using V = Views<S, E>;
   using Mat = typename V::Mat;
   using Heads = typename V::Heads;

@@ -16,13 +16,13 @@
 #include <utility>
 #include <thread>
 
+#include "bench/run/context_parallel.hpp"
 #include "bench/run/gather.hpp"
 #include "bench/run/job.hpp"
 #include "bench/run/stop.hpp"
 #include "bench/results/metadata.hpp"
 #include "kernels/synthetic.hpp"
 #include "kernels/transformer_workload.hpp"
-#include "bench/run/context_parallel.hpp"
 #include "topology/mpi_grid.hpp"
 
 namespace pipebench::bench {
@@ -53,7 +53,7 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
     m.device_messages = rs.backend == "nccl";
     // Measured once per shape in a sweep: the configurations of one model share it.
     static std::map<std::tuple<int, int, int, bool>, double> measured;
-    const auto shape = std::make_tuple(m.seq * m.micro_batch, m.hidden, 4 * m.hidden / m.tp_size, m.fp64);
+    const auto shape = std::make_tuple(m.seq / m.context_parallel * m.micro_batch, m.hidden, 4 * m.hidden / m.tp_size, m.fp64);
     auto it = measured.find(shape);
     if (it == measured.end())
       it = measured.emplace(shape, kernels::measure_gemm_rate(std::get<0>(shape), std::get<1>(shape), std::get<2>(shape),
