@@ -1,6 +1,6 @@
 # The five-axis layout flags (--context-parallel, --expert-parallel; docs/topology.md) in `comm`, which
-# runs over the cp, ep, dp-cp and expert-dp groups, and in `run` and `plan`, which refuse them until
-# their stages land. Bad input: one line, exit code 2, on every rank, before any traffic (under mpiexec,
+# runs over the cp, ep, dp-cp and expert-dp groups, and in `run` and `plan`, which refuse
+# --expert-parallel until its stages land (run's --context-parallel: run_context_parallel.cmake). Bad input: one line, exit code 2, on every rank, before any traffic (under mpiexec,
 # printed once). pipebench_comm_test and _comm_quick come from comm.cmake.
 
 # The context-parallel groups of 1x1x2 with cp 2 (order tp-cp-dp-pp: ranks 0,1 and 2,3), read back.

@@ -36,3 +36,10 @@ pipebench_mpirun_test(run_cp_ring NP 2 RC 0 MATCH "#   loss 3.471575,"
 pipebench_mpirun_test(run_cp_allgather NP 2 RC 0 MATCH "#   loss 3.471575,"
   ARGS ${_cp} --context-parallel 2 --cp-comm allgather --cp-chunks contiguous -o cp_ag.h5 THEN report cp_ag.h5 --run 1
   THEN_MATCH "context_parallel=2 cp_chunks=contiguous cp_comm=allgather")
+# pipebench comm over the cp groups: the ring's pattern (each rank to r+1, from r-1) and the all-gather,
+# every cp group at once, data checked (pipebench_comm_test and _comm_quick: comm.cmake).
+foreach(_op sendrecv all_gather)
+  pipebench_comm_test(cp_${_op} NP 4 RC 0
+    MATCH "pipebench comm ${_op}: backend mpi, mapping 1x1x2 cp=2 \\(order tp-cp-dp-pp\\), group cp: 2 group\\(s\\) of 2 rank\\(s\\), all at once\n.*# Out of bounds values : 0 OK\n"
+    ARGS ${_op} --mapping 1x1x2 --context-parallel 2 --group cp -b 64K -e 256K -f 4 ${_comm_quick})
+endforeach()
