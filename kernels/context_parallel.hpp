@@ -12,8 +12,9 @@
 //   m' = max(m_a, m_b), l' = l_a e^(m_a - m') + l_b e^(m_b - m'), O' = O_a e^(m_a - m') + O_b e^(m_b - m'),
 // and O / l, lse = m + log l at the end. Only the part of a block that some query sees is computed
 // (cp_detail::visible: half of every other rank's block under zigzag chunks, all or nothing under
-// contiguous ones), as ring-flash-attention does. F keeps lse per query row (not the s x s probabilities: they
-// span other ranks' keys), so I recomputes each block's P = exp(Qs K^T - lse), as flash attention does.
+// contiguous ones), as ring-flash-attention does. F keeps lse per query row (not the probabilities:
+// they span other ranks' keys), so I recomputes each block's P = exp(Qs K^T - lse), as flash
+// attention does.
 // I: the keys and values travel again, and each block's dK, dV travel with them (ring: accumulated
 // by every rank on the way and back at their owner after cp hops; all-gather: reduce-scattered).
 // The causal mask is on global positions: key position <= query position.
@@ -324,7 +325,8 @@ void cp_attention_backward(const ContextParallel<S, E>& cp, const typename Views
     // The keys and values go round once more; each block's gradients follow one hop behind, summed on
     // the way, so that after the last step the block of rank r arrives back at r.
     Heads cur = kv, next = alloc<Heads>("pipebench::cp_kv_next", 2 * z, n, d);
-    Heads g[2] = {alloc<Heads>("pipebench::cp_dkv_block", 2 * z, n, d), alloc<Heads>("pipebench::cp_dkv_block2", 2 * z, n, d)};
+    Heads g[2] = {alloc<Heads>("pipebench::cp_dkv_block", 2 * z, n, d),
+                  alloc<Heads>("pipebench::cp_dkv_block2", 2 * z, n, d)};
     std::function<void()> grads_in;
     for (int t = 0; t < size; ++t) {
       std::function<void()> kv_in;
