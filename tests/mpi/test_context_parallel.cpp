@@ -185,15 +185,13 @@ bool matches(const Layout& l, const Options& o, int m, bool expect = true) {
   return every == 1;
 }
 
-const char* exchange_name(kernels::CpComm c) { return kernels::cp_comm_name(c); }
-
 }  // namespace
 
 TEST(ContextParallel, AdamStepsMatchTheWholeModelForBothExchangesAndChunkings) {
   for (const auto& l : layouts_of_this_world())
     for (auto exchange : {kernels::CpComm::ring, kernels::CpComm::allgather})
       for (auto chunks : {kernels::CpChunks::zigzag, kernels::CpChunks::contiguous}) {
-        SCOPED_TRACE(name_of(l) + " " + exchange_name(exchange) + " " + kernels::cp_chunks_name(chunks));
+        SCOPED_TRACE(name_of(l) + " " + kernels::cp_comm_name(exchange) + " " + kernels::cp_chunks_name(chunks));
         Options o;
         o.exchange = exchange;
         o.chunks = chunks;
@@ -236,7 +234,7 @@ TEST(ContextParallel, ARingWithoutOneStepDoesNotMatch) {
 TEST(ContextParallel, ActivationMemoryIsTheFormula) {
   for (const auto& l : layouts_of_this_world())
     for (auto exchange : {kernels::CpComm::ring, kernels::CpComm::allgather}) {
-      SCOPED_TRACE(name_of(l) + " " + exchange_name(exchange));
+      SCOPED_TRACE(name_of(l) + " " + kernels::cp_comm_name(exchange));
       Options o;
       o.exchange = exchange;
       o.steps = 1;
@@ -262,7 +260,7 @@ TEST(ContextParallel, BytesSentPerLayerAreTheFormula) {
   for (const auto& l : layouts_of_this_world())
     for (auto exchange : {kernels::CpComm::ring, kernels::CpComm::allgather})
       for (auto recompute : {kernels::Recompute::none, kernels::Recompute::full}) {
-        SCOPED_TRACE(name_of(l) + " " + exchange_name(exchange) + " " + analysis::recompute_name(recompute));
+        SCOPED_TRACE(name_of(l) + " " + kernels::cp_comm_name(exchange) + " " + analysis::recompute_name(recompute));
         Options o;
         o.exchange = exchange;
         o.recompute = recompute;
