@@ -95,6 +95,9 @@ void check_context_parallel(const TransformerConfig& c) {
     refuse("--seq " + std::to_string(c.seq) + " with --context-parallel " + cp + " and --cp-chunks zigzag",
            "s must be a multiple of 2 x cp = " + std::to_string(2 * c.context_parallel) +
                " (each rank holds two chunks of s/(2 cp))");
+  if (c.seq_split() && c.cp_seq() % c.tp_size != 0)
+    refuse("--sequence-parallel with --context-parallel " + cp + " and t = " + std::to_string(c.tp_size),
+           "the s/cp = " + std::to_string(c.cp_seq()) + " positions of a rank must split evenly over t");
   if (c.cp_rank < 0 || c.cp_rank >= c.context_parallel)
     throw Error("context-parallel rank " + std::to_string(c.cp_rank) + " is outside [0, " + cp + ")");
 }

@@ -102,6 +102,14 @@ TEST(TransformerConfig, RefusesWhatTheKernelsCannotRun) {
                         "multiple of 2 x cp = 64");
   c.cp_chunks = CpChunks::contiguous;
   EXPECT_NO_THROW(validate(c));
+  c = ok();  // s = 32 over cp = 4: 8 positions, which t = 8 splits but t = 16 would not; 8 heads allow t = 8
+  c.context_parallel = 4;
+  c.tp_size = 8;
+  c.sequence_parallel = true;
+  EXPECT_NO_THROW(validate(c));
+  c.context_parallel = 8;  // 4 positions per rank over t = 8
+  expect_usage_error(c, "--sequence-parallel with --context-parallel 8 and t = 8 is not allowed: the s/cp = 4 "
+                        "positions of a rank must split evenly over t");
 }
 
 TEST(TransformerConfig, ParameterCountIsTheLiteratureFormulaPlusTheUntiedHead) {
