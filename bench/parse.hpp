@@ -61,8 +61,8 @@ struct Mapping {
 Mapping parse_mapping(const std::string& text, const std::string& flag);
 std::vector<Mapping> parse_mapping_list(const std::string& text, const std::string& flag);
 std::string to_string(const Mapping& m);  // "2x2x1"
-// --context-parallel and --expert-parallel in a command that has nothing to use them yet (`run`, `plan`):
-// UsageError naming the flag and its value unless both are 1.
+// --context-parallel and --expert-parallel in a command that has nothing to use them yet (`run` and
+// `plan` pass cp = 1, which they take): UsageError naming the flag and its value unless both are 1.
 void refuse_cp_ep(int cp, int ep, const std::string& command);
 
 // The stage-time flags of `schedule`, `simulate` and `run` (bench/flags.hpp), parsed. tf, tb, tw default

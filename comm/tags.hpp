@@ -19,4 +19,9 @@ inline constexpr int kRollCall = 9203;     // rank 0 asks every member to answer
 inline constexpr int kRollAnswer = 9204;
 inline constexpr int kRollNever = 9205;    // never sent: a member waits on it while it answers the roll call
 
+// On a context-parallel communicator: the ring of keys and values and the ring of their gradients
+// (bench/run/context_parallel.cpp; two tags, since a rank has one of each in flight at once in I).
+inline constexpr int kCpRingKv = 9300;
+inline constexpr int kCpRingGrad = 9301;
+
 }  // namespace pipebench::comm::tags

@@ -1,5 +1,8 @@
 #pragma once
 // Mean cross-entropy over the b*s tokens of a micro-batch, targets = the next tokens of the stream.
+// Context-parallel, a rank's b*s/cp tokens: it returns their mean, and their gradient is that of the
+// mean over all b*s positions of the group (1/(b*s) each), so that summing the gradients over the
+// cp x d ranks (Megatron-Core's dp-cp group) gives the whole sequence's.
 // The logits gradient (softmax - onehot) / (b*s) follows from the loss alone, so F turns the logits into
 // their gradient in place and stores that: the logits themselves are never needed again.
 #include <functional>
@@ -16,11 +19,11 @@ double cross_entropy_forward(const TokenSource& src, const typename Views<S, E>:
   const int n = static_cast<int>(logits.extent(0)), vocab = static_cast<int>(logits.extent(1));
   const auto row_loss = alloc<Kokkos::View<double*, typename E::memory_space>>("pipebench::row_loss", n);
   const TokenSource t = src;
-  const S inv_n = S(1) / static_cast<S>(n);
+  const S inv_n = S(1) / static_cast<S>(static_cast<long long>(n) * src.pos.cp);
   Kokkos::parallel_for(
       "pipebench::cross_entropy_forward", Kokkos::TeamPolicy<E>(n, Kokkos::AUTO), KOKKOS_LAMBDA(const Team& m) {
         const int r = m.league_rank();
-        const int target = token_at(t.seed, t.micro_batch, r / t.seq, r % t.seq + 1, t.vocab);
+        const int target = token_at(t.seed, t.micro_batch, r / t.seq, t.pos(r % t.seq) + 1, t.vocab);
         S mx = 0, sum = 0;
         // Read before the max reduction, which synchronises the team, hence before any thread overwrites it.
         const S target_logit = logits(r, target);
@@ -87,7 +90,7 @@ double parallel_cross_entropy_forward(const TokenSource& src, const typename Vie
         const int r = m.league_rank();
         S mx = maxima(r, 0);
         for (int k = 1; k < t; ++k) mx = maxima(r, k) > mx ? maxima(r, k) : mx;
-        const int target = token_at(ts.seed, ts.micro_batch, r / ts.seq, r % ts.seq + 1, ts.vocab) - v0;
+        const int target = token_at(ts.seed, ts.micro_batch, r / ts.seq, ts.pos(r % ts.seq) + 1, ts.vocab) - v0;
         const S target_logit = target >= 0 && target < cols ? logits(r, target) : S(0);
         m.team_barrier();  // every thread has read the target logit before any overwrites it
         S sum = 0;
@@ -107,13 +110,13 @@ double parallel_cross_entropy_forward(const TokenSource& src, const typename Vie
   E().fence();
   reduce(sums, 1);
   const auto row_loss = alloc<Kokkos::View<double*, typename E::memory_space>>("pipebench::row_loss", n);
-  const S inv_n = S(1) / static_cast<S>(n);
+  const S inv_n = S(1) / static_cast<S>(static_cast<long long>(n) * src.pos.cp);
   Kokkos::parallel_for(
       "pipebench::parallel_cross_entropy_grad", Kokkos::TeamPolicy<E>(n, Kokkos::AUTO), KOKKOS_LAMBDA(const Team& m) {
         const int r = m.league_rank();
         S mx = maxima(r, 0);
         for (int k = 1; k < t; ++k) mx = maxima(r, k) > mx ? maxima(r, k) : mx;
-        const int target = token_at(ts.seed, ts.micro_batch, r / ts.seq, r % ts.seq + 1, ts.vocab) - v0;
+        const int target = token_at(ts.seed, ts.micro_batch, r / ts.seq, ts.pos(r % ts.seq) + 1, ts.vocab) - v0;
         const S inv = S(1) / sums(r, 0);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(m, cols), [&](int j) {
           logits(r, j) = (logits(r, j) * inv - (j == target ? S(1) : S(0))) * inv_n;

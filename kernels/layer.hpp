@@ -4,6 +4,7 @@
 //   out = x2 + fc2(gelu(fc1(LN2(x2))))                fc2: row-parallel, all-reduced before its bias
 // What each pass stores and frees is listed on LayerStash; docs/transformer.md turns it into bytes.
 #include "kernels/attention.hpp"
+#include "kernels/context_parallel.hpp"
 #include "kernels/flash_attention_backward.hpp"
 #include "kernels/gelu.hpp"
 #include "kernels/layernorm.hpp"
@@ -76,6 +77,7 @@ struct LayerStash {
   typename V::Mat xhat1, y1;           // LN1 normalised input (I, W) and output = QKV input (W)
   typename V::Vec rstd1;               // I
   typename V::Heads q, k, v, probs;    // I; probs absent under selective recomputation
+  typename V::Mat lse;                 // I, context-parallel (instead of probs): [b*a/t, s/cp]
   typename V::Mat ctx;                 // attention output = projection input (W)
   typename V::Mat xhat2, y2;           // as LN1
   typename V::Vec rstd2;               // I
@@ -87,8 +89,8 @@ struct LayerStash {
 
   std::size_t bytes() const {
     return bytes_of(input) + bytes_of(xhat1) + bytes_of(y1) + bytes_of(rstd1) + bytes_of(q) + bytes_of(k) +
-           bytes_of(v) + bytes_of(probs) + bytes_of(ctx) + bytes_of(xhat2) + bytes_of(y2) + bytes_of(rstd2) +
-           bytes_of(u) + bytes_of(g) + bytes_of(dqkv) + bytes_of(dy1) + bytes_of(dx2) + bytes_of(dy2) +
+           bytes_of(v) + bytes_of(probs) + bytes_of(lse) + bytes_of(ctx) + bytes_of(xhat2) + bytes_of(y2) +
+           bytes_of(rstd2) + bytes_of(u) + bytes_of(g) + bytes_of(dqkv) + bytes_of(dy1) + bytes_of(dx2) + bytes_of(dy2) +
            bytes_of(du) + bytes_of(dout);
   }
 };
@@ -105,7 +107,8 @@ void all_reduce(const AllReduceHook<S, E>& hook, const typename Views<S, E>::Mat
 template <class S, class E>
 typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<S, E>& w,
                                         const typename Views<S, E>::Act& in, LayerStash<S, E>& st, bool keep_probs,
-                                        const AllReduceHook<S, E>& hook, const SeqParallel<S, E>* sp = nullptr) {
+                                        const AllReduceHook<S, E>& hook, const SeqParallel<S, E>* sp = nullptr,
+                                        const ContextParallel<S, E>* cp = nullptr) {
   using V = Views<S, E>;
   using Mat = typename V::Mat;
   using Vec = typename V::Vec;
@@ -133,10 +136,13 @@ typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<
     st.v = alloc<Heads>("pipebench::v", z, s, d);
     split_heads<S, E>(qkv, sh.batch, sh.seq, sh.heads, sh.head_dim, scale, st.q, st.k, st.v);
   }
-  if (keep_probs) st.probs = alloc<Heads>("pipebench::probs", z, s, s);
+  if (keep_probs && !cp) st.probs = alloc<Heads>("pipebench::probs", z, s, s);
   {
     const Heads o = alloc<Heads>("pipebench::attention_out", z, s, d);
-    if (sh.fused_attention)
+    if (cp) {
+      st.lse = alloc<Mat>("pipebench::cp_lse", z, s);
+      cp_attention_forward<S, E>(*cp, st.q, st.k, st.v, st.lse, o);
+    } else if (sh.fused_attention)
       flash_attention_forward<S, E>(st.q, st.k, st.v, o);
     else
       attention_forward<S, E>(st.q, st.k, st.v, st.probs, o);
@@ -179,7 +185,8 @@ typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<
 template <class S, class E>
 typename Views<S, E>::Act layer_backward_input(const LayerShape& sh, const LayerParams<S, E>& w,
                                                LayerStash<S, E>& st, const typename Views<S, E>::Act& dout,
-                                               const AllReduceHook<S, E>& hook, const SeqParallel<S, E>* sp = nullptr) {
+                                               const AllReduceHook<S, E>& hook, const SeqParallel<S, E>* sp = nullptr,
+                                               const ContextParallel<S, E>* cp = nullptr) {
   using V = Views<S, E>;
   using Mat = typename V::Mat;
   using Heads = typename V::Heads;
@@ -220,14 +227,18 @@ typename Views<S, E>::Act layer_backward_input(const LayerShape& sh, const Layer
     const Heads dq = alloc<Heads>("pipebench::dq", z, s, d);
     const Heads dk = alloc<Heads>("pipebench::dk", z, s, d);
     const Heads dv = alloc<Heads>("pipebench::dv", z, s, d);
-    if (sh.fused_attention) {  // F's output again, as heads, for the rows' D_i = sum dO O
+    if (sh.fused_attention || cp) {  // F's output again, as heads, for the rows' D_i = sum dO O
       const Heads o = alloc<Heads>("pipebench::attention_out", z, s, d);
       unmerge_heads<S, E>(st.ctx, sh.batch, sh.seq, sh.heads, sh.head_dim, o);
-      flash_attention_backward<S, E>(st.q, st.k, st.v, o, dctx, dq, dk, dv);
+      if (cp)
+        cp_attention_backward<S, E>(*cp, st.q, st.k, st.v, o, st.lse, dctx, dq, dk, dv);
+      else
+        flash_attention_backward<S, E>(st.q, st.k, st.v, o, dctx, dq, dk, dv);
     } else {
       attention_backward_input<S, E>(st.q, st.k, st.v, st.probs, dctx, dq, dk, dv);
     }
     st.q = st.k = st.v = st.probs = Heads();
+    st.lse = Mat();
     st.dqkv = alloc<Mat>("pipebench::dqkv", n, 3 * ht);
     merge_heads_qkv<S, E>(dq, dk, dv, sh.batch, sh.seq, sh.heads, sh.head_dim, scale, st.dqkv);
   }

@@ -70,7 +70,7 @@ void check_stage(const TransformerConfig& c) {
 
 }  // namespace
 
-void check_runnable_by_kernels(const tf::Shape& m, const tf::Split& split) {
+void check_runnable_by_kernels(const tf::Shape& m, const tf::Split& /*split*/) {
   const std::string kernels = "the transformer kernels run ";
   if (m.kv() != m.heads)
     refuse("--kv-heads " + std::to_string(m.kv_heads), kernels + "multi-head attention only (--kv-heads = --heads " +
@@ -81,13 +81,34 @@ void check_runnable_by_kernels(const tf::Shape& m, const tf::Split& split) {
   // The MoE layer (kernels/moe.hpp) is tested on its own; the stage does not run it yet.
   if (m.experts > 0) refuse("--experts " + std::to_string(m.experts), kernels + "dense layers only so far");
   if (!m.learned_positions) refuse("a model without learned positions", kernels + "a learned [s, h] position table");
-  if (split.cp > 1)
-    refuse("--context-parallel " + std::to_string(split.cp), kernels + "whole sequences on each rank (cp = 1)");
 }
+
+namespace {
+
+// Context parallelism's own conditions (the cost model checks that cp divides s).
+void check_context_parallel(const TransformerConfig& c) {
+  if (c.context_parallel <= 1) return;
+  const std::string cp = std::to_string(c.context_parallel);
+  if (c.attention == Attention::fused)
+    refuse("--attention fused with --context-parallel " + cp,
+           "the transformer kernels run context-parallel attention unfused (--attention unfused)");
+  if (c.cp_chunks == CpChunks::zigzag && c.seq % (2 * c.context_parallel) != 0)
+    refuse("--seq " + std::to_string(c.seq) + " with --context-parallel " + cp + " and --cp-chunks zigzag",
+           "s must be a multiple of 2 x cp = " + std::to_string(2 * c.context_parallel) +
+               " (each rank holds two chunks of s/(2 cp))");
+  if (c.seq_split() && c.cp_seq() % c.tp_size != 0)
+    refuse("--sequence-parallel with --context-parallel " + cp + " and t = " + std::to_string(c.tp_size),
+           "the s/cp = " + std::to_string(c.cp_seq()) + " positions of a rank must split evenly over t");
+  if (c.cp_rank < 0 || c.cp_rank >= c.context_parallel)
+    throw Error("context-parallel rank " + std::to_string(c.cp_rank) + " is outside [0, " + cp + ")");
+}
+
+}  // namespace
 
 void validate(const TransformerConfig& c) {
   tf::check(c, c.split());
   check_runnable_by_kernels(c, c.split());
+  check_context_parallel(c);
   check_stage(c);
   require_int_range(static_cast<long long>(c.micro_batch) * c.seq, "micro-batch size x sequence length");
   require_int_range(4LL * c.hidden, "4 x hidden size");
@@ -105,6 +126,8 @@ std::uint64_t StageMemory::total(int in_flight) const {
 }
 
 const char* attention_name(Attention a) { return a == Attention::fused ? "fused" : "unfused"; }
+const char* cp_chunks_name(CpChunks c) { return c == CpChunks::contiguous ? "contiguous" : "zigzag"; }
+const char* cp_comm_name(CpComm c) { return c == CpComm::allgather ? "allgather" : "ring"; }
 
 Attention default_attention() {
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
@@ -178,6 +201,15 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   m.workspace = add(mul(add(add(mul(3, nh), mul(8, nht)), mul(mul(2, group), ss)), e), mul(8, n));
   if (c.recompute == Recompute::full && c.num_layers > 0)
     m.workspace = add(m.workspace, tf::stash(c, split, Recompute::none, tf::Part::layer, e).forward);
+  // Context-parallel attention: the K/V blocks in flight, the block scores and their gradient, two
+  // [b a/t, s/cp, s/cp], and the seven [b a/t, s/cp, d] copies of a block's window (q, dO, k, v, dq,
+  // dk, dv; kernels/context_parallel.hpp).
+  if (split.cp > 1 && c.num_layers > 0) {
+    const u64 local = s / static_cast<u64>(split.cp), z = static_cast<u64>(c.micro_batch) * (c.heads / t);
+    const u64 scores = mul(mul(2, z), mul(mul(local, local), e));
+    const u64 windows = mul(7, mul(mul(static_cast<u64>(c.micro_batch), local), mul(h / t, e)));
+    m.workspace = add(m.workspace, add(tf::cp_buffer_bytes(c, split, c.cp_comm, e), add(scores, windows)));
+  }
   return m;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/recompute.hpp"
+#include "analysis/transformer/context_parallel.hpp"
 #include "analysis/transformer/flops.hpp"
 #include "analysis/transformer/shape.hpp"
 
@@ -21,6 +22,13 @@ using analysis::Recompute;
 // flash attention's tiles in team scratch, no s x s matrix). The fused path stores what selective
 // recomputation stores and recomputes the scores in I, so the cost model counts it as selective.
 enum class Attention { unfused, fused };
+
+// Context parallelism's chunks of a sequence (`run --cp-chunks`, kernels/cp_positions.hpp) and how the
+// keys and values reach the queries (`run --cp-comm`, kernels/context_parallel.hpp).
+enum class CpChunks { zigzag, contiguous };
+using CpComm = analysis::transformer::CpExchange;
+const char* cp_chunks_name(CpChunks c);
+const char* cp_comm_name(CpComm c);
 constexpr Attention kAttentions[] = {Attention::unfused, Attention::fused};
 const char* attention_name(Attention a);
 // The faster of the two on this build's backend (docs/transformer.md, "Fused attention"): unfused on a
@@ -60,9 +68,16 @@ struct TransformerConfig : analysis::transformer::Shape {
   // inputs and outputs are [b, s/t, h]. Needs t > 1 and s % t == 0.
   bool sequence_parallel = false;
   bool seq_split() const { return sequence_parallel && tp_size > 1; }
-  int local_seq() const { return seq_split() ? seq / tp_size : seq; }
-  // Context parallelism (s/cp positions per rank): the kernels hold whole sequences and refuse cp > 1.
+  int local_seq() const { return seq_split() ? cp_seq() / tp_size : cp_seq(); }
+  // Context parallelism (kernels/context_parallel.hpp): this rank, cp_rank of context_parallel, holds
+  // cp_seq() = s/cp positions of every sequence (which ones: cp_chunks, kernels/cp_positions.hpp), and
+  // attention takes the other ranks' keys and values by cp_comm. Sequence parallelism then splits the
+  // s/cp positions over t. The unfused attention only.
   int context_parallel = 1;
+  int cp_rank = 0;
+  CpChunks cp_chunks = CpChunks::zigzag;
+  CpComm cp_comm = CpComm::ring;
+  int cp_seq() const { return seq / context_parallel; }
 
   // This rank's split and this stage's parts, as the cost model names them.
   analysis::transformer::Split split() const;
@@ -73,7 +88,8 @@ struct TransformerConfig : analysis::transformer::Shape {
 };
 
 // UsageError, one line, for what the model describes but the kernels cannot run: grouped-query
-// attention, a gated MLP or another MLP size than 4h, experts, positions that are not learned, cp > 1.
+// attention, a gated MLP or another MLP size than 4h, experts, positions that are not learned,
+// fused attention under cp > 1, s not divisible by 2·cp (zigzag chunks) or cp (contiguous).
 void check_runnable_by_kernels(const analysis::transformer::Shape& m, const analysis::transformer::Split& split);
 
 // Throws UsageError naming the bad value: the cost model's checks (analysis::transformer::check: zero

@@ -47,6 +47,9 @@ class TransformerStage {
   // saw only its s/t positions) with one all-reduce (TpPoint::layernorm_grads). Call once per step,
   // after the last W and before the gradients are read or reduced over data-parallel ranks.
   void sum_sequence_parallel_grads();
+  // Context parallelism (config().context_parallel > 1): the exchanges of the keys and values over the
+  // cp group (kernels/context_parallel.hpp). Needed before the first forward.
+  void set_context_parallel(CpOps ops) { cp_.ops = std::move(ops); }
 
   const TransformerConfig& config() const { return cfg_; }
 
@@ -125,6 +128,8 @@ class TransformerStage {
   void reduce(const Matrix& m, TpPoint p) const { all_reduce<S, E>(all_reduce_, m, p); }
   SeqParallel<S, E> sp_;
   const SeqParallel<S, E>* sp() const { return cfg_.seq_split() ? &sp_ : nullptr; }
+  ContextParallel<S, E> cp_;
+  const ContextParallel<S, E>* cp() const { return cfg_.context_parallel > 1 ? &cp_ : nullptr; }
   std::vector<Flat> layernorm_grads() const;
 };
 
@@ -137,7 +142,7 @@ TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllRed
   if (cfg_.attention == Attention::fused)
     if (const std::string why = fused_attention_refusal(cfg_, sizeof(S)); !why.empty()) throw UsageError(why);
   shape_.batch = cfg_.micro_batch;
-  shape_.seq = cfg_.seq;
+  shape_.seq = cfg_.cp_seq();
   shape_.hidden = cfg_.hidden;
   shape_.heads = cfg_.heads / cfg_.tp_size;
   shape_.head_dim = cfg_.hidden / cfg_.heads;
@@ -145,7 +150,9 @@ TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllRed
   sp_.t = cfg_.tp_size;
   sp_.rank = cfg_.tp_rank;
   sp_.batch = cfg_.micro_batch;
-  sp_.seq = cfg_.seq;
+  sp_.seq = cfg_.cp_seq();
+  cp_.pos = {cfg_.context_parallel, cfg_.cp_rank, cfg_.cp_seq(), cfg_.cp_chunks};
+  cp_.comm = cfg_.cp_comm;
   table_ = parameter_table(cfg_);
   const std::size_t total = table_.empty() ? 0 : table_.back().offset + table_.back().size();
   weights_ = alloc<Flat>("pipebench::weights", total);
@@ -190,7 +197,7 @@ LayerParams<S, E> TransformerStage<S, E>::layer_views(const Flat& f, std::size_t
 
 template <class S, class E>
 TokenSource TransformerStage<S, E>::tokens(int mb) const {
-  return TokenSource{cfg_.seed, mb, cfg_.micro_batch, cfg_.seq, cfg_.vocab};
+  return TokenSource{cfg_.seed, mb, cfg_.micro_batch, cfg_.cp_seq(), cfg_.vocab, cp_.pos};
 }
 
 template <class S, class E>
@@ -227,12 +234,14 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     throw Error("transformer stage: forward of micro-batch " + std::to_string(mb) + " while it is still in flight");
   if (sp() && !(sp_.all_gather && sp_.reduce_scatter))
     throw Error("transformer stage: sequence parallelism needs set_sequence_parallel() before the first forward");
+  if (cp() && !(cp_.comm == CpComm::ring ? bool(cp_.ops.ring) : cp_.ops.all_gather && cp_.ops.reduce_scatter))
+    throw Error("transformer stage: context parallelism needs set_context_parallel() before the first forward");
   MicroBatch st;
   st.layers.resize(static_cast<std::size_t>(cfg_.num_layers));
   Activations x;
   if (cfg_.embedding) {
     x = alloc<Activations>("pipebench::embedding_out", static_cast<std::size_t>(cfg_.micro_batch),
-                           static_cast<std::size_t>(cfg_.seq), static_cast<std::size_t>(cfg_.hidden));
+                           static_cast<std::size_t>(cfg_.cp_seq()), static_cast<std::size_t>(cfg_.hidden));
     const Matrix xm = as_matrix<Matrix>(x, shape_.rows(), x.extent(2));
     if (sp()) {
       // Sequence-parallel: the summed lookups are reduce-scattered (vocabulary-parallel) or this rank's
@@ -244,7 +253,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
         embedding_forward_partial<S, E>(tokens(mb), wte_, vocab_start(), xm);
         E().fence();
         sp_.scatter(xm, TpPoint::embedding_forward, xlm);
-        embedding_add_positions<S, E>(cfg_.local_seq(), wpe_, xlm, cfg_.tp_rank * cfg_.local_seq());
+        embedding_add_positions<S, E>(cfg_.local_seq(), wpe_, xlm, cfg_.tp_rank * cfg_.local_seq(), cp_.pos);
       } else {
         embedding_forward<S, E>(tokens(mb), wte_, wpe_, xm);
         sp_.take(xm, xlm);
@@ -253,7 +262,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     } else if (cfg_.vocab_split()) {
       embedding_forward_partial<S, E>(tokens(mb), wte_, vocab_start(), xm);
       reduce(xm, TpPoint::embedding_forward);
-      embedding_add_positions<S, E>(cfg_.seq, wpe_, xm);
+      embedding_add_positions<S, E>(cfg_.cp_seq(), wpe_, xm, 0, cp_.pos);
     } else {
       embedding_forward<S, E>(tokens(mb), wte_, wpe_, xm);
     }
@@ -265,10 +274,10 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     if (cfg_.recompute == Recompute::full) {
       st.layers[l].input = x;
       LayerStash<S, E> discarded;
-      x = layer_forward<S, E>(shape_, layer_w_[l], x, discarded, false, all_reduce_, sp());
+      x = layer_forward<S, E>(shape_, layer_w_[l], x, discarded, false, all_reduce_, sp(), cp());
     } else {
       x = layer_forward<S, E>(shape_, layer_w_[l], x, st.layers[l], modelled_recompute(cfg_) == Recompute::none, all_reduce_,
-                              sp());
+                              sp(), cp());
     }
     between_layers();
   }
@@ -299,10 +308,10 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
     if (cfg_.recompute == Recompute::full) {
       // Rebuild the complete stash (probabilities included) from the kept input, which it replaces.
       LayerStash<S, E> rebuilt;
-      layer_forward<S, E>(shape_, layer_w_[l], ls.input, rebuilt, true, all_reduce_, sp());
+      layer_forward<S, E>(shape_, layer_w_[l], ls.input, rebuilt, true, all_reduce_, sp(), cp());
       ls = std::move(rebuilt);
     }
-    dx = layer_backward_input<S, E>(shape_, layer_w_[l], ls, dx, all_reduce_, sp());
+    dx = layer_backward_input<S, E>(shape_, layer_w_[l], ls, dx, all_reduce_, sp(), cp());
     between_layers();
   }
   st.phase = Phase::input_done;
@@ -310,7 +319,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
   if (cfg_.embedding) {
     if (sp()) {  // the mirror of F's reduce-scatter: the embedding's W reads every row
       st.embedding_grad = alloc<Activations>("pipebench::embedding_grad", dx.extent(0),
-                                             static_cast<std::size_t>(cfg_.seq), dx.extent(2));
+                                             static_cast<std::size_t>(cfg_.cp_seq()), dx.extent(2));
       sp_.gather(as_matrix<Matrix>(dx, sp_.local_rows(), dx.extent(2)), TpPoint::embedding_backward,
                  as_matrix<Matrix>(st.embedding_grad, shape_.rows(), dx.extent(2)));
       E().fence();

@@ -55,6 +55,10 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
   t.vocab_parallel = c.vocab_parallel;
   t.sequence_parallel = c.sequence_parallel;
   static_cast<analysis::transformer::Moe&>(t) = c.moe;
+  t.context_parallel = c.context_parallel;
+  t.cp_rank = c.cp_rank;
+  t.cp_chunks = c.cp_chunks;
+  t.cp_comm = c.cp_comm;
   return t;
 }
 
@@ -90,7 +94,7 @@ class TransformerWorkload final : public Workload {
 
  public:
   TransformerWorkload(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, TpAllReduce tp,
-                      TpSequenceOps seq)
+                      TpSequenceOps seq, const CpOps& cp)
       : c_(c), s_(s) {
     const auto split = stage_layers(c, s.stages_per_pipe());
     typename Stage::AllReduce hook;
@@ -108,6 +112,7 @@ class TransformerWorkload final : public Workload {
             [rs = seq.reduce_scatter](const typename Stage::Matrix& send, const typename Stage::Matrix& recv, TpPoint) {
               rs(send.data(), recv.data(), recv.span() * sizeof(S), sizeof(S));
             });
+      if (c.context_parallel > 1) stage->set_context_parallel(cp);
       stage->set_between_layers([this] {
         if (progress_) progress_();
       });
@@ -409,10 +414,12 @@ KokkosSession::~KokkosSession() {
 }
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
-                                                    int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence) {
+                                                    int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence,
+                                                    CpOps cp) {
   if (c.fp64)
-    return std::make_unique<TransformerWorkload<double>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence));
-  return std::make_unique<TransformerWorkload<float>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence));
+    return std::make_unique<TransformerWorkload<double>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence),
+                                                         cp);
+  return std::make_unique<TransformerWorkload<float>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence), cp);
 }
 
 

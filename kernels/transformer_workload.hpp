@@ -68,6 +68,10 @@ struct TransformerWorkloadConfig {
   int tp_size = 1, tp_rank = 0;
   bool sequence_parallel = false;  // kernels/transformer_config.hpp; needs tp_size > 1 and seq % tp_size == 0
   analysis::transformer::Moe moe;  // the MoE layers (analysis/transformer/shape.hpp); experts 0: dense
+  // Context parallelism (kernels/transformer_config.hpp): rank cp_rank of context_parallel.
+  int context_parallel = 1, cp_rank = 0;
+  CpChunks cp_chunks = CpChunks::zigzag;
+  CpComm cp_comm = CpComm::ring;
   // Micro-batch k of this pipeline reads data sample mb_offset + k (data-parallel replicas differ).
   int mb_offset = 0;
   // The stage-boundary messages are the kernels' own memory (NCCL's device buffers), used in place;
@@ -124,7 +128,8 @@ std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const an
                                     bool zero, int buckets, int dp, int dp_rank);
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
-                                                    int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence = {});
+                                                    int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence = {},
+                                                    CpOps cp = {});
 
 // Kokkos for the lifetime of a `pipebench run`: initialised here unless the program already did, and
 // then finalised here. Also sets the host BLAS to `blas_threads` threads (ranks share the cores) and

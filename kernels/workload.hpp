@@ -26,6 +26,21 @@ struct TpSequenceOps {
   TpCollective all_gather, reduce_scatter;
 };
 
+// The exchanges over the context-parallel group, on the kernels' memory; the caller provides them
+// (bench/run/context_parallel.cpp over the cp communicator) and kernels/context_parallel.hpp uses them.
+struct CpOps {
+  // Sends bytes_per_rank, receives cp blocks of it in rank order.
+  std::function<void(const void* send, void* recv, std::size_t bytes_per_rank)> all_gather;
+  // Sends cp blocks of count_per_rank elements, receives the sum of every rank's block `rank`.
+  std::function<void(const void* send, void* recv, std::size_t count_per_rank, int element_bytes)> reduce_scatter;
+  // Posts a send of `bytes` to the next rank of the ring and a receive from the previous one, on the
+  // message stream `stream` (0: keys and values, 1: their gradients); returns the wait for both.
+  std::function<std::function<void()>(const void* send, void* recv, std::size_t bytes, int stream)> ring;
+  // Test-only: the ring's forward leaves out the block of this step (-1: none), so that a test can see
+  // a missing step caught.
+  int skip_ring_step = -1;
+};
+
 class Workload {
  public:
   virtual ~Workload() = default;

@@ -6,6 +6,7 @@
 
 #include "analysis/plan/gemm.hpp"
 #include "analysis/transformer/activations.hpp"
+#include "analysis/transformer/context_parallel.hpp"
 #include "analysis/transformer/flops.hpp"
 
 namespace pipebench::analysis::plan {
@@ -152,12 +153,15 @@ PartCosts layer_part(const Problem& pr, const Layout& l, const AxisStrides& stri
   p.ops.push_back(comm_cost(l.sequence_parallel ? "tp-allgather-reducescatter" : "tp-allreduce", "tp", 2 * one,
                             2 * one + rerun));
   // Context parallelism, all-gather form (Meta 2024 §3.3.2): K and V gathered from the cp ranks in F,
-  // their gradients reduce-scattered in I; its group leaves the node once t cp ranks exceed it.
+  // their gradients reduce-scattered in I, the bytes of analysis/transformer/context_parallel.hpp
+  // (Megatron's: the gathered K/V kept from F); its group leaves the node once t cp ranks exceed it.
   if (l.cp > 1) {
-    const double kv = 2 * pr.value_bytes * tf::tokens(md, split) * static_cast<double>(md.kv_width()) / l.t * l.cp;
+    const double kv = l.cp * pr.value_bytes * static_cast<double>(tf::cp_kv_block_bytes(md, split, 1));
+    const tf::CpSent sent =
+        tf::cp_sent_per_layer(md, split, tf::CpExchange::allgather, l.recompute, tf::Convention::megatron, 1);
     const bool inter = std::int64_t{l.t} * l.cp > node_gpus(pr);
     const double g = collective(mc, inter, kv, l.cp, 1);
-    p.ops.push_back(comm_cost("cp-allgather-kv", "cp", g, g + (l.recompute == Recompute::full ? g : 0)));
+    p.ops.push_back(comm_cost("cp-allgather-kv", "cp", g, g * static_cast<double>(sent.backward) / sent.forward));
   }
   total(p, l.tp_overlap, l.async_tp);
   return p;

@@ -11,8 +11,9 @@ namespace {
 
 // Elements per row (token) of a kept tensor on one rank: the hidden size, one (a statistic), the
 // tensor-parallel shares of the query, key/value and QKV widths, of fc1's output (g f) and of the MLP
-// (f), the s x s scores of this rank's a/t heads, this rank's vocabulary.
-enum class Width { hidden, one, q, kv, qkv, fc1_out, ffn, scores, vocab };
+// (f), the s x s scores of this rank's a/t heads, this rank's vocabulary, one value per head of the
+// a/t (a statistic per head: context parallelism's log-sum-exp).
+enum class Width { hidden, one, q, kv, qkv, fc1_out, ffn, scores, vocab, heads };
 // Rows: `sequence` tensors live in the sequence-parallel regions (s/t positions per rank when split);
 // `gathered` ones hold every position of the micro-batch.
 enum class Rows { sequence, gathered };
@@ -53,6 +54,9 @@ constexpr Row kTable[] = {
     {Part::layer, "K", "attention", Width::kv, false, value(all, fi), value(all, fi)},
     {Part::layer, "V", "attention", Width::kv, false, value(all, fi), value(all, fi)},
     {Part::layer, "softmax output", "attention", Width::scores, false, value(all, fi), value(all, fi)},
+    // Context-parallel (cp > 1), the kernels keep each query row's log-sum-exp instead of the
+    // probabilities, which span every rank's keys (kernels/context_parallel.hpp).
+    {Part::layer, "attention log-sum-exp (cp)", "attention", Width::heads, false, value(all, fi), kNot},
     {Part::layer, "attention dropout mask", "attention", Width::scores, false, kNot, mask(all)},
     {Part::layer, "attention dropout output", "attention", Width::scores, false, kNot, value(all, fi)},
     {Part::layer, "projection input", "proj", Width::q, false, value(all, fw), value(all, fw)},
@@ -91,6 +95,7 @@ std::uint64_t width_of(const Shape& m, const Split& s, Width w) {
     case Width::ffn: return u64(m.ffn_size()) / t;
     case Width::scores: return mul(u64(m.heads) / t, u64(m.seq));
     case Width::vocab: return u64(s.vocab_split() ? m.vocab / s.t : m.vocab);
+    case Width::heads: return u64(m.heads) / t;
   }
   return 0;
 }
@@ -130,7 +135,10 @@ std::vector<Kept> kept(const Shape& m, const Split& split, Recompute r, Part par
   for (const Row& row : kTable) {
     Life life = Life::f_to_i;
     const Keep& k = keep(row, c);
-    if (row.part != part || !live(row, k, r, c == Convention::megatron && flash, &life)) continue;
+    // The kernels' context-parallel attention keeps the log-sum-exp in place of the probabilities.
+    const bool cp_kernels = c == Convention::pipebench && split.cp > 1;
+    if (row.width == Width::heads && !cp_kernels) continue;
+    if (row.part != part || !live(row, k, r, (c == Convention::megatron && flash) || cp_kernels, &life)) continue;
     out.push_back({row.tensor, row.op, k.element, life, mul(rows_of(m, split, k.rows), width_of(m, split, row.width))});
   }
   return out;

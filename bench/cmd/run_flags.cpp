@@ -115,6 +115,14 @@ void add_model_flags(CLI::App& cmd, RunSettings& r) {
   add(cmd, {"--sequence-parallel", "With t > 1: LayerNorms and residuals hold s/t positions (all-gather/reduce-scatter)"},
       md.sequence_parallel)
       ->group(model);
+  add(cmd, {"--cp-comm", "With --context-parallel: keys and values by a ring of sends posted ahead, or all-gathered"},
+      md.cp_comm, {{"ring", kernels::CpComm::ring}, {"allgather", kernels::CpComm::allgather}})
+      ->group(model)
+      ->each([&r](const std::string&) { r.cp_comm_given = true; });
+  add(cmd, {"--cp-chunks", "With --context-parallel: zigzag (rank i: chunks i, 2cp-1-i of 2cp) or contiguous chunks"},
+      md.cp_chunks, {{"zigzag", kernels::CpChunks::zigzag}, {"contiguous", kernels::CpChunks::contiguous}})
+      ->group(model)
+      ->each([&r](const std::string&) { r.cp_chunks_given = true; });
   add(cmd, {"--tie-embeddings", "Output layer shares the token embedding's matrix (synced over the embedding group)"},
       md.tie_embeddings)
       ->group(model);

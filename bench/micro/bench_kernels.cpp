@@ -160,7 +160,7 @@ void register_ends(const Shape& sh) {
   const double N = sh.n(), H = sh.h;
   // Embedding (first stage) and loss (last stage), vocabulary V.
   const double Vc = sh.vocab;
-  const pk::TokenSource src{1, 0, sh.b, sh.s, sh.vocab};
+  const pk::TokenSource src{1, 0, sh.b, sh.s, sh.vocab, {}};
   reg("embedding/F", [=](benchmark::State& st) {
     const auto wte = mat(static_cast<std::size_t>(sh.vocab), h, 18), wpe = mat(s, h, 19);
     V::Mat x("x", n, h);

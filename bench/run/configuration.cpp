@@ -17,6 +17,7 @@
 #include <utility>
 #include <thread>
 
+#include "bench/run/context_parallel.hpp"
 #include "bench/run/gather.hpp"
 #include "bench/run/job.hpp"
 #include "bench/run/stop.hpp"
@@ -43,22 +44,24 @@ void inject_failure(const RunSettings& rs, int config, int step) {
 // FLOP rate (all ranks at once, sharing the cores as the run will) into `blas_rate`.
 std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Plan& pl, const topology::Coords& me,
                                                  int pp_rank, const kernels::TpAllReduce& tp,
-                                                 const kernels::TpSequenceOps& tp_sequence, double& blas_rate) {
+                                                 const kernels::TpSequenceOps& tp_sequence, const kernels::CpOps& cp,
+                                                 double& blas_rate) {
   const analysis::Schedule& s = pl.schedule;
   if (rs.workload == WorkloadKind::transformer) {
     kernels::TransformerWorkloadConfig m = pl.model;
     m.tp_rank = me.tp;
+    m.cp_rank = me.cp;
     m.mb_offset = me.dp * s.m;  // data-parallel replicas read different samples
     m.device_messages = rs.backend == "nccl";
     // Measured once per shape in a sweep: the configurations of one model share it.
     static std::map<std::tuple<int, int, int, bool>, double> measured;
-    const auto shape = std::make_tuple(m.seq * m.micro_batch, m.hidden, 4 * m.hidden / m.tp_size, m.fp64);
+    const auto shape = std::make_tuple(m.seq / m.context_parallel * m.micro_batch, m.hidden, 4 * m.hidden / m.tp_size, m.fp64);
     auto it = measured.find(shape);
     if (it == measured.end())
       it = measured.emplace(shape, kernels::measure_gemm_rate(std::get<0>(shape), std::get<1>(shape), std::get<2>(shape),
                                                               m.fp64, 0.2)).first;
     blas_rate = it->second;
-    return kernels::make_transformer_workload(m, s, pp_rank, tp, tp_sequence);
+    return kernels::make_transformer_workload(m, s, pp_rank, tp, tp_sequence, cp);
   }
   const SyntheticSettings& y = rs.synthetic;
   const Times& t = pl.times;
@@ -150,10 +153,17 @@ SweepComms::SweepComms(const RunSettings& rs, const std::vector<Plan>& plans, co
     auto [it, fresh] = groups_.try_emplace(to_string(mp));
     if (!fresh) continue;
     Groups& g = it->second;
-    g.grid = std::make_unique<topology::MpiGrid>(topology::Grid(mp.t, mp.p, mp.d, 1, rs.order), MPI_COMM_WORLD);
-    g.pp = comm::make_communicator(rs.backend, g.grid->comm(topology::GroupKind::pp).get(), "pp", opts);
-    if (mp.t > 1) g.tp = comm::make_communicator(rs.backend, g.grid->comm(topology::GroupKind::tp).get(), "tp", opts);
-    if (mp.d > 1) g.dp = comm::make_communicator(rs.backend, g.grid->comm(topology::GroupKind::dp).get(), "dp", opts);
+    using topology::GroupKind;
+    std::vector<GroupKind> kinds(topology::kGroupKinds.begin(), topology::kGroupKinds.end());
+    if (rs.cp > 1) kinds.insert(kinds.end(), {GroupKind::cp, GroupKind::dp_cp});
+    g.grid = std::make_unique<topology::MpiGrid>(run_grid(rs, mp), MPI_COMM_WORLD, kinds);
+    g.pp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::pp).get(), "pp", opts);
+    if (mp.t > 1) g.tp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::tp).get(), "tp", opts);
+    if (mp.d > 1) g.dp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::dp).get(), "dp", opts);
+    if (rs.cp > 1) {
+      g.cp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::cp).get(), "cp", opts);
+      g.dp_cp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::dp_cp).get(), "dp-cp", opts);
+    }
   }
   // NCCL matches point-to-point by order and runs a communicator's operations in turn: the pipeline's
   // messages take one link per direction (bench/run/links.hpp), built for the links every schedule of
@@ -284,7 +294,7 @@ Measurement measured_run(const RunSettings& rs, const Plan& pl, const topology::
 
 std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& pl, SweepComms& sweep) {
   const Mapping& mp = pl.mapping;
-  const topology::Grid grid(mp.t, mp.p, mp.d, 1, rs.order);
+  const topology::Grid grid = run_grid(rs, mp);
   const SweepComms::Groups& groups = sweep.groups(mp);
   const topology::MpiGrid& mg = *groups.grid;
   comm::Communicator* const pp = groups.pp.get();
@@ -299,7 +309,8 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
     exec->tp_reduce_scatter(send, recv, n, elem);
   };
   RankRecords mine;
-  const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, tp_seq, mine.blas_rate);
+  const kernels::CpOps cp_ops = groups.cp ? make_cp_ops(*groups.cp) : kernels::CpOps{};
+  const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, tp_seq, cp_ops, mine.blas_rate);
   ExecutorConfig ec;
   ec.dp_buckets = rs.dp_buckets;
   ec.zero = rs.zero;
@@ -311,7 +322,9 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   const bool faulty = test_fault().rank == world_rank() && test_fault().config == pl.index;
   ec.test_stop = faulty && test_fault().mode == 'a';
   ec.test_term = faulty && test_fault().mode == 't';
-  exec = std::make_unique<Executor>(pl.schedule, *pp, groups.tp.get(), groups.dp.get(), sweep.world(), *work, ec);
+  // Megatron-Core reduces the gradients (and shards ZeRO-1's state) over the cp x d ranks of a replica.
+  comm::Communicator* const dp = groups.dp_cp ? groups.dp_cp.get() : groups.dp.get();
+  exec = std::make_unique<Executor>(pl.schedule, *pp, groups.tp.get(), dp, sweep.world(), *work, ec);
   std::vector<RankRecords> all = run_steps(rs, pl, sweep, mg, *exec, *work, mine);
   if (sweep.world().rank() != 0) return std::nullopt;
   return measured_run(rs, pl, grid, mg, measure_input(rs, pl, std::move(all)));

@@ -100,7 +100,7 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
       {"m", std::to_string(s.m)},
       // 0 is the default, p: `--group p` is the same configuration.
       {"group", std::to_string(pl.group == s.p ? 0 : pl.group)},
-      {"order", rs.order},
+      {"order", run_order(rs)},
       {"backend", rs.backend},
       {"workload", workload_name(rs.workload)},
       {"dp_buckets", std::to_string(rs.dp_buckets)},
@@ -128,6 +128,11 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
     if (md.attention == kernels::Attention::fused) m["attention"] = kernels::attention_name(md.attention);
     if (md.vocab_parallel && pl.mapping.t > 1) m["vocab_parallel"] = "1";
     if (md.sequence_parallel) m["sequence_parallel"] = "1";
+    if (rs.cp > 1) {  // only where set, so that earlier files' keys stay the same
+      m["context_parallel"] = std::to_string(rs.cp);
+      m["cp_comm"] = kernels::cp_comm_name(md.cp_comm);
+      m["cp_chunks"] = kernels::cp_chunks_name(md.cp_chunks);
+    }
     if (rs.zero) m["zero"] = std::to_string(rs.zero);
     if (md.grad_reduce_bf16) m["grad_reduce_dtype"] = "bf16";
     if (rs.zero == 3 && rs.reshard_after_forward == 0) m["reshard_after_forward"] = "0";
@@ -175,10 +180,27 @@ void check_moe(const RunSettings& rs) {
   analysis::transformer::check_expert_parallel(moe, rs.ep);
 }
 
+// --context-parallel and its flags: the transformer over MPI only, a cp that divides the job.
+void check_context_parallel(const RunSettings& rs, int world_size) {
+  const std::string cp = "--context-parallel " + std::to_string(rs.cp);
+  if (rs.cp == 1) {
+    for (const auto& [given, flag] : {std::pair{rs.cp_comm_given, "--cp-comm"}, {rs.cp_chunks_given, "--cp-chunks"}})
+      if (given) throw UsageError(std::string(flag) + " needs --context-parallel > 1 (it is 1)");
+    return;
+  }
+  if (rs.workload != WorkloadKind::transformer)
+    throw UsageError(cp + " needs --workload transformer (the synthetic workload has no context-parallel traffic)");
+  if (rs.backend != "mpi")
+    throw UsageError(cp + " needs --backend mpi (its exchanges use host memory)");
+  if (world_size % rs.cp != 0)
+    throw UsageError(cp + " does not divide the job's " + std::to_string(world_size) + " ranks");
+}
+
 // The settings that do not depend on the configuration; returns the synthetic times in seconds.
 Times check_settings(const RunSettings& rs, int world_size) {
   check_moe(rs);
-  refuse_cp_ep(rs.cp, rs.ep, "run");
+  refuse_cp_ep(1, rs.ep, "run");
+  check_context_parallel(rs, world_size);
   auto need_unit = [](const Duration& d, const char* flag) {
     if (!d.has_unit) throw UsageError(std::string(flag) + " '" + to_text(d) + "' needs a unit: s, ms, us or ns (e.g. 2ms)");
   };
@@ -237,16 +259,18 @@ Times check_settings(const RunSettings& rs, int world_size) {
   if (rs.backend != "mpi" && rs.backend != "nccl")
     throw UsageError("--backend " + quoted(rs.backend) + " is not allowed: mpi or nccl");
   for (const auto& mp : rs.mappings)
-    if (static_cast<long long>(mp.t) * mp.p * mp.d != world_size)
-      throw UsageError("--mapping " + to_string(mp) + " needs t*p*d = " +
-                       std::to_string(static_cast<long long>(mp.t) * mp.p * mp.d) + " ranks, but the job has " +
-                       std::to_string(world_size) + " (start it with mpiexec -n <t*p*d>, or change --mapping)");
+    if (static_cast<long long>(mp.t) * rs.cp * mp.p * mp.d != world_size)
+      throw UsageError("--mapping " + to_string(mp) + (rs.cp > 1 ? " with --context-parallel " + std::to_string(rs.cp) : "") +
+                       " needs t*" + (rs.cp > 1 ? "cp*" : "") + "p*d = " +
+                       std::to_string(static_cast<long long>(mp.t) * rs.cp * mp.p * mp.d) + " ranks, but the job has " +
+                       std::to_string(world_size) + " (start it with mpiexec -n <t*" + (rs.cp > 1 ? "cp*" : "") +
+                       "p*d>, or change --mapping)");
   return parse_times(y.times);  // also checks tw < tb
 }
 
 // One configuration, planned; UsageError without the configuration's name (the caller adds it).
 void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, int v) {
-  topology::Grid grid(pl.mapping.t, pl.mapping.p, pl.mapping.d, 1, rs.order);  // checks the order string
+  run_grid(rs, pl.mapping);  // checks the order string
   const analysis::ScheduleRow& row = analysis::schedule_row(name);
   pl.group = row.takes_group() ? rs.group : 0;
   pl.schedule = analysis::make_schedule({name, pl.mapping.p, m, v, pl.group});
@@ -260,6 +284,7 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
   if (std::all_of(cost.begin(), cost.end(), [](double k) { return k == 1.0; })) pl.times.stage_cost.clear();
   pl.model = rs.model;
   pl.model.tp_size = pl.mapping.t;
+  pl.model.context_parallel = rs.cp;
   if (rs.workload == WorkloadKind::transformer) kernels::validate_model(pl.model, s.stages_per_pipe());
   // A schedule with two copies of the model (DualPipe) holds embedding and head copies this run does not tie.
   if (pl.model.tie_embeddings && row.pipes > 1)
@@ -273,8 +298,16 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
 
 }  // namespace
 
+std::string run_order(const RunSettings& s) {
+  return s.cp > 1 && s.order == topology::default_order() ? topology::default_order(s.cp) : s.order;
+}
+
+topology::Grid run_grid(const RunSettings& s, const Mapping& m) {
+  return topology::Grid(topology::Sizes{m.t, s.cp, m.p, m.d, 1}, 1, run_order(s));
+}
+
 std::vector<Mapping> sweep_mappings(const RunSettings& s, int world_size) {
-  return s.mappings.empty() ? std::vector<Mapping>{{1, world_size, 1}} : s.mappings;
+  return s.mappings.empty() ? std::vector<Mapping>{{1, world_size / s.cp, 1}} : s.mappings;
 }
 
 std::vector<Plan> plan_sweep(const RunSettings& rs, int world_size, std::vector<std::string>* duplicates) {

@@ -45,7 +45,8 @@ struct RunSettings {
   std::vector<int> vs{0};         // 0: the schedule's default
   int group = 0;                  // interleaved micro-batch group (0: p)
   std::string order = topology::default_order();
-  int cp = 1, ep = 1;  // refused above 1 until the stages that use them land
+  int cp = 1, ep = 1;  // cp: context parallelism of the transformer (model.cp_*); ep refused above 1
+  bool cp_comm_given = false, cp_chunks_given = false;  // --cp-comm, --cp-chunks: refused without cp > 1
   std::string backend = "mpi";
   WorkloadKind workload = WorkloadKind::synthetic;
   SyntheticSettings synthetic;
@@ -127,7 +128,13 @@ inline constexpr double kMinTimeout = 1e-3;              // --timeout, seconds: 
 inline constexpr double kMaxTimeout = 7 * 86400.0;       // a week
 inline constexpr int kPollsPerTimeout = 10;              // --poll-us at most --timeout / 10
 
-// The sweep's rank mappings: --mapping's, or 1 x world_size x 1 (a pipeline only) when none is given.
+// The order of the sweep's grids: --order, where cp > 1 and --order is the default tp-dp-pp the default
+// with cp, tp-cp-dp-pp (Megatron-Core's order without ep).
+std::string run_order(const RunSettings& s);
+// The rank grid of a mapping: t x cp x p x d under run_order (the Grid checks the order string).
+topology::Grid run_grid(const RunSettings& s, const Mapping& m);
+
+// The sweep's rank mappings: --mapping's, or 1 x world_size/cp x 1 (a pipeline only) when none is given.
 std::vector<Mapping> sweep_mappings(const RunSettings& s, int world_size);
 
 // Every configuration of the sweep (schedules x mappings x v x m, in that nesting order), checked:

@@ -1,6 +1,6 @@
 # The five-axis layout flags (--context-parallel, --expert-parallel; docs/topology.md) in `comm`, which
-# runs over the cp, ep, dp-cp and expert-dp groups, and in `run` and `plan`, which refuse them until
-# their stages land. Bad input: one line, exit code 2, on every rank, before any traffic (under mpiexec,
+# runs over the cp, ep, dp-cp and expert-dp groups, and in `run` and `plan`, which refuse
+# --expert-parallel until its stages land (run's --context-parallel: run_context_parallel.cmake). Bad input: one line, exit code 2, on every rank, before any traffic (under mpiexec,
 # printed once). pipebench_comm_test and _comm_quick come from comm.cmake.
 
 # The context-parallel groups of 1x1x2 with cp 2 (order tp-cp-dp-pp: ranks 0,1 and 2,3), read back.
@@ -37,15 +37,11 @@ pipebench_comm_test(pp_not_last NP 4 RC 2 ONCE "pipebench: error:"
   MATCH "^pipebench: error: order 'tp-ep-pp-dp' with p = 2, cp = 1 and ep = 2: pp must be the last axis unless p = 1 or ep = cp"
   ARGS --mapping 1x2x2 --expert-parallel 2 --order tp-ep-pp-dp ${_comm_quick})
 
-# run and plan: refused with one line until the issues that use them land (run: on every rank, in the
-# meeting that shares the verdict of the checks).
-foreach(_case "context-parallel;2" "expert-parallel;4")
-  list(GET _case 0 _flag)
-  list(GET _case 1 _n)
-  pipebench_mpirun_test(run_${_flag}_refused NP 2 RC 2 ONCE "pipebench: error:"
-    MATCH "pipebench: error: --${_flag} ${_n} is not allowed in pipebench run yet: expected 1 \\(pipebench topology and pipebench comm take it\\)\n"
-    ARGS --${_flag} ${_n} -o never.h5)
-endforeach()
+# run: --expert-parallel refused with one line until the issue that uses it lands (on every rank, in
+# the meeting that shares the verdict of the checks); --context-parallel: tests/cli/run_context_parallel.cmake.
+pipebench_mpirun_test(run_expert-parallel_refused NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "pipebench: error: --expert-parallel 4 is not allowed in pipebench run yet: expected 1 \\(pipebench topology and pipebench comm take it\\)\n"
+  ARGS --expert-parallel 4 -o never.h5)
 # plan predicts and searches context-parallel layouts (t cp p d GPUs, docs/model.md); no expert
 # parallelism yet.
 pipebench_cli_test(plan_expert-parallel_refused RC 2

@@ -90,9 +90,26 @@ TEST(TransformerConfig, RefusesWhatTheKernelsCannotRun) {
   expect_usage_error(c, "a model without learned positions is not allowed");
   c = ok();
   c.context_parallel = 2;
-  expect_usage_error(c, "--context-parallel 2 is not allowed: the transformer kernels run whole sequences");
+  c.attention = Attention::fused;
+  expect_usage_error(c, "--attention fused with --context-parallel 2 is not allowed: the transformer kernels run "
+                        "context-parallel attention unfused");
   EXPECT_THROW(estimate_memory(c), UsageError);
   EXPECT_THROW(stage_flops(c), UsageError);
+  c.attention = Attention::unfused;
+  EXPECT_NO_THROW(validate(c));
+  c.context_parallel = 32;  // s = 32: one position per rank is fine in one contiguous chunk, not in two
+  expect_usage_error(c, "--seq 32 with --context-parallel 32 and --cp-chunks zigzag is not allowed: s must be a "
+                        "multiple of 2 x cp = 64");
+  c.cp_chunks = CpChunks::contiguous;
+  EXPECT_NO_THROW(validate(c));
+  c = ok();  // s = 32 over cp = 4: 8 positions, which t = 8 splits but t = 16 would not; 8 heads allow t = 8
+  c.context_parallel = 4;
+  c.tp_size = 8;
+  c.sequence_parallel = true;
+  EXPECT_NO_THROW(validate(c));
+  c.context_parallel = 8;  // 4 positions per rank over t = 8
+  expect_usage_error(c, "--sequence-parallel with --context-parallel 8 and t = 8 is not allowed: the s/cp = 4 "
+                        "positions of a rank must split evenly over t");
 }
 
 TEST(TransformerConfig, ParameterCountIsTheLiteratureFormulaPlusTheUntiedHead) {

@@ -209,7 +209,7 @@ TEST(KernelGradients, CausalAttention) {
 }
 
 TEST(KernelGradients, Embedding) {
-  const TokenSource src{7, 3, 2, 4, 5};  // seed, micro-batch, b, s, V
+  const TokenSource src{7, 3, 2, 4, 5, {}};  // seed, micro-batch, b, s, V
   const int n = src.batch * src.seq, h = 3;
   auto wte = random_view(VD::Mat("wte", src.vocab, h), 41, 1.0);
   auto wpe = random_view(VD::Mat("wpe", src.seq, h), 42, 1.0);
@@ -240,7 +240,7 @@ TEST(KernelGradients, Embedding) {
 }
 
 TEST(KernelGradients, CrossEntropy) {
-  const TokenSource src{9, 1, 2, 3, 6};
+  const TokenSource src{9, 1, 2, 3, 6, {}};
   const int n = src.batch * src.seq, vocab = src.vocab;
   const auto logits0 = random_vec(n * vocab, 51, 3.0);
   VD::Mat logits("logits", n, vocab);

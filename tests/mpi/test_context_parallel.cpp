@@ -1,0 +1,290 @@
+// Context parallelism on real ranks against the whole model on one rank (whole_model.hpp), fp64,
+// 1e-10 relative to the largest value: the loss over the global batch, every gradient of every rank's
+// slice and the weights after several Adam steps, for the ring and the all-gather exchange and for
+// zigzag and contiguous chunks, alone and beside t, p and d. A ring that leaves out one step must not
+// match, and each rank sends the bytes of the traffic formula.
+//
+// Run on 2, 4 and 8 ranks: each world size takes the layouts of its size among 1x1x1 cp2, 1x1x1 cp4,
+// 1x2x1 cp2, 2x1x1 cp2, 1x1x2 cp2 and 2x2x1 cp2 (t x p x d, cp).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/catalog.hpp"
+#include "analysis/transformer/context_parallel.hpp"
+#include "bench/run/context_parallel.hpp"
+#include "bench/run/executor.hpp"
+#include "comm/factory.hpp"
+#include "kernels/transformer_workload.hpp"
+#include "kokkos_env.hpp"
+#include "topology/mpi_grid.hpp"
+#include "whole_model.hpp"
+
+using namespace pipebench;
+using pipebench::testing::global_index;
+using pipebench::testing::Reference;
+using pipebench::testing::whole_model;
+using pipebench::testing::world_size;
+
+namespace {
+
+struct Layout {
+  int t, p, d, cp;
+};
+
+std::vector<Layout> layouts_of_this_world() {
+  const std::vector<Layout> all = {{1, 1, 1, 2}, {1, 1, 1, 4}, {1, 2, 1, 2}, {2, 1, 1, 2}, {1, 1, 2, 2}, {2, 2, 1, 2}};
+  std::vector<Layout> out;
+  for (const auto& l : all)
+    if (l.t * l.p * l.d * l.cp == world_size()) out.push_back(l);
+  return out;
+}
+
+std::string name_of(const Layout& l) {
+  return std::to_string(l.t) + "x" + std::to_string(l.p) + "x" + std::to_string(l.d) + " cp" + std::to_string(l.cp);
+}
+
+struct Options {
+  kernels::CpComm exchange = kernels::CpComm::ring;
+  kernels::CpChunks chunks = kernels::CpChunks::zigzag;
+  std::string schedule = "1f1b";
+  kernels::Optimizer optimizer = kernels::Optimizer::adam;
+  double lr = 1e-3, weight_decay = 0.1;
+  bool tie = false, zero = false, sequence_parallel = false;
+  kernels::Recompute recompute = kernels::Recompute::none;
+  int steps = 3;
+  int skip_ring_step = -1;  // kernels::CpOps: the broken ring
+};
+
+kernels::TransformerWorkloadConfig tiny_model(const Layout& l, const Options& o) {
+  kernels::TransformerWorkloadConfig c;
+  c.hidden = 16;
+  c.heads = 2;
+  c.seq = 16;  // 2 cp chunks of 2 positions at cp = 4, split again by t = 2 under sequence parallelism
+  c.micro_batch = 2;
+  c.vocab = 32;
+  c.layers = 2 * l.p;
+  c.seed = 11;
+  c.fp64 = true;
+  c.tp_size = l.t;
+  c.context_parallel = l.cp;
+  c.cp_comm = o.exchange;
+  c.cp_chunks = o.chunks;
+  c.optimizer = o.optimizer;
+  c.lr = o.lr;
+  c.weight_decay = o.weight_decay;
+  c.tie_embeddings = o.tie;
+  c.sequence_parallel = o.sequence_parallel;
+  c.recompute = o.recompute;
+  return c;
+}
+
+struct Distributed {
+  topology::Coords me;
+  int dp_cp_rank = 0;
+  analysis::Schedule schedule;
+  kernels::TransformerWorkloadConfig config;
+  std::unique_ptr<kernels::Workload> work;
+  std::unique_ptr<comm::Communicator> pp;
+  bench::CpTraffic traffic;  // bytes this rank sent over the cp group in the last step
+  std::vector<bench::ActionRecord> actions;  // the last step's
+};
+
+Distributed run(const Layout& l, const Options& o, int m) {
+  const topology::Grid grid(topology::Sizes{l.t, l.cp, l.p, l.d, 1});
+  using topology::GroupKind;
+  topology::MpiGrid mg(grid, MPI_COMM_WORLD, {GroupKind::tp, GroupKind::pp, GroupKind::dp, GroupKind::cp, GroupKind::dp_cp});
+  auto world = comm::make_communicator("mpi", MPI_COMM_WORLD, "world");
+  Distributed r;
+  r.me = mg.coords();
+  r.pp = comm::make_communicator("mpi", mg.comm(GroupKind::pp).get(), "pp");
+  auto cp = comm::make_communicator("mpi", mg.comm(GroupKind::cp).get(), "cp");
+  std::unique_ptr<comm::Communicator> tp, dp_cp;
+  if (l.t > 1) tp = comm::make_communicator("mpi", mg.comm(GroupKind::tp).get(), "tp");
+  // Megatron-Core reduces the gradients (and shards ZeRO's state) over the cp x d ranks of a replica.
+  dp_cp = comm::make_communicator("mpi", mg.comm(GroupKind::dp_cp).get(), "dp-cp");
+  r.dp_cp_rank = dp_cp->rank();
+  r.schedule = analysis::make_schedule({o.schedule, l.p, m});
+  r.config = tiny_model(l, o);
+  r.config.tp_rank = r.me.tp;
+  r.config.cp_rank = r.me.cp;
+  r.config.mb_offset = r.me.dp * m;
+  std::unique_ptr<bench::Executor> exec;
+  const kernels::TpAllReduce fn = [&exec](void* data, std::size_t n, int e) { exec->tp_allreduce(data, n, e); };
+  kernels::TpSequenceOps seq;
+  seq.all_gather = [&exec](const void* s, void* rv, std::size_t n, int e) { exec->tp_allgather(s, rv, n, e); };
+  seq.reduce_scatter = [&exec](const void* s, void* rv, std::size_t n, int e) { exec->tp_reduce_scatter(s, rv, n, e); };
+  auto traffic = std::make_shared<bench::CpTraffic>();
+  kernels::CpOps ops = bench::make_cp_ops(*cp, traffic);
+  ops.skip_ring_step = o.skip_ring_step;
+  r.work = kernels::make_transformer_workload(r.config, r.schedule, r.pp->rank(), fn, seq, ops);
+  bench::ExecutorConfig ec;
+  ec.zero = o.zero;
+  exec = std::make_unique<bench::Executor>(r.schedule, *r.pp, tp.get(), dp_cp->size() > 1 ? dp_cp.get() : nullptr,
+                                           *world, *r.work, ec);
+  for (int k = 0; k < o.steps; ++k) {
+    *traffic = {};
+    exec->run_step(k, k + 1 == o.steps ? &r.actions : nullptr, nullptr);
+  }
+  r.traffic = *traffic;
+  return r;
+}
+
+// Whether every rank's gradients (its ZeRO-1 shards only, where sharded), weights and the mean loss
+// equal the whole model's; with `expect`, each mismatch is also a failure.
+bool matches(const Layout& l, const Options& o, int m, bool expect = true) {
+  const Distributed r = run(l, o, m);
+  const Reference ref = whole_model(r.config, l.d * m, o);
+  const analysis::Schedule& s = r.schedule;
+  const auto split = kernels::stage_layers(r.config, s.stages_per_pipe());
+  const int replicas = l.cp * l.d;
+  double worst_g = 0, worst_w = 0;
+  std::string where;
+  for (int st : s.stages_of_rank(r.pp->rank())) {
+    const auto table = kernels::parameter_table(kernels::stage_config(r.config, split, s.depth_of_stage(st)));
+    const auto* g = static_cast<const double*>(r.work->grad_data(st));
+    const auto* w = static_cast<const double*>(r.work->weight_data(st));
+    const std::size_t count = r.work->grad_bytes(st) / sizeof(double);
+    std::vector<bool> mine(count, !o.zero);
+    if (o.zero)
+      for (const auto& z : kernels::zero_shards(count, 1, replicas, r.dp_cp_rank))
+        for (std::size_t i = z.lo; i < z.hi; ++i) mine[i] = true;
+    for (const auto& prm : table)
+      for (std::size_t i = 0; i < prm.size(); ++i) {
+        const std::size_t gi = ref.offset.at(prm.name) + global_index(prm, l.t, r.me.tp, i);
+        const double dg = std::abs(g[prm.offset + i] - ref.grads[gi]);
+        if (mine[prm.offset + i] && dg > worst_g) worst_g = dg, where = prm.name;
+        worst_w = std::max(worst_w, std::abs(w[prm.offset + i] - ref.weights[gi]));
+      }
+  }
+  // Every cp rank of a last stage reports the mean over its positions: the mean of those is the loss.
+  double sums[2] = {0, 0}, all[2] = {0, 0};
+  if (r.me.tp == 0)
+    for (const auto& f : r.work->step_figures()) {
+      if (f.kind == kernels::Workload::FigureKind::loss_sum) sums[0] += f.value;
+      if (f.kind == kernels::Workload::FigureKind::loss_count) sums[1] += f.value;
+    }
+  MPI_Allreduce(sums, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  const bool loss_ok = std::abs(all[0] / all[1] - ref.loss) <= 1e-10 * std::abs(ref.loss);
+  int ok = worst_g <= 1e-10 * ref.grad_scale && worst_w <= 1e-10 * ref.weight_scale && loss_ok, every = 0;
+  MPI_Allreduce(&ok, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (expect) {
+    EXPECT_GT(ref.grad_scale, 0);
+    EXPECT_LE(worst_g, 1e-10 * ref.grad_scale) << "gradient of " << where << " on tp " << r.me.tp << " cp " << r.me.cp
+                                               << " pp " << r.me.pp << " dp " << r.me.dp;
+    EXPECT_LE(worst_w, 1e-10 * ref.weight_scale);
+    EXPECT_EQ(all[1], static_cast<double>(replicas * m));
+    EXPECT_NEAR(all[0] / all[1], ref.loss, 1e-10 * std::abs(ref.loss));
+  }
+  return every == 1;
+}
+
+}  // namespace
+
+TEST(ContextParallel, AdamStepsMatchTheWholeModelForBothExchangesAndChunkings) {
+  for (const auto& l : layouts_of_this_world())
+    for (auto exchange : {kernels::CpComm::ring, kernels::CpComm::allgather})
+      for (auto chunks : {kernels::CpChunks::zigzag, kernels::CpChunks::contiguous}) {
+        SCOPED_TRACE(name_of(l) + " " + kernels::cp_comm_name(exchange) + " " + kernels::cp_chunks_name(chunks));
+        Options o;
+        o.exchange = exchange;
+        o.chunks = chunks;
+        matches(l, o, 2 * l.p);
+      }
+}
+
+// With sequence parallelism (t = 2), ZeRO-1 over the dp-cp group, tied embeddings, split backward
+// (zb-h1) and full recomputation, which reruns the exchange inside I.
+TEST(ContextParallel, MatchesWithSequenceParallelZero1TiedEmbeddingsAndRecomputation) {
+  for (const auto& l : layouts_of_this_world()) {
+    SCOPED_TRACE(name_of(l));
+    Options o;
+    o.sequence_parallel = l.t > 1;
+    o.zero = true;
+    o.tie = true;
+    o.schedule = "zb-h1";
+    matches(l, o, 2 * l.p);
+    Options full;
+    full.recompute = kernels::Recompute::full;
+    full.exchange = kernels::CpComm::allgather;
+    matches(l, full, 2 * l.p);
+  }
+}
+
+TEST(ContextParallel, ARingWithoutOneStepDoesNotMatch) {
+  for (const auto& l : layouts_of_this_world()) {
+    SCOPED_TRACE(name_of(l));
+    Options o;
+    o.steps = 1;
+    o.skip_ring_step = l.cp - 1;
+    EXPECT_FALSE(matches(l, o, 2 * l.p, false));
+  }
+}
+
+// Activation memory: the peak a rank measured in 1F1B (p - depth micro-batches in flight, each its whole
+// forward stash) is the cost model's, and a layer's stash is the hand count of the kernels' LayerStash at
+// t = 1: b s/cp rows of xhat1, y1, q, k, v, ctx, xhat2, y2 (h each), u, g (4h each), 1/std twice and
+// the log-sum-exp of each of the a heads, 8-byte values: 8 b (s/cp) (16 h + 2 + a).
+TEST(ContextParallel, ActivationMemoryIsTheFormula) {
+  for (const auto& l : layouts_of_this_world())
+    for (auto exchange : {kernels::CpComm::ring, kernels::CpComm::allgather}) {
+      SCOPED_TRACE(name_of(l) + " " + kernels::cp_comm_name(exchange));
+      Options o;
+      o.exchange = exchange;
+      o.steps = 1;
+      const Distributed r = run(l, o, 2 * l.p);
+      const analysis::Schedule& s = r.schedule;
+      const auto split = kernels::stage_layers(r.config, s.stages_per_pipe());
+      const int depth = s.depth_of_stage(s.stages_of_rank(r.pp->rank()).front());
+      const auto c = kernels::stage_config(r.config, split, depth);
+      const kernels::StageMemory mem = kernels::estimate_memory(c, 8);
+      std::int64_t peak = 0;
+      for (const auto& a : r.actions) peak = std::max(peak, a.activation_bytes);
+      EXPECT_EQ(peak, static_cast<std::int64_t>((l.p - depth) * mem.forward_stash));
+      if (l.t == 1) {
+        EXPECT_EQ(mem.layer_forward_stash,
+                  8ull * c.micro_batch * (c.seq / l.cp) * (16ull * c.hidden + 2 + static_cast<unsigned>(c.heads)));
+      }
+    }
+}
+
+// Traffic: the bytes each rank sent over the cp group in a step are, per layer it holds and micro-batch,
+// the cost model's (analysis/transformer/context_parallel.hpp), with and without full recomputation.
+TEST(ContextParallel, BytesSentPerLayerAreTheFormula) {
+  for (const auto& l : layouts_of_this_world())
+    for (auto exchange : {kernels::CpComm::ring, kernels::CpComm::allgather})
+      for (auto recompute : {kernels::Recompute::none, kernels::Recompute::full}) {
+        SCOPED_TRACE(name_of(l) + " " + kernels::cp_comm_name(exchange) + " " + analysis::recompute_name(recompute));
+        Options o;
+        o.exchange = exchange;
+        o.recompute = recompute;
+        o.steps = 1;
+        const int m = 2 * l.p;
+        const Distributed r = run(l, o, m);
+        const analysis::Schedule& s = r.schedule;
+        const auto split = kernels::stage_layers(r.config, s.stages_per_pipe());
+        int layers = 0;
+        for (int st : s.stages_of_rank(r.pp->rank())) layers += split[s.depth_of_stage(st)];
+        const auto c = kernels::stage_config(r.config, split, 0);
+        const auto sent = analysis::transformer::cp_sent_per_layer(c, c.split(), exchange, recompute,
+                                                                   analysis::transformer::Convention::pipebench, 8);
+        const std::uint64_t expected = static_cast<std::uint64_t>(layers) * m * (sent.forward + sent.backward);
+        const bench::CpTraffic& got = r.traffic;
+        if (exchange == kernels::CpComm::ring) {
+          EXPECT_EQ(got.ring, expected);
+          EXPECT_EQ(got.all_gather + got.reduce_scatter, 0u);
+        } else {
+          EXPECT_EQ(got.all_gather + got.reduce_scatter, expected);
+          EXPECT_EQ(got.ring, 0u);
+        }
+        // The block: K and V of b s/cp positions, h/t wide, 8 bytes.
+        EXPECT_EQ(analysis::transformer::cp_kv_block_bytes(c, c.split(), 8),
+                  2ull * c.micro_batch * (c.seq / l.cp) * (c.hidden / l.t) * 8);
+      }
+}
