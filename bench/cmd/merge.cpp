@@ -1,18 +1,16 @@
 // `pipebench merge OUT.h5 IN.h5...`: one results file from several, e.g. the files of the tasks of a
 // Slurm job array (jobs/slurm/sweep.sbatch). Every complete run is read back whole and appended with the
 // same reader and writer `pipebench report` and `run` use, so it arrives with its configuration, its
-// metadata and its records, and every field a later schema adds goes with it. Groups under /comm (the
-// communication benchmarks) are copied object by object (H5Ocopy). Nothing is merged when an input has
-// another schema version, when one run (or /comm group) would arrive twice, or when a file cannot be
+// metadata and its records, and every field a later schema adds goes with it. The groups under /comm
+// (the communication benchmarks) are read by the same reading process and appended with append_comm.
+// Nothing is merged when an input has another schema version, when one run (or /comm group) would arrive twice, or when a file cannot be
 // read; the output is built under a temporary name and appears (or is replaced, --append) only when
 // complete, so a refusal or a failure leaves it as it was. docs/slurm.md ("Merging").
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -25,7 +23,6 @@
 #include "analysis/text.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
-#include "bench/results/h5.hpp"
 #include "bench/results/layout.hpp"
 #include "bench/results/store.hpp"
 
@@ -47,44 +44,14 @@ std::string identity(const RunResult& run) {
   return id;
 }
 
-// A /comm group of an input file, named by file and id.
-struct CommGroupRef {
-  std::size_t file = 0;
-  std::string name;  // "000001"
-  std::string identity;
-};
-
-// Every string attribute of the group and of its metadata/ and config/ subgroups: what tells one
-// invocation of `pipebench comm` from another.
-std::string comm_identity(hid_t g) {
-  std::string id;
-  for (const auto& a : h5::attr_names(g))
-    if (a != "complete" && H5Aexists(g, a.c_str()) > 0) {
-      const h5::Id attr(H5Aopen(g, a.c_str(), H5P_DEFAULT), H5Aclose);
-      const h5::Id type(H5Aget_type(attr.get()), H5Tclose);
-      if (H5Tget_class(type.get()) == H5T_STRING) id += a + '=' + h5::read_string_attr(g, a) + '\n';
-      else if (H5Tget_class(type.get()) == H5T_INTEGER) id += a + '=' + std::to_string(h5::read_int_attr(g, a)) + '\n';
-    }
-  for (const char* sub : {"metadata", "config"})
-    if (h5::object_kind(g, sub) == h5::ObjectKind::group) {
-      const h5::Id s = h5::open_group(g, sub);
-      for (const auto& a : h5::attr_names(s.get())) id += std::string(sub) + '/' + a + '=' + h5::read_string_attr(s.get(), a) + '\n';
-    }
+// What tells one invocation of `pipebench comm` from another: every attribute but complete, and the
+// whole of its config and metadata.
+std::string comm_identity(const CommResult& r) {
+  std::string id = r.op + '\n' + r.group + '\n' + r.backend + '\n' + r.mapping + '\n' + std::to_string(r.groups) + '\n' +
+                   std::to_string(r.group_size) + '\n' + std::to_string(r.one_group) + '\n';
+  for (const auto& [k, v] : r.config) id += "config/" + k + '=' + v + '\n';
+  for (const auto& [k, v] : r.metadata) id += "metadata/" + k + '=' + v + '\n';
   return id;
-}
-
-std::vector<CommGroupRef> comm_groups(const std::string& path, std::size_t file_index) {
-  std::vector<CommGroupRef> out;
-  const h5::Id file = open_results_file(path, false);
-  if (h5::object_kind(file.get(), "comm") != h5::ObjectKind::group) return out;
-  const h5::Id comm = h5::open_group(file.get(), "comm");
-  for (const auto& name : h5::link_names(comm.get())) {
-    if (h5::object_kind(comm.get(), name) != h5::ObjectKind::group) continue;
-    const h5::Id g = h5::open_group(comm.get(), name);
-    if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) continue;
-    out.push_back({file_index, name, comm_identity(g.get())});
-  }
-  return out;
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -101,8 +68,7 @@ std::string where(const std::string& path, const char* what, const std::string& 
 // What merge reads and judges before it writes anything.
 struct MergeInputs {
   std::vector<std::string> files;  // [0] the existing output (--append), then the inputs
-  std::vector<RunListing> listings;
-  std::vector<CommGroupRef> groups;
+  std::vector<RunListing> listings;  // with their /comm groups
   std::size_t first_input = 0;     // 1 when files[0] is the existing output
 };
 
@@ -118,6 +84,7 @@ MergeInputs read_inputs(const MergeSettings& o, bool out_exists) {
     const std::string& file = in.files[f];
     ReadRequest req;
     req.records = true;
+    req.comms = true;
     RunListing l = read_results(file, req);
     if (l.schema_version != kResultsSchemaVersion)
       throw UsageError(quoted(file, 200) + " has results schema version " + std::to_string(l.schema_version) +
@@ -132,12 +99,14 @@ MergeInputs read_inputs(const MergeSettings& o, bool out_exists) {
         throw UsageError(where(file, "run", std::to_string(r.id)) + " is the same run as " + it->second +
                          " (same configuration and metadata): duplicates are refused (nothing was written)");
     }
-    for (auto& g : comm_groups(file, f)) {
-      const auto [it, fresh] = seen_groups.emplace(g.identity, where(file, "/comm group", g.name));
+    for (const auto& d : l.damaged_comms)
+      throw UsageError(where(file, "/comm group", d.id ? run_name(d.id) : "list") + " is damaged (" + d.reason +
+                       "): merge copies only sound files (nothing was written)");
+    for (const auto& c : l.comms) {
+      const auto [it, fresh] = seen_groups.emplace(comm_identity(c.result), where(file, "/comm group", run_name(c.id)));
       if (!fresh)
-        throw UsageError(where(file, "/comm group", g.name) + " is the same as " + it->second +
+        throw UsageError(where(file, "/comm group", run_name(c.id)) + " is the same as " + it->second +
                          ": duplicates are refused (nothing was written)");
-      in.groups.push_back(std::move(g));
     }
     in.listings.push_back(std::move(l));
   }
@@ -162,26 +131,15 @@ std::string copy_runs(const std::string& tmp, const MergeInputs& in, int& total)
   return lines;
 }
 
-// Copies the inputs' /comm groups into `tmp`, numbered after the ones it holds; returns the report
+// Appends the inputs' /comm groups to `tmp`, numbered after the ones it holds; returns the report
 // lines and adds the count to `copied`.
 std::string copy_comm_groups(const std::string& tmp, const MergeInputs& in, int& copied) {
-  if (in.groups.empty()) return "";
   std::string lines;
-  h5::Id dst = open_results_file(tmp, true);
-  if (h5::object_kind(dst.get(), "comm") != h5::ObjectKind::group) h5::create_group(dst.get(), "comm");
-  const h5::Id comm = h5::open_group(dst.get(), "comm");
-  int next = 0;
-  for (const auto& name : h5::link_names(comm.get())) next = std::max(next, std::atoi(name.c_str()));
-  for (const auto& g : in.groups) {
-    if (g.file < in.first_input) continue;  // already in the output
-    const h5::Id src = open_results_file(in.files[g.file], false);
-    const std::string name = run_name(++next);
-    if (H5Ocopy(src.get(), ("comm/" + g.name).c_str(), comm.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0)
-      h5::fail("copy the /comm group " + g.name + " of", in.files[g.file]);
-    lines += "#   " + in.files[g.file] + ": /comm/" + g.name + " -> /comm/" + name + '\n';
-    ++copied;
-  }
-  h5::close_file(dst);
+  for (std::size_t f = in.first_input; f < in.files.size(); ++f)
+    for (const auto& c : in.listings[f].comms) {
+      lines += "#   " + in.files[f] + ": /comm/" + run_name(c.id) + " -> /comm/" + run_name(append_comm(tmp, c.result)) + '\n';
+      ++copied;
+    }
   return lines;
 }
 

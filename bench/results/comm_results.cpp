@@ -83,6 +83,8 @@ void write_comm_group(hid_t g, const CommResult& r) {
   h5::write_attr(fit.get(), "points", r.fit.points);
 }
 
+}  // namespace
+
 CommResult read_comm_group(hid_t g) {
   CommResult r;
   r.op = utf8_escaped(h5::read_string_attr(g, "op"));
@@ -109,8 +111,6 @@ CommResult read_comm_group(hid_t g) {
   r.fit.points = h5::read_int_attr(fit.get(), "points");
   return r;
 }
-
-}  // namespace
 
 int append_comm(const std::string& path, const CommResult& r) {
   const SignalDeferral hold;
@@ -140,18 +140,13 @@ int append_comm(const std::string& path, const CommResult& r) {
 }
 
 std::vector<StoredComm> read_comms(const std::string& path) {
-  h5::Id file = open_results_file(path, false);
-  check_version(check_root(file.get(), path), path, false);
-  std::vector<StoredComm> out;
-  if (h5::object_kind(file.get(), "comm") != h5::ObjectKind::group) return out;
-  const h5::Id comm = h5::open_group(file.get(), "comm");
-  for (int id : run_ids(comm.get())) {
-    if (h5::object_kind(comm.get(), run_name(id)) != h5::ObjectKind::group) continue;
-    const h5::Id g = h5::open_group(comm.get(), run_name(id));
-    if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) continue;
-    out.push_back({id, read_comm_group(g.get())});
-  }
-  return out;
+  ReadRequest req;  // in the reading process, under its memory limit and watchdog (reader.cpp)
+  req.runs = false;
+  req.comms = true;
+  RunListing l = read_results(path, req);
+  for (const DamagedRun& d : l.damaged_comms)
+    throw Error((d.id == 0 ? std::string("/comm") : "/comm/" + run_name(d.id)) + " of " + quoted(path, 200) + ": " + d.reason);
+  return std::move(l.comms);
 }
 
 }  // namespace pipebench::bench

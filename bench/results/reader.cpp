@@ -85,6 +85,9 @@ class Sink {
   virtual void incomplete(int id) = 0;
   virtual void damaged(int id, const std::string& why) = 0;
   virtual void failed(const std::string& usage_message) = 0;  // the whole file
+  virtual void comm_start(int id) = 0;  // about to touch /comm group `id` (0: the /comm group itself)
+  virtual void comm(int id, CommResult&& r) = 0;
+  virtual void comm_damaged(int id, const std::string& why) = 0;
   virtual void end() = 0;
 };
 
@@ -110,9 +113,19 @@ class Collector : public Sink {
     current = 0;
   }
   void failed(const std::string& message) override { failure = one_line(message); }
+  void comm_start(int id) override { current_comm = id; }
+  void comm(int id, CommResult&& r) override {
+    listing.comms.push_back({id, std::move(r)});
+    current_comm = -1;
+  }
+  void comm_damaged(int id, const std::string& why) override {
+    listing.damaged_comms.push_back({id, one_line(why)});
+    current_comm = -1;
+  }
   void end() override { ended = true; }
 
   RunListing listing;
+  int current_comm = -1;  // the /comm group started and not finished (0: /comm itself)
   int current = 0;  // the run started and not finished
   bool ended = false;
   std::string failure;
@@ -131,6 +144,37 @@ void classify_run(hid_t runs, int id, const ReadRequest& req, const RecordTypes&
     out.complete(id);
   } else {
     out.run(id, read_run_group(g.get(), types, req.records));
+  }
+}
+
+// The complete /comm groups, by id, up to the first that cannot be read (a group that is not one, or
+// without complete=1, is skipped as the writer may have been cut short before it).
+void read_comm_groups(hid_t file, Sink& out) {
+  out.comm_start(0);
+  h5::Id comm;
+  std::vector<int> ids;
+  try {
+    if (h5::object_kind(file, "comm") != h5::ObjectKind::group) return;  // versions 1 and 2, or runs only
+    comm = h5::open_group(file, "comm");
+    ids = run_ids(comm.get());
+  } catch (const std::bad_alloc&) {
+    return out.comm_damaged(0, "its link table claims more memory than there is");
+  } catch (const std::exception& e) {
+    return out.comm_damaged(0, e.what());
+  }
+  for (int id : ids) {
+    out.comm_start(id);
+    try {
+      const std::string name = run_name(id);
+      if (h5::object_kind(comm.get(), name) != h5::ObjectKind::group) continue;
+      const h5::Id g = h5::open_group(comm.get(), name);
+      if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) continue;
+      out.comm(id, read_comm_group(g.get()));
+    } catch (const std::bad_alloc&) {
+      return out.comm_damaged(id, "its tables claim more memory than there is");
+    } catch (const std::exception& e) {
+      return out.comm_damaged(id, e.what());
+    }
   }
 }
 
@@ -157,7 +201,7 @@ void read_into(const std::string& path, const ReadRequest& req, int after, Sink&
   }
   const RecordTypes types;
   for (int id : ids) {
-    if (id <= after) continue;
+    if (id <= after || !req.runs) continue;
     out.start(id);
     try {
       classify_run(runs.get(), id, req, types, out);
@@ -167,12 +211,13 @@ void read_into(const std::string& path, const ReadRequest& req, int after, Sink&
       out.damaged(id, e.what());
     }
   }
+  if (req.comms) read_comm_groups(file.get(), out);
   out.end();
 }
 
 // Messages through the pipe: a tag byte, the run id (int32), the payload's length (uint64), the payload.
 enum Tag : char { kVersion = 'V', kStart = 'S', kRun = 'R', kComplete = 'C', kIncomplete = 'I', kDamaged = 'D',
-                  kFailed = 'F', kEnd = 'E' };
+                  kFailed = 'F', kCommStart = 's', kComm = 'M', kCommDamaged = 'd', kEnd = 'E' };
 
 class PipeSink : public Sink {
  public:
@@ -184,6 +229,9 @@ class PipeSink : public Sink {
   void incomplete(int id) override { send(kIncomplete, id, ""); }
   void damaged(int id, const std::string& why) override { send(kDamaged, id, why); }
   void failed(const std::string& message) override { send(kFailed, 0, message); }
+  void comm_start(int id) override { send(kCommStart, id, ""); }
+  void comm(int id, CommResult&& r) override { send(kComm, id, encode_comm(r)); }
+  void comm_damaged(int id, const std::string& why) override { send(kCommDamaged, id, why); }
   void end() override { send(kEnd, 0, ""); }
 
  private:
@@ -228,6 +276,9 @@ void deliver(std::string& buf, Sink& out) {
       case kIncomplete: out.incomplete(id); break;
       case kDamaged: out.damaged(id, std::string(payload)); break;
       case kFailed: out.failed(std::string(payload)); break;
+      case kCommStart: out.comm_start(id); break;
+      case kComm: out.comm(id, decode_comm(payload)); break;
+      case kCommDamaged: out.comm_damaged(id, std::string(payload)); break;
       case kEnd: out.end(); break;
       default: throw Error("reader: unknown message from the reading process");
     }
@@ -357,7 +408,13 @@ RunListing read_results(const std::string& path, const ReadRequest& request) {
       break;
     }
     if (c.ended || !c.failure.empty()) break;
-    // The child died or hung. Inside a run: that run is damaged, the next child goes on after it.
+    // The child died or hung. Inside the /comm groups, which come after the runs: the group it was
+    // reading is damaged, and the reading ends there.
+    if (c.current_comm >= 0) {
+      c.comm_damaged(c.current_comm, how);
+      break;
+    }
+    // Inside a run: that run is damaged, the next child goes on after it.
     if (c.current == 0) throw UsageError(damaged_file(path, how));
     const int id = c.current;
     c.damaged(id, how);

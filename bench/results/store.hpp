@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/results/comm_results.hpp"
 #include "bench/results/records.hpp"
 
 namespace pipebench::bench {
@@ -77,6 +78,9 @@ struct RunListing {
   std::vector<int> complete;         // ids of every complete run, read or not (ReadRequest::only)
   std::vector<int> incomplete;       // ids of run groups without complete=1 (ignored)
   std::vector<DamagedRun> damaged;   // ids of run groups that cannot be read (skipped)
+  std::vector<StoredComm> comms;     // complete /comm groups read (ReadRequest::comms), by id
+  std::vector<DamagedRun> damaged_comms;  // the /comm group that could not be read (id 0: the /comm
+                                          // group itself); the reading stops at the first
 };
 
 struct PreparedFile {
@@ -94,6 +98,8 @@ struct ReadRequest {
   bool records = false;       // also read the action and comm tables
   int only = 0;               // read only this run; the others are just classified (0: read all)
   bool to_append = false;     // refuse a schema version that runs are not appended to
+  bool runs = true;           // read /runs (false: only the root and, with `comms`, /comm)
+  bool comms = false;         // also read the /comm groups, after the runs
   double idle_timeout = 0;    // seconds without progress before the reading process is stopped
                               // (0: 3 s plus 1 s per 10 MB of file)
 };
