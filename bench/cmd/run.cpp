@@ -134,7 +134,7 @@ Sweep prepare(RunSettings& rs, Job& job, const std::function<void()>& start_kokk
       std::fprintf(stderr, "pipebench: warning: --zero 1 with d = 1 (configuration %s): nothing to shard, the "
                            "optimizer state stays whole\n", flat->label.c_str());
     if (job.rank() == 0) file = check_outputs(rs, sw.plans, local);
-  }, remove_made);
+  }, remove_made, std::chrono::duration<double>(kResultsReadLimit));
   // Rank 0 alone knows; each configuration's start meeting tells the others (start_configuration).
   sw.done.assign(sw.plans.size(), 0);
   if (job.rank() == 0) {

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <new>
 
+#include "analysis/text.hpp"
 #include "bench/results/layout.hpp"
 #include "bench/results/store.hpp"
 #include "bench/results/wire.hpp"
@@ -131,7 +132,14 @@ class Collector : public Sink {
   std::string failure;
 };
 
+bool g_spin_in_run_1 = false;  // the test hook, in the reading child only
+[[noreturn]] void spin_forever() {
+  for (volatile unsigned long i = 0;; i = i + 1) {
+  }
+}
+
 void classify_run(hid_t runs, int id, const ReadRequest& req, const RecordTypes& types, Sink& out) {
+  if (id == 1 && g_spin_in_run_1) spin_forever();
   const std::string name = run_name(id);
   if (h5::object_kind(runs, name) != h5::ObjectKind::group) {
     out.damaged(id, "/runs/" + name + " is not a group");
@@ -306,10 +314,12 @@ void deliver(std::string& buf, Sink& out) {
     dup2(null, STDERR_FILENO);
   }
   PipeSink sink(fd);
-  // Test hook (tests/cli/results_guard.sh): the reading spins as libhdf5 does on some damaged files.
-  if (const char* t = std::getenv("PIPEBENCH_TEST_READER"); t && std::string(t) == "spin")
-    for (volatile unsigned long i = 0;; i = i + 1) {
-    }
+  // Test hook (tests/cli/results_guard.sh): the reading spins as libhdf5 does on some damaged files,
+  // before anything ("spin") or inside run 1 ("spin-run").
+  const char* hook = std::getenv("PIPEBENCH_TEST_READER");
+  const std::string test_spin = hook ? hook : "";
+  if (test_spin == "spin") spin_forever();
+  g_spin_in_run_1 = test_spin == "spin-run";
   try {
     read_into(path, req, after, sink);
   } catch (...) {
@@ -333,7 +343,8 @@ double default_timeout(const std::string& path) {
 }
 
 // One child: reads from `after` on, feeding `out`. Returns "" when it ended normally, else how it ended.
-std::string run_child(const std::string& path, const ReadRequest& req, int after, Collector& out, bool& forked) {
+std::string run_child(const std::string& path, const ReadRequest& req, int after, Collector& out, bool& forked,
+                      std::chrono::steady_clock::time_point until) {
   int fds[2];
   forked = false;
   if (::pipe(fds) != 0) return "";
@@ -372,7 +383,15 @@ std::string run_child(const std::string& path, const ReadRequest& req, int after
         throw;
       }
       last = std::chrono::steady_clock::now();
-    } else if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last).count() > limit) {
+    }
+    if (std::chrono::steady_clock::now() > until) {  // the whole reading's limit (ReadRequest::limit)
+      kill(pid, SIGKILL);
+      out.failed("results file '" + path + "' could not be read within " + num(req.limit) +
+                 " s (each damaged run costs the reader seconds): repair or replace it");
+      how = "out of time";
+      break;
+    }
+    if (r <= 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - last).count() > limit) {
       kill(pid, SIGKILL);
       char text[64];
       std::snprintf(text, sizeof text, "reading it made no progress for %.0f s", limit);
@@ -400,9 +419,11 @@ RunListing read_results_in_process(const std::string& path, const ReadRequest& r
 RunListing read_results(const std::string& path, const ReadRequest& request) {
   Collector c;
   int after = 0;
+  const auto until = request.limit > 0 ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(request.limit))
+                                       : std::chrono::steady_clock::time_point::max();
   while (!c.ended && c.failure.empty()) {
     bool forked = false;
-    const std::string how = run_child(path, request, after, c, forked);
+    const std::string how = run_child(path, request, after, c, forked, until);
     if (!forked) {  // no child process to be had: read here
       read_into(path, request, after, c);
       break;

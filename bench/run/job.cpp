@@ -147,7 +147,8 @@ void Job::refuse(const std::string& msg, const std::function<void()>& undo) {
   throw ExitCode{2};
 }
 
-void Job::check(const std::string& meeting, const std::function<void()>& checks, const std::function<void()>& undo) {
+void Job::check(const std::string& meeting, const std::function<void()>& checks, const std::function<void()>& undo,
+                std::chrono::duration<double> grace) {
   int bad = 0;
   std::string msg;
   try {
@@ -163,7 +164,7 @@ void Job::check(const std::string& meeting, const std::function<void()>& checks,
     return;
   }
   // A named, timed meeting rather than MPI_Allreduce: a rank that never comes is named, not waited for.
-  if (roll_->meet(meeting, bad)) refuse(msg, undo);
+  if (roll_->meet(meeting, bad, grace)) refuse(msg, undo);
 }
 
 void Job::open_world(const comm::CommOptions& options) {

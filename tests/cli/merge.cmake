@@ -13,6 +13,10 @@ add_test(NAME cli.merge_concurrent
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/results_guard.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/merge_concurrent merge)
 set_tests_properties(cli.merge_concurrent PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 120)
+add_test(NAME cli.append_slow_reading
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/results_guard.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/append_slow append)
+set_tests_properties(cli.append_slow_reading PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 120)
 add_test(NAME cli.failed_writes
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/results_guard.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/failed_writes writes)

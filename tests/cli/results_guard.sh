@@ -6,6 +6,9 @@
 #   writes     output that cannot be written (stdout on /dev/full, a file past `ulimit -f`) is one
 #              line and exit 2, no SIGXFSZ death, no temporary file left; --inject-failure (a test
 #              hook) is refused in a --config file
+#   append     a run 1 that the reader gives up on after 3 s (PIPEBENCH_TEST_READER=spin-run) in the file
+#              of a `run --append --timeout 1s`: the other rank waits for rank 0's reading, the job
+#              appends its run (exit 0) and warns of the damaged one, instead of blaming rank 0 and exit 1
 #   merge      concurrent `merge --append` into one output, and a `run --append` among them, all
 #              succeed and the output holds every run of all of them (the file lock)
 # Usage: results_guard.sh PIPEBENCH MPIEXEC FIXTURE_DIR WORKDIR CASE
@@ -60,6 +63,18 @@ writes)
   [ $rc -eq 2 ] && grep -q "key 'inject-failure' is a test hook and only allowed on the command line" err.txt ||
     fail "--inject-failure in a config file: exit $rc, said: $(cat err.txt)"
   echo "ok: failed writes exit 2 with one line; --inject-failure refused in a config file"
+  ;;
+append)
+  Q=(--tf 100us --tb 200us --tw 100us --warmup 0 --steps 1 --schedule 1f1b -m 4)
+  "$MPIEXEC" -n 2 "$B" run "${Q[@]}" -o f.h5 >/dev/null 2>&1 || fail "the first run"
+  PIPEBENCH_TEST_READER=spin-run timeout 60 "$MPIEXEC" -n 2 "$B" run "${Q[@]}" --timeout 1s --append -o f.h5 >out.txt 2>err.txt
+  rc=$?
+  [ $rc -eq 0 ] || fail "a healthy job appending to a file with a slow damaged run: exit $rc: $(cat err.txt)"
+  grep -q "^pipebench: warning: run 1 of 'f.h5' is damaged and is left as it is: reading it made no progress for 3 s$" err.txt ||
+    fail "warning: $(cat err.txt)"
+  n=$("$B" report f.h5 2>/dev/null | sed -n 's/^# pipebench results .*: \([0-9]*\) complete run(s).*/\1/p')
+  [ "$n" = 2 ] || fail "f.h5 holds $n complete runs, expected 2"
+  echo "ok: a run --append --timeout 1s waited for rank 0's 3 s reading and appended its run"
   ;;
 merge)
   Q=(--tf 100us --tb 200us --tw 100us --warmup 0 --steps 1 --schedule 1f1b)
