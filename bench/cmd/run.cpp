@@ -271,6 +271,7 @@ void add_run_command(CLI::App& app) {
     // meeting instead of killing it.
     rs->format = output_format(rs->json, rs->csv);  // before MPI starts: a usage error on every rank
     check_repeat_flags(*rs);
+    check_timeout(rs->timeout);
     if (!rs->system_file.empty()) rs->system = read_system_file(rs->system_file);
     Job job(true);
     // read when it fires: the results file as it is named once claimed (the default name comes later)

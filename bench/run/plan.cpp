@@ -167,16 +167,13 @@ Times check_settings(const RunSettings& rs, int world_size) {
   need_unit(y.times.tb, "--tb");
   need_unit(y.times.tw, "--tw");
   if (y.times.t_overlap.value >= 0) need_unit(y.times.t_overlap, "--t-overlap");
-  need_unit(rs.timeout, "--timeout");
   // One message is one MPI call, whose count is an int (comm/mpi_communicator.cpp).
   if (y.p2p_bytes > 2147483647ull)
     throw UsageError("--p2p-bytes " + std::to_string(y.p2p_bytes) + " is not allowed: at most 2147483647 bytes (2 GiB - 1), MPI's message size limit");
   // A timeout shorter than a poll can resolve blames a healthy rank; a poll longer than the timeout
   // defeats it (docs/run.md "Bounds").
+  check_timeout(rs.timeout);
   const double timeout = rs.timeout.value;
-  if (timeout < kMinTimeout || timeout > kMaxTimeout)
-    throw UsageError("--timeout " + quoted(to_text(rs.timeout)) + " is not allowed: expected a time from " +
-                     to_text(seconds(kMinTimeout)) + " to " + to_text(seconds(kMaxTimeout)) + " (7 days)");
   const long long max_poll_us = static_cast<long long>(timeout * 1e6 / kPollsPerTimeout);
   if (rs.poll_us < 1 || rs.poll_us > max_poll_us)
     throw UsageError("--poll-us " + quoted(std::to_string(rs.poll_us)) + " is not allowed with --timeout " +
@@ -372,6 +369,13 @@ void check_memory(const std::vector<Plan>& plans, double per_rank_bytes) {
                        " (weights, gradients and peak activations; a smaller model, more stages or --recompute would fit)");
     }
   }
+}
+
+void check_timeout(const Duration& t) {
+  if (!t.has_unit) throw UsageError("--timeout " + quoted(to_text(t)) + " needs a unit: s, ms, us or ns (e.g. 60s)");
+  if (t.value < kMinTimeout || t.value > kMaxTimeout)
+    throw UsageError("--timeout " + quoted(to_text(t)) + " is not allowed: expected a time from " +
+                     to_text(seconds(kMinTimeout)) + " to " + to_text(seconds(kMaxTimeout)) + " (7 days)");
 }
 
 }  // namespace pipebench::bench

@@ -148,3 +148,9 @@ pipebench_comm_test(stopped_rank_polled NP 2 RC nonzero
   MATCH "pipebench: error: rank 0: timed out after 2 s waiting for allreduce of 'world' \\(2 ranks, mpi\\)"
   ARGS all_reduce -b 8 -e 8 -n 2 -w 1 --timeout 2s --poll-us 20 --out c.h5)
 set_tests_properties(cli.comm_stopped_rank_polled PROPERTIES ENVIRONMENT PIPEBENCH_TEST_COMM_STOP=1)
+
+# Issue 27: comm's --timeout has run's bound and check (bench/run/plan.hpp check_timeout), before MPI starts.
+pipebench_cli_test(comm_timeout_too_short RC 2
+  MATCH "^pipebench: error: --timeout '1e-9ns' is not allowed: expected a time from 1s to 604800s \\(7 days\\)\n$"
+  ARGS comm all_reduce --timeout 1e-9ns)
+pipebench_cli_test(comm_timeout_without_unit RC 2 MATCH "^pipebench: error: --timeout '5' needs a unit" ARGS comm --timeout 5)
