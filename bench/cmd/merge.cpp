@@ -156,6 +156,18 @@ void publish(const std::string& tmp, const std::string& out, bool out_exists) {
   std::remove(tmp.c_str());
 }
 
+// The output is replaced by a file built beside it: both it (--append) and its directory must be
+// writable, or the merge is refused before anything is read.
+void check_writable(const std::string& out, bool out_exists) {
+  if (out_exists && ::access(out.c_str(), W_OK) != 0)
+    throw UsageError("output " + quoted(out, 200) + " is not writable: " + std::strerror(errno));
+  const std::filesystem::path parent = std::filesystem::path(out).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError("the directory " + quoted(dir, 200) + " of output " + quoted(out, 200) +
+                     " is not writable (merge builds the new file beside it): " + std::strerror(errno));
+}
+
 void merge(const MergeSettings& o) {
   // Held from the first read of the output to its replacement: a run --append or another merge
   // --append waits, then works on the new file (ResultsFileLock), instead of losing its runs.
@@ -166,15 +178,17 @@ void merge(const MergeSettings& o) {
   for (const auto& in : o.inputs)
     if (in == o.out || same_file(in, o.out))
       throw UsageError("input " + quoted(in, 200) + " is also the output; name another output file");
+  check_writable(o.out, out_exists);
   // Everything is read and judged before anything is written.
   const MergeInputs in = read_inputs(o, out_exists);
   // Built under a temporary name next to the output, which appears (or is replaced) only when complete.
   const std::string tmp = o.out + ".merge-" + std::to_string(getpid()) + ".tmp";
   std::remove(tmp.c_str());
   try {
-    if (out_exists)
-      std::filesystem::copy_file(o.out, tmp);
-    else
+    std::error_code ec;
+    if (out_exists && !std::filesystem::copy_file(o.out, tmp, ec))
+      throw UsageError("cannot copy " + quoted(o.out, 200) + " to " + quoted(tmp, 200) + " to append to it: " + ec.message());
+    if (!out_exists)
       prepare_results_file(tmp, false);
     int total = 0, copied = 0;
     std::string lines = copy_runs(tmp, in, total);

@@ -58,11 +58,25 @@ writes)
   [ $rc -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "cannot write --html 'big.html': File too large" err.txt ||
     fail "report --html past ulimit -f: exit $rc, said: $(cat err.txt)"
   [ -z "$(ls | grep -v -x -e results.h5 -e compare_b.h5 -e out.txt -e err.txt)" ] || fail "left behind: $(ls)"
+  # merge --append onto a read-only output, or into a read-only directory: one line, exit 2 (was exit 1
+  # with a raw "filesystem error"). Root writes anyway: as root, the merge runs as nobody.
+  AS=()
+  [ "$(id -u)" = 0 ] && AS=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  mkdir ro && cp "$FIX/results.h5" ro/out.h5 && cp "$FIX/odd.h5" ro/odd.h5 && chmod 444 ro/out.h5 && chmod 755 ro
+  [ "$(id -u)" = 0 ] && chown -R 65534 ro
+  "${AS[@]}" "$B" merge --append ro/out.h5 ro/odd.h5 >out.txt 2>err.txt; rc=$?
+  [ $rc -eq 2 ] && [ "$(cat err.txt)" = "pipebench: error: output 'ro/out.h5' is not writable: Permission denied" ] ||
+    fail "merge --append onto a read-only file: exit $rc, said: $(cat err.txt)"
+  chmod 644 ro/out.h5 && chmod 555 ro
+  "${AS[@]}" "$B" merge --append ro/out.h5 ro/odd.h5 >out.txt 2>err.txt; rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "^pipebench: error: the directory 'ro' of output 'ro/out.h5' is not writable" err.txt ||
+    fail "merge --append in a read-only directory: exit $rc, said: $(cat err.txt)"
+  chmod 755 ro && rm -rf ro
   printf '[run]\ninject-failure = "1:1:0:hang"\n' >hook.toml
   "$B" --config hook.toml run >out.txt 2>err.txt; rc=$?
   [ $rc -eq 2 ] && grep -q "key 'inject-failure' is a test hook and only allowed on the command line" err.txt ||
     fail "--inject-failure in a config file: exit $rc, said: $(cat err.txt)"
-  echo "ok: failed writes exit 2 with one line; --inject-failure refused in a config file"
+  echo "ok: failed writes exit 2 with one line, merge --append onto a read-only file or directory too; --inject-failure refused in a config file"
   ;;
 append)
   Q=(--tf 100us --tb 200us --tw 100us --warmup 0 --steps 1 --schedule 1f1b -m 4)
