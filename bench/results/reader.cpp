@@ -28,22 +28,6 @@ std::string damaged_file(const std::string& path, const std::string& why) {
   return "results file '" + path + "' is damaged: " + why;
 }
 
-// A message on one line: control bytes (from a damaged file's names, or the path) escaped as \xHH.
-std::string one_line(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u != 0x7f) {
-      out += c;
-      continue;
-    }
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(u));
-    out += buf;
-  }
-  return out;
-}
-
 // The child's address space: what it has now, plus room for the file read many times over. Reading a
 // damaged length can make libhdf5 copy gigabytes before it notices; the limit turns that into a failed
 // allocation. Not under AddressSanitizer, which reserves terabytes of address space up front.

@@ -33,7 +33,7 @@ namespace {
   if (!what.empty()) {
     // Timeouts already say which rank waited; do not say it twice.
     const std::string prefix = what.rfind("rank ", 0) == 0 ? "" : "rank " + std::to_string(world_rank()) + ": ";
-    std::fprintf(stderr, "pipebench: error: %s%s\n", prefix.c_str(), what.c_str());
+    std::fprintf(stderr, "pipebench: error: %s%s\n", prefix.c_str(), one_line(what).c_str());
   }
   std::fflush(stderr);
   // The launcher forwards a rank's stderr asynchronously and drops what it has not forwarded when the
@@ -138,7 +138,7 @@ Job::~Job() {
 void Job::refuse(const std::string& msg, const std::function<void()>& undo) {
   if (rank_ == 0) {
     if (undo) undo();
-    std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
+    std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : one_line(msg).c_str());
   }
   roll_.reset();
   world_.reset();

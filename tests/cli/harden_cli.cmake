@@ -138,3 +138,9 @@ if(NOT PIPEBENCH_SANITIZE)
                    -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/cli_work -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.cmake)
   set_tests_properties(cli.harden_out_of_memory PROPERTIES LABELS unit TIMEOUT 60)
 endif()
+
+# Issue 27: newlines, ESC, CR and bytes that are not UTF-8 in user text are escaped in every message
+# (tests/cli/raw_bytes.sh).
+add_test(NAME cli.raw_bytes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/raw_bytes.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
+                                    ${CMAKE_CURRENT_BINARY_DIR}/cli_work/raw_bytes)
+set_tests_properties(cli.raw_bytes PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)
