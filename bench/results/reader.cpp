@@ -99,13 +99,9 @@ class Collector : public Sink {
   }
   void failed(const std::string& message) override { failure = one_line(message); }
   void comm_start(int id) override { current_comm = id; }
-  void comm(int id, CommResult&& r) override {
-    listing.comms.push_back({id, std::move(r)});
-    current_comm = -1;
-  }
+  void comm(int id, CommResult&& r) override { listing.comms.push_back({id, std::move(r)}), current_comm = -1; }
   void comm_damaged(int id, const std::string& why) override {
-    listing.damaged_comms.push_back({id, one_line(why)});
-    current_comm = -1;
+    listing.damaged_comms.push_back({id, one_line(why)}), current_comm = -1;
   }
   void end() override { ended = true; }
 
@@ -118,8 +114,7 @@ class Collector : public Sink {
 
 bool g_spin_in_run_1 = false;  // the test hook, in the reading child only
 [[noreturn]] void spin_forever() {
-  for (volatile unsigned long i = 0;; i = i + 1) {
-  }
+  for (volatile unsigned long i = 0;; i = i + 1) continue;
 }
 
 void classify_run(hid_t runs, int id, const ReadRequest& req, const RecordTypes& types, Sink& out) {
@@ -300,10 +295,9 @@ void deliver(std::string& buf, Sink& out) {
   PipeSink sink(fd);
   // Test hook (tests/cli/results_guard.sh): the reading spins as libhdf5 does on some damaged files,
   // before anything ("spin") or inside run 1 ("spin-run").
-  const char* hook = std::getenv("PIPEBENCH_TEST_READER");
-  const std::string test_spin = hook ? hook : "";
-  if (test_spin == "spin") spin_forever();
-  g_spin_in_run_1 = test_spin == "spin-run";
+  const std::string hook = std::getenv("PIPEBENCH_TEST_READER") ? std::getenv("PIPEBENCH_TEST_READER") : "";
+  if (hook == "spin") spin_forever();
+  g_spin_in_run_1 = hook == "spin-run";
   try {
     read_into(path, req, after, sink);
   } catch (...) {

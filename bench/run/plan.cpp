@@ -221,6 +221,17 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
                      std::to_string(s.stages_per_pipe()) + " stages (p*v)");
   // All ones is what no list means: the same configuration, the same key.
   if (std::all_of(cost.begin(), cost.end(), [](double k) { return k == 1.0; })) pl.times.stage_cost.clear();
+  // A synthetic action is one sleep that neither a stop nor the next rank's wait can cut short: one
+  // longer than --timeout makes that rank blame this one, and defers a stop past its deadline.
+  if (rs.workload == WorkloadKind::synthetic) {
+    const Times& t = pl.times;
+    const double widest = std::max({t.tf, t.tb, t.t_overlap}) / s.v() *
+                          (cost.empty() ? 1.0 : *std::max_element(cost.begin(), cost.end()));
+    if (widest >= rs.timeout.value)
+      throw UsageError("its longest synthetic action takes " + to_text(seconds(widest)) + " (--tf, --tb, --t-overlap / v" +
+                       std::string(cost.empty() ? "" : " times --stage-cost") + "), not less than --timeout " +
+                       to_text(rs.timeout) + ": the rank waiting for it would time out; give a longer --timeout");
+  }
   pl.model = rs.model;
   pl.model.tp_size = pl.mapping.t;
   if (rs.workload == WorkloadKind::transformer) kernels::validate_model(pl.model, s.stages_per_pipe());

@@ -107,3 +107,11 @@ add_test(NAME cli.plan_calibrate_fifo
                  $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/cli_work/calibrate.fifo)
 set_tests_properties(cli.plan_calibrate_fifo PROPERTIES LABELS unit TIMEOUT 30
   PASS_REGULAR_EXPRESSION "pipebench: error: --calibrate '[^']*calibrate.fifo' is not a regular file, so not a results file\nrc=2")
+
+# Issue 27: unbounded work for allowed inputs is refused at once, one line.
+pipebench_cli_test(plan_global_batch_too_large RC 2
+  MATCH "^pipebench: error: --global-batch 16777216 is not allowed: expected 1 to 65536 sequences"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 16777216)
+pipebench_cli_test(plan_machine_tiny_peak RC 2
+  MATCH "^pipebench: error: --machine '[^']*tiny_peak.toml' line 2: key 'peak_tflops' = '1e-308' is not allowed: expected 0.001 to 1000000\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --machine ${CMAKE_CURRENT_SOURCE_DIR}/cli/tiny_peak.toml)
