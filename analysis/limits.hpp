@@ -22,6 +22,12 @@ inline constexpr std::int64_t kMaxPipelineRanks = std::int64_t{1} << 20;
 // is hundreds of megabytes that no viewer opens.
 inline constexpr std::int64_t kMaxListedItems = std::int64_t{1} << 20;
 
+// Sequences of the planner's global batch: it simulates the schedule of m = B / (b d) micro-batches for
+// each of hundreds of candidate layouts, so the work grows with B (16777216 took 45 s and 1.27 GB,
+// issue 27). 65536 is 32 times Llama 3 405B's largest batch (16M tokens of 8192: 2048 sequences,
+// Grattafiori et al. 2024, section 3.4.1).
+inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 16;
+
 // Bytes of an input file (a schedule CSV, a hostfile): 64 MiB, read from a regular file only.
 inline constexpr std::int64_t kMaxInputBytes = std::int64_t{64} << 20;
 

@@ -22,6 +22,16 @@ inline std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
+// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 where the bytes there are not one.
+std::size_t utf8_length(const std::string& s, std::size_t i);
+
+// `s` safe to print as (part of) one line on a terminal: control bytes and DEL escaped (\n, \r, \t,
+// \xHH, so no ESC sequence or line break reaches it), bytes that are not UTF-8 as \xHH, valid UTF-8
+// kept. What every message of pipebench passes through before it is printed (bench/main.cpp,
+// bench/run/job.cpp), so user text inside a message cannot rewrite the terminal.
+std::string one_line(const std::string& s);
+
 // `s` in single quotes, safe to print on one line of a message: control bytes, DEL, quotes and
 // backslashes are escaped (\n, \t, \xHH), and anything past `max_len` bytes becomes "...".
 // Bytes >= 0x80 (UTF-8 or not) are escaped too, so the result is plain ASCII.

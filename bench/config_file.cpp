@@ -25,33 +25,6 @@ namespace {
   throw UsageError(label + " line " + std::to_string(line) + ": " + what);
 }
 
-// Length of the UTF-8 sequence starting at text[i], or 0 where it is not valid UTF-8 (truncated,
-// overlong, a surrogate, above U+10FFFF).
-std::size_t utf8_length(const std::string& text, std::size_t i) {
-  const auto at = [&](std::size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
-  const unsigned c = at(i);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  unsigned lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (at(i + 1) < lo || at(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < n; ++k)
-    if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
-  return n;
-}
-
 // The whole text is UTF-8 without control bytes other than tab and the line ends (TOML's rule).
 void check_bytes(const std::string& text, const std::string& name) {
   if (text.compare(0, 3, "\xEF\xBB\xBF") == 0)

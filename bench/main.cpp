@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <new>
 #include <string>
 
 #include "analysis/error.hpp"
+#include "analysis/replay.hpp"
 #include "analysis/text.hpp"
 #include "bench/commands.hpp"
 #include "bench/config_file.hpp"
@@ -48,6 +50,20 @@ std::string chosen(const CLI::App& app) {
 
 // A CLI11 parse error as one line that says what to do. Unknown arguments are named (escaped), with
 // the nearest flag of the subcommand when one is close.
+// A message as printed: the user text inside it (a flag's value, a file's name or contents, an HDF5
+// library's text) cannot break the line or send escape sequences to the terminal (one_line). A
+// schedule's error keeps the lines of its grid (analysis/validate.cpp), each escaped.
+std::string printable(const std::exception& e) {
+  if (!dynamic_cast<const pipebench::analysis::ScheduleError*>(&e)) return pipebench::one_line(e.what());
+  std::string out, text = e.what();
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    out += (at ? "\n" : "") + pipebench::one_line(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
 std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
   const std::string sub = chosen(app);
   const std::string help = " (`pipebench " + (sub.empty() ? "" : sub + " ") + "--help` lists the allowed flags)";
@@ -123,12 +139,12 @@ int run_main(int argc, char** argv) {
     return e.code;
   } catch (const CLI::ParseError& e) {
     // Under mpiexec or srun every rank parses the same flags: one of them says what is wrong.
-    if (first_rank) std::fprintf(stderr, "pipebench: error: %s\n", parse_error_text(app, e).c_str());
+    if (first_rank) std::fprintf(stderr, "pipebench: error: %s\n", pipebench::one_line(parse_error_text(app, e)).c_str());
     return 2;
   } catch (const pipebench::UsageError& e) {
     // Flags are parsed straight into their fields, so a bad value lands here, on every rank. Our
     // messages quote values already; the few with more lines (a schedule's grid) mean them.
-    if (first_rank) std::fprintf(stderr, "pipebench: error: %s\n", e.what());
+    if (first_rank) std::fprintf(stderr, "pipebench: error: %s\n", printable(e).c_str());
     return 2;
   } catch (const std::bad_alloc&) {
     // A last resort: sizes are bounded before anything is allocated, but a machine may still have less.
@@ -138,7 +154,7 @@ int run_main(int argc, char** argv) {
                  sub.empty() ? "" : (" " + sub).c_str());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "pipebench: error: %s\n", e.what());
+    std::fprintf(stderr, "pipebench: error: %s\n", printable(e).c_str());
     return 1;
   }
   return 0;

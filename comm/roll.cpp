@@ -146,7 +146,7 @@ std::string Roll::name_ranks(const std::vector<int>& ranks) const {
   return s;
 }
 
-std::vector<std::int64_t> Roll::collect(const std::string& phase, std::int64_t value) {
+std::vector<std::int64_t> Roll::collect(const std::string& phase, std::int64_t value, std::chrono::duration<double> grace) {
   const int n = world_.size();
   if (world_.rank() != 0) {
     Arrival mine;
@@ -154,7 +154,7 @@ std::vector<std::int64_t> Roll::collect(const std::string& phase, std::int64_t v
     std::memcpy(mine.host, host_.data(), std::min(host_.size(), sizeof mine.host - 1));
     Request sent = world_.isend(&mine, sizeof mine, 0, tags::kRollArrive);
     try {
-      world_.wait(sent, root_limit());
+      world_.wait(sent, root_limit() + grace);
     } catch (const TimeoutError&) {
       throw Error(name_ranks({0}) + " did not take the arrival at " + phase + " " + within() +
                   " (it collects every rank's arrival: stopped, hung or dead)");
@@ -191,7 +191,7 @@ std::vector<std::int64_t> Roll::collect(const std::string& phase, std::int64_t v
   return values;
 }
 
-std::int64_t Roll::release(const std::string& phase, std::int64_t value) {
+std::int64_t Roll::release(const std::string& phase, std::int64_t value, std::chrono::duration<double> grace) {
   Arrival out;
   if (world_.rank() == 0) {
     out.value = value;
@@ -204,7 +204,7 @@ std::int64_t Roll::release(const std::string& phase, std::int64_t value) {
   }
   Request got = world_.irecv(&out, sizeof out, 0, tags::kRollRelease);
   try {
-    world_.wait(got, root_limit());
+    world_.wait(got, root_limit() + grace);
   } catch (const TimeoutError&) {
     throw Error(name_ranks({0}) + " did not release " + phase + " " + within() +
                 " (it collects every rank's arrival: stopped, hung or dead)");
@@ -213,10 +213,10 @@ std::int64_t Roll::release(const std::string& phase, std::int64_t value) {
   return out.value;
 }
 
-std::int64_t Roll::meet(const std::string& phase, std::int64_t value) {
-  const auto values = collect(phase, value);
+std::int64_t Roll::meet(const std::string& phase, std::int64_t value, std::chrono::duration<double> grace) {
+  const auto values = collect(phase, value, grace);
   const std::int64_t top = values.empty() ? value : *std::max_element(values.begin(), values.end());
-  return release(phase, top);
+  return release(phase, top, grace);
 }
 
 }  // namespace pipebench::comm

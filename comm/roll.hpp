@@ -29,13 +29,16 @@ class Roll {
   // communicator's timeout get a roll call (half the timeout), and the Error names those that do not
   // answer either: "rank R (host H) did not reach PHASE within --timeout T; the other ranks did
   // (stopped, hung or dead)"; a member that answers is alive, waiting for one that does not.
-  std::vector<std::int64_t> collect(const std::string& phase, std::int64_t value = 0);
+  // `grace`: how much longer than root_limit() the other members wait for rank 0, for a phase in
+  // which rank 0 alone does slow work of a known bound (reading a results file to append to).
+  std::vector<std::int64_t> collect(const std::string& phase, std::int64_t value = 0,
+                                    std::chrono::duration<double> grace = {});
   // Rank 0 sends `value` to every member, which returns it. The other members wait longer than rank 0
   // (root_limit()), so that rank 0's diagnosis is the one the job ends with; past it, the Error names
   // rank 0.
-  std::int64_t release(const std::string& phase, std::int64_t value = 0);
+  std::int64_t release(const std::string& phase, std::int64_t value = 0, std::chrono::duration<double> grace = {});
   // collect, then release the largest value: a named, timed barrier that also shares a verdict.
-  std::int64_t meet(const std::string& phase, std::int64_t value = 0);
+  std::int64_t meet(const std::string& phase, std::int64_t value = 0, std::chrono::duration<double> grace = {});
 
   // After a wait of this member timed out during `phase` (what: the TimeoutError's text), finds out who
   // really stopped, so that the job's one message names that rank and not a healthy neighbour that

@@ -330,7 +330,7 @@ void run_comm(CommSettings& s) {
   // Rank 0's checks of the results file; the verdict reaches every rank before any traffic.
   job.check("the check of the flags", [&] {
     if (job.rank() == 0) claim_results_file(s.out, s.append);
-  });
+  }, {}, std::chrono::duration<double>(kResultsReadLimit));
   std::int64_t wrong = 0;
   job.guarded([&] { wrong = benchmark(s, r, job, waits); });
   job.finish("the end of the benchmark");

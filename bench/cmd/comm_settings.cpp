@@ -81,6 +81,7 @@ std::string op_help() {
 Resolved resolve_flags(CommSettings& s) {
   Resolved r;
   r.format = output_format(s.json, s.csv);
+  check_timeout(s.timeout);  // run's bound (bench/run/plan.hpp)
   r.group = comm::bench::parse_group_choice(s.group);
   if (s.op_text.empty()) s.op_text = r.group == GroupChoice::pp_pairs ? "sendrecv" : op_row(kDefaultOp).name;
   r.op = comm::bench::parse_bench_op(s.op_text);

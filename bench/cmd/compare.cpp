@@ -10,6 +10,7 @@
 #include "analysis/text.hpp"
 #include "bench/commands.hpp"
 #include "bench/cmd/compare_match.hpp"
+#include "bench/cmd/report_input.hpp"
 #include "bench/flags.hpp"
 #include "bench/render/html.hpp"
 #include "bench/render/output.hpp"
@@ -42,14 +43,7 @@ Side read_side(const std::string& path) {
   for (const auto& d : s.listing.damaged)
     std::cerr << "pipebench: warning: run " << d.id << " of " << quoted(path, 200) << " is damaged and is skipped: " << d.reason
               << '\n';
-  try {
-    s.comm = read_comms(path);
-  } catch (const UsageError&) {
-    throw;
-  } catch (const std::exception& e) {
-    std::cerr << "pipebench: warning: the communication results of " << quoted(path, 200)
-              << " are damaged and are left out: " << e.what() << '\n';
-  }
+  s.comm = readable_comms(path);
   if (s.listing.runs.empty() && s.comm.empty())
     throw UsageError(quoted(path, 200) + " holds no complete runs, so there is nothing to compare");
   return s;

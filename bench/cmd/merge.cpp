@@ -1,18 +1,16 @@
 // `pipebench merge OUT.h5 IN.h5...`: one results file from several, e.g. the files of the tasks of a
 // Slurm job array (jobs/slurm/sweep.sbatch). Every complete run is read back whole and appended with the
 // same reader and writer `pipebench report` and `run` use, so it arrives with its configuration, its
-// metadata and its records, and every field a later schema adds goes with it. Groups under /comm and /gemm
-// (the communication and GEMM benchmarks) are copied object by object (H5Ocopy). Nothing is merged when an
-// input has another schema version, when one run (or /comm or /gemm group) would arrive twice, or when a file cannot be
+// metadata and its records, and every field a later schema adds goes with it. The groups under /comm and
+// /gemm (the communication and GEMM benchmarks) are read back and appended with append_comm and append_gemm.
+// Nothing is merged when an input has another schema version, when one run (or /comm or /gemm group) would arrive twice, or when a file cannot be
 // read; the output is built under a temporary name and appears (or is replaced, --append) only when
 // complete, so a refusal or a failure leaves it as it was. docs/slurm.md ("Merging").
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -25,7 +23,7 @@
 #include "analysis/text.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
-#include "bench/results/h5.hpp"
+#include "bench/results/gemm_results.hpp"
 #include "bench/results/layout.hpp"
 #include "bench/results/store.hpp"
 
@@ -47,49 +45,22 @@ std::string identity(const RunResult& run) {
   return id;
 }
 
-// A numbered group beside /runs (bench/results/numbered.hpp: /comm, /gemm) of an input file, named by
-// file, top group and id.
-struct CommGroupRef {
-  std::size_t file = 0;
-  std::string top;   // "comm" or "gemm"
-  std::string name;  // "000001"
-  std::string identity;
-};
-constexpr const char* kNumberedTops[] = {"comm", "gemm"};
-
-// Every string attribute of the group and of its metadata/ and config/ subgroups: what tells one
-// invocation of `pipebench comm` from another.
-std::string comm_identity(hid_t g) {
-  std::string id;
-  for (const auto& a : h5::attr_names(g))
-    if (a != "complete" && H5Aexists(g, a.c_str()) > 0) {
-      const h5::Id attr(H5Aopen(g, a.c_str(), H5P_DEFAULT), H5Aclose);
-      const h5::Id type(H5Aget_type(attr.get()), H5Tclose);
-      if (H5Tget_class(type.get()) == H5T_STRING) id += a + '=' + h5::read_string_attr(g, a) + '\n';
-      else if (H5Tget_class(type.get()) == H5T_INTEGER) id += a + '=' + std::to_string(h5::read_int_attr(g, a)) + '\n';
-    }
-  for (const char* sub : {"metadata", "config"})
-    if (h5::object_kind(g, sub) == h5::ObjectKind::group) {
-      const h5::Id s = h5::open_group(g, sub);
-      for (const auto& a : h5::attr_names(s.get())) id += std::string(sub) + '/' + a + '=' + h5::read_string_attr(s.get(), a) + '\n';
-    }
+// What tells one invocation of `pipebench comm` from another: every attribute but complete, and the
+// whole of its config and metadata.
+std::string comm_identity(const CommResult& r) {
+  std::string id = r.op + '\n' + r.group + '\n' + r.backend + '\n' + r.mapping + '\n' + std::to_string(r.groups) + '\n' +
+                   std::to_string(r.group_size) + '\n' + std::to_string(r.one_group) + '\n';
+  for (const auto& [k, v] : r.config) id += "config/" + k + '=' + v + '\n';
+  for (const auto& [k, v] : r.metadata) id += "metadata/" + k + '=' + v + '\n';
   return id;
 }
 
-std::vector<CommGroupRef> comm_groups(const std::string& path, std::size_t file_index) {
-  std::vector<CommGroupRef> out;
-  const h5::Id file = open_results_file(path, false);
-  for (const char* top : kNumberedTops) {
-    if (h5::object_kind(file.get(), top) != h5::ObjectKind::group) continue;
-    const h5::Id parent = h5::open_group(file.get(), top);
-    for (const auto& name : h5::link_names(parent.get())) {
-      if (h5::object_kind(parent.get(), name) != h5::ObjectKind::group) continue;
-      const h5::Id g = h5::open_group(parent.get(), name);
-      if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) continue;
-      out.push_back({file_index, top, name, comm_identity(g.get())});
-    }
-  }
-  return out;
+// What tells one `pipebench gemm` sweep from another: its precision, config, metadata and rows.
+std::string gemm_identity(const GemmResult& r) {
+  std::string id = "gemm\n" + r.precision + '\n' + std::to_string(r.rows.size()) + '\n';
+  for (const auto& [k, v] : r.config) id += "config/" + k + '=' + v + '\n';
+  for (const auto& [k, v] : r.metadata) id += "metadata/" + k + '=' + v + '\n';
+  return id;
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -106,10 +77,28 @@ std::string where(const std::string& path, const char* what, const std::string& 
 // What merge reads and judges before it writes anything.
 struct MergeInputs {
   std::vector<std::string> files;  // [0] the existing output (--append), then the inputs
-  std::vector<RunListing> listings;
-  std::vector<CommGroupRef> groups;
+  std::vector<RunListing> listings;  // with their /comm groups
+  std::vector<std::vector<StoredGemm>> gemms;  // each file's /gemm groups
   std::size_t first_input = 0;     // 1 when files[0] is the existing output
 };
+
+// A file's /gemm groups, refused (UsageError, nothing written) when damaged or already seen.
+std::vector<StoredGemm> read_gemm_groups(const std::string& file, std::map<std::string, std::string>& seen) {
+  std::vector<StoredGemm> gemms;
+  try {
+    gemms = read_gemms(file);
+  } catch (const Error& e) {
+    throw UsageError(quoted(file, 200) + ": its /gemm groups are damaged (" + std::string(e.what()) +
+                     "): merge copies only sound files (nothing was written)");
+  }
+  for (const auto& g : gemms) {
+    const auto [it, fresh] = seen.emplace(gemm_identity(g.result), where(file, "/gemm group", run_name(g.id)));
+    if (!fresh)
+      throw UsageError(where(file, "/gemm group", run_name(g.id)) + " is the same as " + it->second +
+                       ": duplicates are refused (nothing was written)");
+  }
+  return gemms;
+}
 
 // Reads every file and refuses (UsageError, nothing written) other schema versions, damaged runs and
 // runs or /comm groups that appear twice.
@@ -123,6 +112,7 @@ MergeInputs read_inputs(const MergeSettings& o, bool out_exists) {
     const std::string& file = in.files[f];
     ReadRequest req;
     req.records = true;
+    req.comms = true;
     RunListing l = read_results(file, req);
     if (l.schema_version != kResultsSchemaVersion)
       throw UsageError(quoted(file, 200) + " has results schema version " + std::to_string(l.schema_version) +
@@ -137,15 +127,17 @@ MergeInputs read_inputs(const MergeSettings& o, bool out_exists) {
         throw UsageError(where(file, "run", std::to_string(r.id)) + " is the same run as " + it->second +
                          " (same configuration and metadata): duplicates are refused (nothing was written)");
     }
-    for (auto& g : comm_groups(file, f)) {
-      const std::string what = "/" + g.top + " group";
-      const auto [it, fresh] = seen_groups.emplace(g.top + '\n' + g.identity, where(file, what.c_str(), g.name));
+    for (const auto& d : l.damaged_comms)
+      throw UsageError(where(file, "/comm group", d.id ? run_name(d.id) : "list") + " is damaged (" + d.reason +
+                       "): merge copies only sound files (nothing was written)");
+    for (const auto& c : l.comms) {
+      const auto [it, fresh] = seen_groups.emplace(comm_identity(c.result), where(file, "/comm group", run_name(c.id)));
       if (!fresh)
-        throw UsageError(where(file, what.c_str(), g.name) + " is the same as " + it->second +
+        throw UsageError(where(file, "/comm group", run_name(c.id)) + " is the same as " + it->second +
                          ": duplicates are refused (nothing was written)");
-      in.groups.push_back(std::move(g));
     }
     in.listings.push_back(std::move(l));
+    in.gemms.push_back(read_gemm_groups(file, seen_groups));
   }
   return in;
 }
@@ -168,27 +160,20 @@ std::string copy_runs(const std::string& tmp, const MergeInputs& in, int& total)
   return lines;
 }
 
-// Copies the inputs' /comm and /gemm groups into `tmp`, numbered after the ones it holds; returns the
+// Appends the inputs' /comm and /gemm groups to `tmp`, numbered after the ones it holds; returns the
 // report lines and adds the counts to `copied` (by top group).
 std::string copy_comm_groups(const std::string& tmp, const MergeInputs& in, std::map<std::string, int>& copied) {
-  if (in.groups.empty()) return "";
   std::string lines;
-  h5::Id dst = open_results_file(tmp, true);
-  std::map<std::string, int> next;
-  for (const auto& g : in.groups) {
-    if (g.file < in.first_input) continue;  // already in the output
-    if (h5::object_kind(dst.get(), g.top) != h5::ObjectKind::group) h5::create_group(dst.get(), g.top);
-    const h5::Id parent = h5::open_group(dst.get(), g.top);
-    if (!next.count(g.top))
-      for (const auto& name : h5::link_names(parent.get())) next[g.top] = std::max(next[g.top], std::atoi(name.c_str()));
-    const h5::Id src = open_results_file(in.files[g.file], false);
-    const std::string name = run_name(++next[g.top]);
-    if (H5Ocopy(src.get(), (g.top + "/" + g.name).c_str(), parent.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0)
-      h5::fail("copy the /" + g.top + " group " + g.name + " of", in.files[g.file]);
-    lines += "#   " + in.files[g.file] + ": /" + g.top + "/" + g.name + " -> /" + g.top + "/" + name + '\n';
-    ++copied[g.top];
+  for (std::size_t f = in.first_input; f < in.files.size(); ++f) {
+    for (const auto& c : in.listings[f].comms) {
+      lines += "#   " + in.files[f] + ": /comm/" + run_name(c.id) + " -> /comm/" + run_name(append_comm(tmp, c.result)) + '\n';
+      ++copied["comm"];
+    }
+    for (const auto& g : in.gemms[f]) {
+      lines += "#   " + in.files[f] + ": /gemm/" + run_name(g.id) + " -> /gemm/" + run_name(append_gemm(tmp, g.result)) + '\n';
+      ++copied["gemm"];
+    }
   }
-  h5::close_file(dst);
   return lines;
 }
 
@@ -205,6 +190,18 @@ void publish(const std::string& tmp, const std::string& out, bool out_exists) {
   std::remove(tmp.c_str());
 }
 
+// The output is replaced by a file built beside it: both it (--append) and its directory must be
+// writable, or the merge is refused before anything is read.
+void check_writable(const std::string& out, bool out_exists) {
+  if (out_exists && ::access(out.c_str(), W_OK) != 0)
+    throw UsageError("output " + quoted(out, 200) + " is not writable: " + std::strerror(errno));
+  const std::filesystem::path parent = std::filesystem::path(out).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError("the directory " + quoted(dir, 200) + " of output " + quoted(out, 200) +
+                     " is not writable (merge builds the new file beside it): " + std::strerror(errno));
+}
+
 void merge(const MergeSettings& o) {
   // Held from the first read of the output to its replacement: a run --append or another merge
   // --append waits, then works on the new file (ResultsFileLock), instead of losing its runs.
@@ -215,15 +212,17 @@ void merge(const MergeSettings& o) {
   for (const auto& in : o.inputs)
     if (in == o.out || same_file(in, o.out))
       throw UsageError("input " + quoted(in, 200) + " is also the output; name another output file");
+  check_writable(o.out, out_exists);
   // Everything is read and judged before anything is written.
   const MergeInputs in = read_inputs(o, out_exists);
   // Built under a temporary name next to the output, which appears (or is replaced) only when complete.
   const std::string tmp = o.out + ".merge-" + std::to_string(getpid()) + ".tmp";
   std::remove(tmp.c_str());
   try {
-    if (out_exists)
-      std::filesystem::copy_file(o.out, tmp);
-    else
+    std::error_code ec;
+    if (out_exists && !std::filesystem::copy_file(o.out, tmp, ec))
+      throw UsageError("cannot copy " + quoted(o.out, 200) + " to " + quoted(tmp, 200) + " to append to it: " + ec.message());
+    if (!out_exists)
       prepare_results_file(tmp, false);
     int total = 0;
     std::map<std::string, int> copied;

@@ -13,6 +13,7 @@
 #include "analysis/train_cost.hpp"
 #include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
+#include "analysis/limits.hpp"
 #include "analysis/plan/model.hpp"
 #include "analysis/plan/search.hpp"
 #include "analysis/text.hpp"
@@ -101,6 +102,9 @@ plan::Problem problem_of(const PlanSettings& f) {
   pr.allow_cross_node_tp = f.allow_cross_node_tp;
   pr.rank_order = rank_order(f.order);
   if (f.global_batch < 1) throw UsageError("--global-batch is required: the global batch in sequences");
+  if (f.global_batch > analysis::kMaxGlobalBatch)
+    throw UsageError("--global-batch " + std::to_string(f.global_batch) + " is not allowed: expected 1 to " +
+                     std::to_string(analysis::kMaxGlobalBatch) + " sequences (the planner simulates m = B / (b d) micro-batches per candidate)");
   return pr;
 }
 

@@ -25,6 +25,21 @@ const std::vector<std::string>& machine_file_keys() {
   return keys;
 }
 
+// A machine file's number, within what a machine can have so that no rate divides to inf or nan: up
+// to 1e6 of its unit (1 EFLOP/s, 1 PiB, 1 PB/s, 1 s), and from 1e-3 of it (0 where `zero_ok`).
+double machine_number(const std::string& where, const char* key, const std::string& text, bool zero_ok) {
+  double v = 0;
+  try {
+    v = parse_number(text, key, zero_ok);
+  } catch (const UsageError& x) {
+    throw UsageError(where + x.what());
+  }
+  if (v > 1e6 || (v != 0 && v < 1e-3))
+    throw UsageError(where + "key " + quoted(key) + " = " + quoted(text) + " is not allowed: expected " +
+                     (zero_ok ? "0 or " : "") + "0.001 to 1000000");
+  return v;
+}
+
 plan::MachineSpec machine_from_entries(const std::vector<ConfigEntry>& entries, const std::string& file) {
   const std::string label = "--machine " + quoted(file);
   std::map<std::string, const ConfigEntry*> by_key;
@@ -57,13 +72,8 @@ plan::MachineSpec machine_from_entries(const std::vector<ConfigEntry>& entries, 
         throw UsageError(label + ": key " + quoted(key) + " is required (or a `base` preset to start from)");
       return;
     }
-    try {
-      *out = parse_number(it->second->value, key, zero_ok) * scale;
-    } catch (const UsageError& x) {
-      throw UsageError(label + " line " + std::to_string(it->second->line) + ": " + x.what());
-    }
-  };
-  if (auto it = by_key.find("name"); it != by_key.end()) m.name = it->second->value;
+    *out = machine_number(label + " line " + std::to_string(it->second->line) + ": ", key, it->second->value, zero_ok) * scale;
+  };  if (auto it = by_key.find("name"); it != by_key.end()) m.name = it->second->value;
   if (auto it = by_key.find("source"); it != by_key.end()) m.source = it->second->value;
   if (base == by_key.end()) m.peak_flops = m.memory_bytes = m.hbm_bandwidth = m.intra_bandwidth = m.inter_bandwidth = 0;
   number("peak_tflops", 1e12, &m.peak_flops, false);

@@ -101,7 +101,7 @@ void report(const ReportSettings& o) {
     const RunListing listing = list_runs(o.file);
     warn_damaged(o, listing);
     const int traced = traces(o) ? run_for_trace(o, listing) : 0;
-    const std::vector<StoredComm> comms = read_comms(o.file);  // `pipebench comm` results
+    const std::vector<StoredComm> comms = readable_comms(o.file);  // `pipebench comm` results
     JsonDocument doc = listing_document(o.file, listing, &comms);
     if (o.train.tokens > 0) doc.tail["train"] = train_json(runs_of(listing), o.train);
     const auto sink = make_sink(o.format, std::cout, std::cerr, doc);

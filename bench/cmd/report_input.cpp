@@ -115,19 +115,24 @@ TimelineView timeline_of(int id, const RunResult& run) {
   return v;
 }
 
-ReportInput report_input(const std::string& path, const std::vector<int>& timeline_ids) {
-  ReportInput in;
-  in.path = path;
-  in.listing = list_runs(path);
-  const RunListing& l = in.listing;
+std::vector<StoredComm> readable_comms(const std::string& path) {
   try {
-    in.comm = read_comms(path);
+    return read_comms(path);
   } catch (const UsageError&) {
     throw;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pipebench: warning: the communication results of %s are damaged and are left out: %s\n",
                  quoted(path, 200).c_str(), e.what());
   }
+  return {};
+}
+
+ReportInput report_input(const std::string& path, const std::vector<int>& timeline_ids) {
+  ReportInput in;
+  in.path = path;
+  in.listing = list_runs(path);
+  const RunListing& l = in.listing;
+  in.comm = readable_comms(path);
   if (l.runs.empty() && in.comm.empty())
     throw UsageError(quoted(path, 200) + " holds no complete runs, so there is nothing to report");
   std::vector<int> ids = timeline_ids;

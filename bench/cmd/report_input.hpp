@@ -22,6 +22,10 @@ std::optional<analysis::Breakdown> breakdown_of(const RunResult& run);
 // fit the schedule (a damaged or foreign file) are left out.
 TimelineView timeline_of(int id, const RunResult& run);
 
+// The /comm results of `path` for report and compare: when one group is damaged, one warning on
+// stderr and none are kept (the runs are still reported); UsageError as read_comms.
+std::vector<StoredComm> readable_comms(const std::string& path);
+
 // Everything for the report of `path`: the listing, breakdowns, and the timelines of `timeline_ids`
 // (empty: the first run of each schedule). UsageError for a file without complete runs or an id that
 // is not a complete run.

@@ -171,7 +171,7 @@ Sweep prepare(RunSettings& rs, Job& job, const std::function<void()>& start_kokk
                            "optimizer state%s stay%s whole\n", rs.zero, flat->label.c_str(),
                    rs.zero == 1 ? "" : rs.zero == 2 ? " and gradients" : ", gradients and weights", rs.zero == 1 ? "s" : "");
     if (job.rank() == 0) file = check_outputs(rs, sw.plans, local, job.size());
-  }, remove_made);
+  }, remove_made, std::chrono::duration<double>(kResultsReadLimit));
   // Rank 0 alone knows; each configuration's start meeting tells the others (start_configuration).
   sw.done.assign(sw.plans.size(), 0);
   if (job.rank() == 0) {
@@ -343,6 +343,7 @@ void add_run_command(CLI::App& app) {
     rs->model.loss_scaling = rs->loss_scaling;
     rs->model.grad_reduce_bf16 = rs->grad_reduce_bf16;
     check_repeat_flags(*rs);
+    check_timeout(rs->timeout);
     if (!rs->system_file.empty()) rs->system = read_system_file(rs->system_file);
     Job job(true);
     // read when it fires: the results file as it is named once claimed (the default name comes later)

@@ -74,6 +74,8 @@ void write_comm_group(hid_t g, const CommResult& r) {
   h5::write_attr(fit.get(), "points", r.fit.points);
 }
 
+}  // namespace
+
 CommResult read_comm_group(hid_t g) {
   CommResult r;
   r.op = utf8_escaped(h5::read_string_attr(g, "op"));
@@ -114,16 +116,18 @@ CommResult read_comm_group(hid_t g) {
   return r;
 }
 
-}  // namespace
-
 int append_comm(const std::string& path, const CommResult& r) {
   return append_numbered(path, "comm", [&r](hid_t g) { write_comm_group(g, r); });
 }
 
 std::vector<StoredComm> read_comms(const std::string& path) {
-  std::vector<StoredComm> out;
-  read_numbered(path, "comm", [&out](int id, hid_t g) { out.push_back({id, read_comm_group(g)}); });
-  return out;
+  ReadRequest req;  // in the reading process, under its memory limit and watchdog (reader.cpp)
+  req.runs = false;
+  req.comms = true;
+  RunListing l = read_results(path, req);
+  for (const DamagedRun& d : l.damaged_comms)
+    throw Error((d.id == 0 ? std::string("/comm") : "/comm/" + run_name(d.id)) + " of " + quoted(path, 200) + ": " + d.reason);
+  return std::move(l.comms);
 }
 
 }  // namespace pipebench::bench

@@ -57,7 +57,8 @@ int append_comm(const std::string& path, const CommResult& r);
 
 // Every complete /comm group of `path`, by id (none in a file without /comm: versions 1 and 2, or a
 // file with runs only). UsageError for a file that is not a readable results file; Error naming the
-// group for one that is damaged. Incomplete groups (no complete=1) are skipped.
+// group for one that is damaged. Incomplete groups (no complete=1) are skipped. Read in the reading
+// process of read_results (store.hpp), as the runs are.
 std::vector<StoredComm> read_comms(const std::string& path);
 
 }  // namespace pipebench::bench

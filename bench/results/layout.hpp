@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/results/comm_results.hpp"
 #include "bench/results/h5.hpp"
 #include "bench/results/records.hpp"
 
@@ -49,6 +50,9 @@ void write_run_group(hid_t g, const RunResult& run, const RecordTypes& types);
 // A run group read back, checked as it goes; text is made valid UTF-8 (utf8_escaped). Error naming the
 // object when the group is damaged.
 RunResult read_run_group(hid_t g, const RecordTypes& types, bool with_records);
+
+// A /comm group read back (its layout is comm_results.cpp's); Error naming the object when damaged.
+CommResult read_comm_group(hid_t g);
 
 std::string run_name(int id);  // "000042"
 // The run ids under /runs, sorted: link names that are run_name(id) for some id; others are skipped.

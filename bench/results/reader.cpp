@@ -15,6 +15,7 @@
 #include <cstring>
 #include <new>
 
+#include "analysis/text.hpp"
 #include "bench/results/layout.hpp"
 #include "bench/results/store.hpp"
 #include "bench/results/wire.hpp"
@@ -25,22 +26,6 @@ namespace {
 
 std::string damaged_file(const std::string& path, const std::string& why) {
   return "results file '" + path + "' is damaged: " + why;
-}
-
-// A message on one line: control bytes (from a damaged file's names, or the path) escaped as \xHH.
-std::string one_line(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u != 0x7f) {
-      out += c;
-      continue;
-    }
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(u));
-    out += buf;
-  }
-  return out;
 }
 
 // The child's address space: what it has now, plus room for the file read many times over. Reading a
@@ -85,6 +70,9 @@ class Sink {
   virtual void incomplete(int id) = 0;
   virtual void damaged(int id, const std::string& why) = 0;
   virtual void failed(const std::string& usage_message) = 0;  // the whole file
+  virtual void comm_start(int id) = 0;  // about to touch /comm group `id` (0: the /comm group itself)
+  virtual void comm(int id, CommResult&& r) = 0;
+  virtual void comm_damaged(int id, const std::string& why) = 0;
   virtual void end() = 0;
 };
 
@@ -110,15 +98,27 @@ class Collector : public Sink {
     current = 0;
   }
   void failed(const std::string& message) override { failure = one_line(message); }
+  void comm_start(int id) override { current_comm = id; }
+  void comm(int id, CommResult&& r) override { listing.comms.push_back({id, std::move(r)}), current_comm = -1; }
+  void comm_damaged(int id, const std::string& why) override {
+    listing.damaged_comms.push_back({id, one_line(why)}), current_comm = -1;
+  }
   void end() override { ended = true; }
 
   RunListing listing;
+  int current_comm = -1;  // the /comm group started and not finished (0: /comm itself)
   int current = 0;  // the run started and not finished
   bool ended = false;
   std::string failure;
 };
 
+bool g_spin_in_run_1 = false;  // the test hook, in the reading child only
+[[noreturn]] void spin_forever() {
+  for (volatile unsigned long i = 0;; i = i + 1) continue;
+}
+
 void classify_run(hid_t runs, int id, const ReadRequest& req, const RecordTypes& types, Sink& out) {
+  if (id == 1 && g_spin_in_run_1) spin_forever();
   const std::string name = run_name(id);
   if (h5::object_kind(runs, name) != h5::ObjectKind::group) {
     out.damaged(id, "/runs/" + name + " is not a group");
@@ -131,6 +131,37 @@ void classify_run(hid_t runs, int id, const ReadRequest& req, const RecordTypes&
     out.complete(id);
   } else {
     out.run(id, read_run_group(g.get(), types, req.records));
+  }
+}
+
+// The complete /comm groups, by id, up to the first that cannot be read (a group that is not one, or
+// without complete=1, is skipped as the writer may have been cut short before it).
+void read_comm_groups(hid_t file, Sink& out) {
+  out.comm_start(0);
+  h5::Id comm;
+  std::vector<int> ids;
+  try {
+    if (h5::object_kind(file, "comm") != h5::ObjectKind::group) return;  // versions 1 and 2, or runs only
+    comm = h5::open_group(file, "comm");
+    ids = run_ids(comm.get());
+  } catch (const std::bad_alloc&) {
+    return out.comm_damaged(0, "its link table claims more memory than there is");
+  } catch (const std::exception& e) {
+    return out.comm_damaged(0, e.what());
+  }
+  for (int id : ids) {
+    out.comm_start(id);
+    try {
+      const std::string name = run_name(id);
+      if (h5::object_kind(comm.get(), name) != h5::ObjectKind::group) continue;
+      const h5::Id g = h5::open_group(comm.get(), name);
+      if (!h5::has_attr(g.get(), "complete") || h5::read_int_attr(g.get(), "complete") != 1) continue;
+      out.comm(id, read_comm_group(g.get()));
+    } catch (const std::bad_alloc&) {
+      return out.comm_damaged(id, "its tables claim more memory than there is");
+    } catch (const std::exception& e) {
+      return out.comm_damaged(id, e.what());
+    }
   }
 }
 
@@ -157,7 +188,7 @@ void read_into(const std::string& path, const ReadRequest& req, int after, Sink&
   }
   const RecordTypes types;
   for (int id : ids) {
-    if (id <= after) continue;
+    if (id <= after || !req.runs) continue;
     out.start(id);
     try {
       classify_run(runs.get(), id, req, types, out);
@@ -167,12 +198,13 @@ void read_into(const std::string& path, const ReadRequest& req, int after, Sink&
       out.damaged(id, e.what());
     }
   }
+  if (req.comms) read_comm_groups(file.get(), out);
   out.end();
 }
 
 // Messages through the pipe: a tag byte, the run id (int32), the payload's length (uint64), the payload.
 enum Tag : char { kVersion = 'V', kStart = 'S', kRun = 'R', kComplete = 'C', kIncomplete = 'I', kDamaged = 'D',
-                  kFailed = 'F', kEnd = 'E' };
+                  kFailed = 'F', kCommStart = 's', kComm = 'M', kCommDamaged = 'd', kEnd = 'E' };
 
 class PipeSink : public Sink {
  public:
@@ -184,6 +216,9 @@ class PipeSink : public Sink {
   void incomplete(int id) override { send(kIncomplete, id, ""); }
   void damaged(int id, const std::string& why) override { send(kDamaged, id, why); }
   void failed(const std::string& message) override { send(kFailed, 0, message); }
+  void comm_start(int id) override { send(kCommStart, id, ""); }
+  void comm(int id, CommResult&& r) override { send(kComm, id, encode_comm(r)); }
+  void comm_damaged(int id, const std::string& why) override { send(kCommDamaged, id, why); }
   void end() override { send(kEnd, 0, ""); }
 
  private:
@@ -228,6 +263,9 @@ void deliver(std::string& buf, Sink& out) {
       case kIncomplete: out.incomplete(id); break;
       case kDamaged: out.damaged(id, std::string(payload)); break;
       case kFailed: out.failed(std::string(payload)); break;
+      case kCommStart: out.comm_start(id); break;
+      case kComm: out.comm(id, decode_comm(payload)); break;
+      case kCommDamaged: out.comm_damaged(id, std::string(payload)); break;
       case kEnd: out.end(); break;
       default: throw Error("reader: unknown message from the reading process");
     }
@@ -255,10 +293,11 @@ void deliver(std::string& buf, Sink& out) {
     dup2(null, STDERR_FILENO);
   }
   PipeSink sink(fd);
-  // Test hook (tests/cli/results_guard.sh): the reading spins as libhdf5 does on some damaged files.
-  if (const char* t = std::getenv("PIPEBENCH_TEST_READER"); t && std::string(t) == "spin")
-    for (volatile unsigned long i = 0;; i = i + 1) {
-    }
+  // Test hook (tests/cli/results_guard.sh): the reading spins as libhdf5 does on some damaged files,
+  // before anything ("spin") or inside run 1 ("spin-run").
+  const std::string hook = std::getenv("PIPEBENCH_TEST_READER") ? std::getenv("PIPEBENCH_TEST_READER") : "";
+  if (hook == "spin") spin_forever();
+  g_spin_in_run_1 = hook == "spin-run";
   try {
     read_into(path, req, after, sink);
   } catch (...) {
@@ -282,7 +321,8 @@ double default_timeout(const std::string& path) {
 }
 
 // One child: reads from `after` on, feeding `out`. Returns "" when it ended normally, else how it ended.
-std::string run_child(const std::string& path, const ReadRequest& req, int after, Collector& out, bool& forked) {
+std::string run_child(const std::string& path, const ReadRequest& req, int after, Collector& out, bool& forked,
+                      std::chrono::steady_clock::time_point until) {
   int fds[2];
   forked = false;
   if (::pipe(fds) != 0) return "";
@@ -321,7 +361,15 @@ std::string run_child(const std::string& path, const ReadRequest& req, int after
         throw;
       }
       last = std::chrono::steady_clock::now();
-    } else if (std::chrono::duration<double>(std::chrono::steady_clock::now() - last).count() > limit) {
+    }
+    if (std::chrono::steady_clock::now() > until) {  // the whole reading's limit (ReadRequest::limit)
+      kill(pid, SIGKILL);
+      out.failed("results file '" + path + "' could not be read within " + num(req.limit) +
+                 " s (each damaged run costs the reader seconds): repair or replace it");
+      how = "out of time";
+      break;
+    }
+    if (r <= 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - last).count() > limit) {
       kill(pid, SIGKILL);
       char text[64];
       std::snprintf(text, sizeof text, "reading it made no progress for %.0f s", limit);
@@ -349,15 +397,23 @@ RunListing read_results_in_process(const std::string& path, const ReadRequest& r
 RunListing read_results(const std::string& path, const ReadRequest& request) {
   Collector c;
   int after = 0;
+  const auto until = request.limit > 0 ? std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(request.limit))
+                                       : std::chrono::steady_clock::time_point::max();
   while (!c.ended && c.failure.empty()) {
     bool forked = false;
-    const std::string how = run_child(path, request, after, c, forked);
+    const std::string how = run_child(path, request, after, c, forked, until);
     if (!forked) {  // no child process to be had: read here
       read_into(path, request, after, c);
       break;
     }
     if (c.ended || !c.failure.empty()) break;
-    // The child died or hung. Inside a run: that run is damaged, the next child goes on after it.
+    // The child died or hung. Inside the /comm groups, which come after the runs: the group it was
+    // reading is damaged, and the reading ends there.
+    if (c.current_comm >= 0) {
+      c.comm_damaged(c.current_comm, how);
+      break;
+    }
+    // Inside a run: that run is damaged, the next child goes on after it.
     if (c.current == 0) throw UsageError(damaged_file(path, how));
     const int id = c.current;
     c.damaged(id, how);

@@ -1,5 +1,7 @@
 #include "bench/results/records.hpp"
 
+#include "analysis/text.hpp"
+
 namespace pipebench::bench {
 
 const char* comm_kind_name(CommKind k) {
@@ -28,25 +30,6 @@ const char* comm_group_name(CommGroup g) {
   return "?";
 }
 
-namespace {
-// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlong forms, no surrogates,
-// nothing above U+10FFFF), or 0 where the bytes there are not one.
-std::size_t utf8_length(const std::string& s, std::size_t i) {
-  const auto at = [&s](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = at(i);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-  else return 0;
-  if (i + n > s.size() || at(i + 1) < lo || at(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < n; ++k)
-    if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
-  return n;
-}
-}  // namespace
 
 std::string utf8_escaped(const std::string& s) {
   std::string out;

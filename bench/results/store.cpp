@@ -85,6 +85,7 @@ PreparedFile prepare_results_file(const std::string& path, bool append) {
   // The whole file is read (in a child process) so that a damaged one is refused before the sweep.
   ReadRequest req;
   req.to_append = true;
+  req.limit = kResultsReadLimit;
   out.listing = read_results(path, req);
   check_for_append(path);
   return out;

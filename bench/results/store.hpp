@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/results/comm_results.hpp"
 #include "bench/results/records.hpp"
 
 namespace pipebench::bench {
@@ -26,8 +27,14 @@ inline constexpr std::int64_t kOldestReadableSchemaVersion = 1;
 // `append` an existing file is checked read-only (a sound pipebench results file of this schema
 // version, writable) and a missing one is created. UsageError naming the file otherwise. Returns what
 // the file holds (for --resume), with `created` set when this call made the file.
+// The reading of an existing file takes at most kResultsReadLimit seconds (UsageError past it).
 struct PreparedFile;  // below
 PreparedFile prepare_results_file(const std::string& path, bool append);
+// The longest prepare_results_file reads an existing file (--append) for: each damaged run can cost
+// the reader's give-up (ReadRequest::idle_timeout), so the whole reading is bounded too. The other
+// ranks of a job wait this much longer for the check in which rank 0 reads it (Job::check's grace), so
+// that a slow reading does not make them blame a healthy rank 0 under a short --timeout.
+inline constexpr double kResultsReadLimit = 60;
 // Creates a new empty results file named `stem` + ".h5", or `stem`-2.h5, -3, ... when that exists
 // (two sweeps started in the same second); returns its name. UsageError when none can be made.
 std::string create_unique_results_file(const std::string& stem);
@@ -78,6 +85,9 @@ struct RunListing {
   std::vector<int> complete;         // ids of every complete run, read or not (ReadRequest::only)
   std::vector<int> incomplete;       // ids of run groups without complete=1 (ignored)
   std::vector<DamagedRun> damaged;   // ids of run groups that cannot be read (skipped)
+  std::vector<StoredComm> comms;     // complete /comm groups read (ReadRequest::comms), by id
+  std::vector<DamagedRun> damaged_comms;  // the /comm group that could not be read (id 0: the /comm
+                                          // group itself); the reading stops at the first
 };
 
 struct PreparedFile {
@@ -95,8 +105,11 @@ struct ReadRequest {
   bool records = false;       // also read the action and comm tables
   int only = 0;               // read only this run; the others are just classified (0: read all)
   bool to_append = false;     // refuse a schema version that runs are not appended to
+  bool runs = true;           // read /runs (false: only the root and, with `comms`, /comm)
+  bool comms = false;         // also read the /comm groups, after the runs
   double idle_timeout = 0;    // seconds without progress before the reading process is stopped
                               // (0: 3 s plus 1 s per 10 MB of file)
+  double limit = 0;           // seconds for the whole reading (0: none); past it UsageError
 };
 RunListing read_results(const std::string& path, const ReadRequest& request = {});
 // The same in this process, without the child: the structure checks still hold, but a fault inside

@@ -44,6 +44,9 @@ class Out {
       put(v);
     }
   }
+  // The comm tables' plain structs, byte for byte.
+  void put_other(const CommBenchRow& r) { s_.append(reinterpret_cast<const char*>(&r), sizeof r); }
+  void put_other(const CommFit& f) { s_.append(reinterpret_cast<const char*>(&f), sizeof f); }
   template <class Record>
   void put_other(const Record& r) {
     for_each_field<Record>([&](const auto& fd) { put(r.*fd.member); });
@@ -101,6 +104,15 @@ class In {
       get(m[k]);
     }
   }
+  template <class Plain>
+  void get_plain(Plain& p) {
+    static_assert(std::is_trivially_copyable_v<Plain>);
+    need(sizeof p);
+    std::memcpy(&p, b_.data(), sizeof p);
+    b_.remove_prefix(sizeof p);
+  }
+  void get_other(CommBenchRow& r) { get_plain(r); }
+  void get_other(CommFit& f) { get_plain(f); }
   template <class Record>
   void get_other(Record& r) {
     for_each_field<Record>([&](const auto& fd) { get(r.*fd.member); });
@@ -138,6 +150,30 @@ RunResult decode_run(std::string_view bytes) {
   in.get(run.steps);
   if (!in.done()) throw Error("reader: a run from the reading process has bytes left over");
   return run;
+}
+
+std::string encode_comm(const CommResult& c) {
+  Out o;
+  for (const std::string* s : {&c.op, &c.group, &c.backend, &c.mapping}) o.put(*s);
+  for (const std::int64_t* n : {&c.groups, &c.group_size, &c.one_group}) o.put(*n);
+  o.put(c.config);
+  o.put(c.metadata);
+  o.put(c.rows);
+  o.put(c.fit);
+  return o.take();
+}
+
+CommResult decode_comm(std::string_view bytes) {
+  In in(bytes);
+  CommResult c;
+  for (std::string* s : {&c.op, &c.group, &c.backend, &c.mapping}) in.get(*s);
+  for (std::int64_t* n : {&c.groups, &c.group_size, &c.one_group}) in.get(*n);
+  in.get(c.config);
+  in.get(c.metadata);
+  in.get(c.rows);
+  in.get(c.fit);
+  if (!in.done()) throw Error("reader: a /comm group from the reading process has bytes left over");
+  return c;
 }
 
 }  // namespace pipebench::bench

@@ -33,7 +33,7 @@ namespace {
   if (!what.empty()) {
     // Timeouts already say which rank waited; do not say it twice.
     const std::string prefix = what.rfind("rank ", 0) == 0 ? "" : "rank " + std::to_string(world_rank()) + ": ";
-    std::fprintf(stderr, "pipebench: error: %s%s\n", prefix.c_str(), what.c_str());
+    std::fprintf(stderr, "pipebench: error: %s%s\n", prefix.c_str(), one_line(what).c_str());
   }
   std::fflush(stderr);
   // The launcher forwards a rank's stderr asynchronously and drops what it has not forwarded when the
@@ -138,7 +138,7 @@ Job::~Job() {
 void Job::refuse(const std::string& msg, const std::function<void()>& undo) {
   if (rank_ == 0) {
     if (undo) undo();
-    std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : msg.c_str());
+    std::fprintf(stderr, "pipebench: error: %s\n", msg.empty() ? "see the other ranks" : one_line(msg).c_str());
   }
   roll_.reset();
   world_.reset();
@@ -147,7 +147,8 @@ void Job::refuse(const std::string& msg, const std::function<void()>& undo) {
   throw ExitCode{2};
 }
 
-void Job::check(const std::string& meeting, const std::function<void()>& checks, const std::function<void()>& undo) {
+void Job::check(const std::string& meeting, const std::function<void()>& checks, const std::function<void()>& undo,
+                std::chrono::duration<double> grace) {
   int bad = 0;
   std::string msg;
   try {
@@ -163,7 +164,7 @@ void Job::check(const std::string& meeting, const std::function<void()>& checks,
     return;
   }
   // A named, timed meeting rather than MPI_Allreduce: a rank that never comes is named, not waited for.
-  if (roll_->meet(meeting, bad)) refuse(msg, undo);
+  if (roll_->meet(meeting, bad, grace)) refuse(msg, undo);
 }
 
 void Job::open_world(const comm::CommOptions& options) {

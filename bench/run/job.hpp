@@ -92,7 +92,10 @@ class Job {
   // the verdict. Either way, when any rank failed: `undo` runs on rank 0 (what its checks made, say a
   // results file, is removed), rank 0 prints its message ("see the other ranks" when only others
   // failed), MPI ends and every rank throws ExitCode{2}.
-  void check(const std::string& meeting, const std::function<void()>& checks, const std::function<void()>& undo = {});
+  // `grace`: how much longer the others wait for rank 0's verdict (Roll::meet), where its checks read
+  // the results file to append to (kResultsReadLimit).
+  void check(const std::string& meeting, const std::function<void()>& checks, const std::function<void()>& undo = {},
+             std::chrono::duration<double> grace = {});
   // The world communicator on the MPI backend, with `options`' waits, and its Roll; a failure here ends
   // the job (abort_job). Every wait from here on is timed and names the rank it waited for.
   void open_world(const comm::CommOptions& options);

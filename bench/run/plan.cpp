@@ -209,16 +209,13 @@ Times check_settings(const RunSettings& rs, int world_size) {
   need_unit(y.times.tb, "--tb");
   need_unit(y.times.tw, "--tw");
   if (y.times.t_overlap.value >= 0) need_unit(y.times.t_overlap, "--t-overlap");
-  need_unit(rs.timeout, "--timeout");
   // One message is one MPI call, whose count is an int (comm/mpi_communicator.cpp).
   if (y.p2p_bytes > 2147483647ull)
     throw UsageError("--p2p-bytes " + std::to_string(y.p2p_bytes) + " is not allowed: at most 2147483647 bytes (2 GiB - 1), MPI's message size limit");
   // A timeout shorter than a poll can resolve blames a healthy rank; a poll longer than the timeout
   // defeats it (docs/run.md "Bounds").
+  check_timeout(rs.timeout);
   const double timeout = rs.timeout.value;
-  if (timeout < kMinTimeout || timeout > kMaxTimeout)
-    throw UsageError("--timeout " + quoted(to_text(rs.timeout)) + " is not allowed: expected a time from " +
-                     to_text(seconds(kMinTimeout)) + " to " + to_text(seconds(kMaxTimeout)) + " (7 days)");
   const long long max_poll_us = static_cast<long long>(timeout * 1e6 / kPollsPerTimeout);
   if (rs.poll_us < 1 || rs.poll_us > max_poll_us)
     throw UsageError("--poll-us " + quoted(std::to_string(rs.poll_us)) + " is not allowed with --timeout " +
@@ -282,6 +279,17 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
                      std::to_string(s.stages_per_pipe()) + " stages (p*v)");
   // All ones is what no list means: the same configuration, the same key.
   if (std::all_of(cost.begin(), cost.end(), [](double k) { return k == 1.0; })) pl.times.stage_cost.clear();
+  // A synthetic action is one sleep that neither a stop nor the next rank's wait can cut short: one
+  // longer than --timeout makes that rank blame this one, and defers a stop past its deadline.
+  if (rs.workload == WorkloadKind::synthetic) {
+    const Times& t = pl.times;
+    const double widest = std::max({t.tf, t.tb, t.t_overlap}) / s.v() *
+                          (cost.empty() ? 1.0 : *std::max_element(cost.begin(), cost.end()));
+    if (widest >= rs.timeout.value)
+      throw UsageError("its longest synthetic action takes " + to_text(seconds(widest)) + " (--tf, --tb, --t-overlap / v" +
+                       std::string(cost.empty() ? "" : " times --stage-cost") + "), not less than --timeout " +
+                       to_text(rs.timeout) + ": the rank waiting for it would time out; give a longer --timeout");
+  }
   pl.model = rs.model;
   pl.model.tp_size = pl.mapping.t;
   pl.model.context_parallel = rs.cp;
@@ -439,6 +447,13 @@ void check_memory(const std::vector<Plan>& plans, double per_rank_bytes) {
                        " (weights, gradients and peak activations; a smaller model, more stages or --recompute would fit)");
     }
   }
+}
+
+void check_timeout(const Duration& t) {
+  if (!t.has_unit) throw UsageError("--timeout " + quoted(to_text(t)) + " needs a unit: s, ms, us or ns (e.g. 60s)");
+  if (t.value < kMinTimeout || t.value > kMaxTimeout)
+    throw UsageError("--timeout " + quoted(to_text(t)) + " is not allowed: expected a time from " +
+                     to_text(seconds(kMinTimeout)) + " to " + to_text(seconds(kMaxTimeout)) + " (7 days)");
 }
 
 }  // namespace pipebench::bench

@@ -162,3 +162,9 @@ set_tests_properties(cli.comm_stopped_rank_polled PROPERTIES ENVIRONMENT PIPEBEN
 # -I takes nccl-tests' 0 or 1 only.
 pipebench_cli_test(comm_per_iter_range RC 2 MATCH "^pipebench: error: --per_iter_timing '2' is not allowed: expected [^\n]*\n$"
   ARGS comm -I 2)
+
+# Issue 27: comm's --timeout has run's bound and check (bench/run/plan.hpp check_timeout), before MPI starts.
+pipebench_cli_test(comm_timeout_too_short RC 2
+  MATCH "^pipebench: error: --timeout '1e-9ns' is not allowed: expected a time from 1s to 604800s \\(7 days\\)\n$"
+  ARGS comm all_reduce --timeout 1e-9ns)
+pipebench_cli_test(comm_timeout_without_unit RC 2 MATCH "^pipebench: error: --timeout '5' needs a unit" ARGS comm --timeout 5)

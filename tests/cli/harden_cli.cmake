@@ -11,7 +11,7 @@ file(WRITE ${_gen}/bom.toml "${_bom}[run]\nsteps = 1\n")
 
 # Item 2: a timeout one poll cannot resolve, or a poll that outlasts the timeout, is refused up front.
 pipebench_mpirun_test(harden_timeout_too_short NP 1 RC 2 ONCE "pipebench: error:"
-  MATCH "--timeout '1e-9ns' is not allowed: expected a time from 1ms to 604800s \\(7 days\\)\n$" ARGS --timeout 1e-9ns -o never.h5)
+  MATCH "--timeout '1e-9ns' is not allowed: expected a time from 1s to 604800s \\(7 days\\)\n$" ARGS --timeout 1e-9ns -o never.h5)
 pipebench_mpirun_test(harden_timeout_too_long NP 1 RC 2 MATCH "--timeout '700000s' is not allowed"
   ARGS --timeout 700000s -o never.h5)
 pipebench_mpirun_test(harden_poll_longer_than_timeout NP 2 RC 2 ONCE "pipebench: error:"
@@ -138,3 +138,9 @@ if(NOT PIPEBENCH_SANITIZE)
                    -DWORKDIR=${CMAKE_CURRENT_BINARY_DIR}/cli_work -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect.cmake)
   set_tests_properties(cli.harden_out_of_memory PROPERTIES LABELS unit TIMEOUT 60)
 endif()
+
+# Issue 27: newlines, ESC, CR and bytes that are not UTF-8 in user text are escaped in every message
+# (tests/cli/raw_bytes.sh).
+add_test(NAME cli.raw_bytes COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/raw_bytes.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
+                                    ${CMAKE_CURRENT_BINARY_DIR}/cli_work/raw_bytes)
+set_tests_properties(cli.raw_bytes PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)

@@ -13,7 +13,19 @@ add_test(NAME cli.merge_concurrent
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/results_guard.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/merge_concurrent merge)
 set_tests_properties(cli.merge_concurrent PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 120)
+add_test(NAME cli.append_slow_reading
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/results_guard.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/append_slow append)
+set_tests_properties(cli.append_slow_reading PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 120)
 add_test(NAME cli.failed_writes
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/results_guard.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/failed_writes writes)
 set_tests_properties(cli.failed_writes PROPERTIES LABELS unit TIMEOUT 60 FIXTURES_REQUIRED report_files)
+
+# Issue 27: /comm groups are read in the forked reader too: 200 byte-flipped files (fixed seeds) through
+# report, compare, merge and plan --calibrate end in exit 0 or 2, never a crash, in bounded time and memory.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME cli.comm_flips
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli/comm_flips.py $<TARGET_FILE:pipebench>
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/comm_flips)
+set_tests_properties(cli.comm_flips PROPERTIES LABELS unit TIMEOUT 300 FIXTURES_REQUIRED report_files)

@@ -115,3 +115,11 @@ pipebench_cli_test(plan_negative_tokens RC 2
 pipebench_cli_test(plan_negative_price RC 2
   MATCH "^pipebench: error: --gpu-hour-price '-3' is not allowed: expected a decimal number >= 0 and <= 1e\\+09\n$"
   ARGS plan --model gpt3-175b --machine h100-80gb --gpus 64 --gpu-hour-price -3)
+
+# Issue 27: unbounded work for allowed inputs is refused at once, one line.
+pipebench_cli_test(plan_global_batch_too_large RC 2
+  MATCH "^pipebench: error: --global-batch 16777216 is not allowed: expected 1 to 65536 sequences"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 16777216)
+pipebench_cli_test(plan_machine_tiny_peak RC 2
+  MATCH "^pipebench: error: --machine '[^']*tiny_peak.toml' line 2: key 'peak_tflops' = '1e-308' is not allowed: expected 0.001 to 1000000\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --machine ${CMAKE_CURRENT_SOURCE_DIR}/cli/tiny_peak.toml)

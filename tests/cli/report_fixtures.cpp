@@ -2,8 +2,8 @@
 // binary file is committed: results.h5 (runs 1 and 2 complete, run 3 cut short), schema99.h5 (another
 // schema version), plain.h5 (HDF5 but not pipebench), notes.txt (not HDF5), damaged.h5 (runs 1-3, run 2
 // damaged: its ranks table is a group) and odd.h5 (metadata that is not UTF-8, written raw as another
-// tool would) and notgroup.h5 (a pipebench version attribute, but /runs is a dataset), comm.h5 (a run
-// and a /comm group, for merge). For
+// tool would) and notgroup.h5 (a pipebench version attribute, but /runs is a dataset), comm.h5 (a
+// transformer run and a /comm group, for merge and plan --calibrate). For
 // report --html and compare (tests/cli/report_html.cmake): empty.h5 (no runs), v2.h5 (one run as
 // schema version 2 wrote it: no variability), compare_b.h5 (results.h5's runs measured again on
 // another CPU: run 1 slower beyond the noise, run 2 within it, and one more configuration) and
@@ -156,24 +156,6 @@ int main(int argc, char** argv) {
       b::h5::close_file(f);
     }
 
-    // comm.h5: one run and one /comm group as `pipebench comm` writes it (tests/cli/merge.sh copies it).
-    const std::string comm = (dir / "comm.h5").string();
-    b::append_run(comm, b::testing::sample_run("with comm"));
-    {
-      b::h5::Id f = b::h5::open_file(comm, true);
-      b::h5::Id top = b::h5::create_group(f.get(), "comm");
-      b::h5::Id g = b::h5::create_group(top.get(), "000001");
-      b::h5::write_attr(g.get(), "op", std::string("all_reduce"));
-      b::h5::write_attr(g.get(), "group", std::string("world"));
-      b::h5::write_attr(g.get(), "group_size", std::int64_t{4});
-      b::h5::Id meta = b::h5::create_group(g.get(), "metadata");
-      b::h5::write_attr(meta.get(), "date_utc", std::string("2026-11-30T12:00:00Z"));
-      const double rows[2] = {8, 1024};
-      b::h5::write_table(g.get(), "rows", H5T_NATIVE_DOUBLE, rows, 2);
-      b::h5::write_attr(g.get(), "complete", std::int64_t{1});
-      b::h5::close_file(f);
-    }
-
     b::prepare_results_file((dir / "empty.h5").string(), false);
 
     const std::string v2 = (dir / "v2.h5").string();
@@ -213,6 +195,12 @@ int main(int argc, char** argv) {
 
     write_comm((dir / "comm_a.h5").string(), 1.0);
     write_comm((dir / "comm_b.h5").string(), 2.0);
+    // comm.h5: comm_a.h5's /comm group and a transformer run with FLOP counts (tests/cli/merge.sh
+    // copies it, `plan --calibrate` takes it, tests/cli/comm_flips.py flips its bytes).
+    write_comm((dir / "comm.h5").string(), 1.0);
+    b::RunResult transformer = b::testing::sample_run("with comm");
+    transformer.config["workload"] = "transformer";
+    b::append_run((dir / "comm.h5").string(), transformer);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "report_fixtures: %s\n", e.what());
     return 1;

@@ -6,6 +6,9 @@
 #   writes     output that cannot be written (stdout on /dev/full, a file past `ulimit -f`) is one
 #              line and exit 2, no SIGXFSZ death, no temporary file left; --inject-failure (a test
 #              hook) is refused in a --config file
+#   append     a run 1 that the reader gives up on after 3 s (PIPEBENCH_TEST_READER=spin-run) in the file
+#              of a `run --append --timeout 1s`: the other rank waits for rank 0's reading, the job
+#              appends its run (exit 0) and warns of the damaged one, instead of blaming rank 0 and exit 1
 #   merge      concurrent `merge --append` into one output, and a `run --append` among them, all
 #              succeed and the output holds every run of all of them (the file lock)
 # Usage: results_guard.sh PIPEBENCH MPIEXEC FIXTURE_DIR WORKDIR CASE
@@ -55,11 +58,37 @@ writes)
   [ $rc -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "cannot write --html 'big.html': File too large" err.txt ||
     fail "report --html past ulimit -f: exit $rc, said: $(cat err.txt)"
   [ -z "$(ls | grep -v -x -e results.h5 -e compare_b.h5 -e out.txt -e err.txt)" ] || fail "left behind: $(ls)"
+  # merge --append onto a read-only output, or into a read-only directory: one line, exit 2 (was exit 1
+  # with a raw "filesystem error"). Root writes anyway: as root, the merge runs as nobody.
+  AS=()
+  [ "$(id -u)" = 0 ] && AS=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  mkdir ro && cp "$FIX/results.h5" ro/out.h5 && cp "$FIX/odd.h5" ro/odd.h5 && chmod 444 ro/out.h5 && chmod 755 ro
+  [ "$(id -u)" = 0 ] && chown -R 65534 ro
+  "${AS[@]}" "$B" merge --append ro/out.h5 ro/odd.h5 >out.txt 2>err.txt; rc=$?
+  [ $rc -eq 2 ] && [ "$(cat err.txt)" = "pipebench: error: output 'ro/out.h5' is not writable: Permission denied" ] ||
+    fail "merge --append onto a read-only file: exit $rc, said: $(cat err.txt)"
+  chmod 644 ro/out.h5 && chmod 555 ro
+  "${AS[@]}" "$B" merge --append ro/out.h5 ro/odd.h5 >out.txt 2>err.txt; rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "^pipebench: error: the directory 'ro' of output 'ro/out.h5' is not writable" err.txt ||
+    fail "merge --append in a read-only directory: exit $rc, said: $(cat err.txt)"
+  chmod 755 ro && rm -rf ro
   printf '[run]\ninject-failure = "1:1:0:hang"\n' >hook.toml
   "$B" --config hook.toml run >out.txt 2>err.txt; rc=$?
   [ $rc -eq 2 ] && grep -q "key 'inject-failure' is a test hook and only allowed on the command line" err.txt ||
     fail "--inject-failure in a config file: exit $rc, said: $(cat err.txt)"
-  echo "ok: failed writes exit 2 with one line; --inject-failure refused in a config file"
+  echo "ok: failed writes exit 2 with one line, merge --append onto a read-only file or directory too; --inject-failure refused in a config file"
+  ;;
+append)
+  Q=(--tf 100us --tb 200us --tw 100us --warmup 0 --steps 1 --schedule 1f1b -m 4)
+  "$MPIEXEC" -n 2 "$B" run "${Q[@]}" -o f.h5 >/dev/null 2>&1 || fail "the first run"
+  PIPEBENCH_TEST_READER=spin-run timeout 60 "$MPIEXEC" -n 2 "$B" run "${Q[@]}" --timeout 1s --append -o f.h5 >out.txt 2>err.txt
+  rc=$?
+  [ $rc -eq 0 ] || fail "a healthy job appending to a file with a slow damaged run: exit $rc: $(cat err.txt)"
+  grep -q "^pipebench: warning: run 1 of 'f.h5' is damaged and is left as it is: reading it made no progress for 3 s$" err.txt ||
+    fail "warning: $(cat err.txt)"
+  n=$("$B" report f.h5 2>/dev/null | sed -n 's/^# pipebench results .*: \([0-9]*\) complete run(s).*/\1/p')
+  [ "$n" = 2 ] || fail "f.h5 holds $n complete runs, expected 2"
+  echo "ok: a run --append --timeout 1s waited for rank 0's 3 s reading and appended its run"
   ;;
 merge)
   Q=(--tf 100us --tb 200us --tw 100us --warmup 0 --steps 1 --schedule 1f1b)

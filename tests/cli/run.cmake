@@ -82,3 +82,9 @@ pipebench_mpirun_test(run_repeats_olympic NP 2 RC 0
        --system ${CMAKE_CURRENT_SOURCE_DIR}/data/system.toml -o rep.h5
   THEN report rep.h5 --run 1
   THEN_MATCH "; 3 repeats, scoring olympic.*#   statistic: olympic mean of 3 repeats' medians over timed steps\n.*#   system.cooling: air\n.*#   system.system_name: test-vm\n")
+
+# Issue 27: a synthetic action longer than --timeout (here 16777217 x 1 ms = 4.7 h) cannot work: the rank
+# waiting for it would time out, and a stop would wait for it; refused before anything runs.
+pipebench_mpirun_test(run_action_longer_than_timeout NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "configuration [^:]*: its longest synthetic action takes [^ ]+ \\(--tf, --tb, --t-overlap / v times --stage-cost\\), not less than --timeout 60s"
+  ARGS --schedule 1f1b -m 2 --tf 1ms --tb 2ms --tw 1ms --stage-cost 16777217,1 -o never.h5)
