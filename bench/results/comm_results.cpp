@@ -5,8 +5,10 @@
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
 #include "bench/results/h5.hpp"
+#include "bench/results/layout.hpp"
 #include "bench/results/numbered.hpp"
 #include "bench/results/records.hpp"
+#include "bench/results/store.hpp"
 #include "comm/bench_ops.hpp"
 
 namespace pipebench::bench {

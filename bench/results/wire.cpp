@@ -160,6 +160,7 @@ std::string encode_comm(const CommResult& c) {
   o.put(c.metadata);
   o.put(c.rows);
   o.put(c.fit);
+  o.put(c.iter_us);
   return o.take();
 }
 
@@ -172,6 +173,7 @@ CommResult decode_comm(std::string_view bytes) {
   in.get(c.metadata);
   in.get(c.rows);
   in.get(c.fit);
+  in.get(c.iter_us);
   if (!in.done()) throw Error("reader: a /comm group from the reading process has bytes left over");
   return c;
 }

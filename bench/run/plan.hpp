@@ -137,6 +137,12 @@ std::string run_order(const RunSettings& s);
 // The rank grid of a mapping: t x cp x p x d under run_order (the Grid checks the order string).
 topology::Grid run_grid(const RunSettings& s, const Mapping& m);
 
+// The MoE flags: only with the transformer, all but --experts only with experts, E split evenly over ep
+// (bench/run/plan_axes.cpp). UsageError naming the flag.
+void check_moe(const RunSettings& rs);
+// --context-parallel and its flags: the transformer over MPI only, a cp that divides the job.
+void check_context_parallel(const RunSettings& rs, int world_size);
+
 // --timeout of `run` and `comm`, before MPI starts: a time with a unit from kMinTimeout to kMaxTimeout;
 // UsageError naming it otherwise.
 void check_timeout(const Duration& timeout);
