@@ -161,7 +161,7 @@ PartCosts layer_part(const Problem& pr, const Layout& l, const AxisStrides& stri
         tf::cp_sent_per_layer(md, split, tf::CpExchange::allgather, l.recompute, tf::Convention::megatron, 1);
     const bool inter = std::int64_t{l.t} * l.cp > node_gpus(pr);
     const double g = collective(mc, inter, kv, l.cp, 1);
-    p.ops.push_back(comm_cost("cp-allgather-kv", "cp", g, g * static_cast<double>(sent.backward) / sent.forward));
+    p.ops.push_back(comm_cost("cp-allgather-kv", "cp", g, g * static_cast<double>(sent.backward) / static_cast<double>(sent.forward)));
   }
   total(p, l.tp_overlap, l.async_tp);
   return p;

@@ -217,6 +217,22 @@ TEST(ContextParallel, MatchesWithSequenceParallelZero1TiedEmbeddingsAndRecomputa
   }
 }
 
+// Every schedule of the catalog over the pipelined layouts (p = 2): the exchange sits inside a stage's
+// attention, so the order of the actions (interleaved chunks, split W, V shapes, DualPipe's two copies)
+// must not change a bit of it.
+TEST(ContextParallel, MatchesTheWholeModelUnderEverySchedule) {
+  for (const auto& l : layouts_of_this_world()) {
+    if (l.p == 1) continue;
+    for (const analysis::ScheduleRow& row : analysis::schedule_catalog()) {
+      SCOPED_TRACE(name_of(l) + " " + row.name);
+      Options o;
+      o.schedule = row.name;
+      o.steps = 2;
+      matches(l, o, row.pipes == 2 ? 2 * l.p : 4 * l.p);
+    }
+  }
+}
+
 TEST(ContextParallel, ARingWithoutOneStepDoesNotMatch) {
   for (const auto& l : layouts_of_this_world()) {
     SCOPED_TRACE(name_of(l));
