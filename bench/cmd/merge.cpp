@@ -45,22 +45,28 @@ std::string identity(const RunResult& run) {
   return id;
 }
 
+// The config and metadata entries of a /comm or /gemm group, one line each: the part of its identity the
+// two kinds share.
+std::string settings_identity(const std::map<std::string, std::string>& config,
+                              const std::map<std::string, std::string>& metadata) {
+  std::string id;
+  for (const auto& [k, v] : config) id += "config/" + k + '=' + v + '\n';
+  for (const auto& [k, v] : metadata) id += "metadata/" + k + '=' + v + '\n';
+  return id;
+}
+
 // What tells one invocation of `pipebench comm` from another: every attribute but complete, and the
 // whole of its config and metadata.
 std::string comm_identity(const CommResult& r) {
   std::string id = r.op + '\n' + r.group + '\n' + r.backend + '\n' + r.mapping + '\n' + std::to_string(r.groups) + '\n' +
                    std::to_string(r.group_size) + '\n' + std::to_string(r.one_group) + '\n';
-  for (const auto& [k, v] : r.config) id += "config/" + k + '=' + v + '\n';
-  for (const auto& [k, v] : r.metadata) id += "metadata/" + k + '=' + v + '\n';
-  return id;
+  return id + settings_identity(r.config, r.metadata);
 }
 
 // What tells one `pipebench gemm` sweep from another: its precision, config, metadata and rows.
 std::string gemm_identity(const GemmResult& r) {
   std::string id = "gemm\n" + r.precision + '\n' + std::to_string(r.rows.size()) + '\n';
-  for (const auto& [k, v] : r.config) id += "config/" + k + '=' + v + '\n';
-  for (const auto& [k, v] : r.metadata) id += "metadata/" + k + '=' + v + '\n';
-  return id;
+  return id + settings_identity(r.config, r.metadata);
 }
 
 bool same_file(const std::string& a, const std::string& b) {
