@@ -31,6 +31,7 @@
 #include "bench/run/device_check.hpp"
 #include "bench/run/job.hpp"
 #include "bench/run/plan.hpp"
+#include "bench/run/repeat_order.hpp"
 #include "bench/run/stop.hpp"
 #include "kernels/device.hpp"
 #include "kernels/transformer_workload.hpp"
@@ -187,16 +188,35 @@ Sweep prepare(RunSettings& rs, Job& job, const std::function<void()>& start_kokk
   return sw;
 }
 
+// Where a sweep stands, on every rank: which configurations were skipped (--resume; every rank learns
+// it at the configuration's first visit) and written, and on rank 0 the measured repeats that wait for
+// the configuration's last one.
+struct Progress {
+  explicit Progress(int n) : skipped(n, 0), written(n, 0), pending(n) {}
+  std::vector<char> skipped, written;
+  std::vector<std::vector<Measurement>> pending;
+  int visits_run = 0, configurations_written = 0;
+  int warmed = -1;       // the configuration the job warm-up ran before, -1: none yet
+  double warm_seconds = 0;
+};
+
 // After a stop (bench/run/stop.hpp), rank 0 says where the sweep stopped and how to complete it.
-void report_stop(const RunSettings& rs, const Sweep& sw, int signal, int at, bool abandoned, int written) {
+void report_stop(const RunSettings& rs, const Sweep& sw, const Progress& pr, int signal, const Visit& at, bool abandoned) {
   const int n = static_cast<int>(sw.plans.size());
   int missing = 0;
-  for (int k = at; k < n; ++k) missing += sw.done[k] ? 0 : 1;
+  for (int k = 0; k < n; ++k) missing += sw.done[k] || pr.written[k] ? 0 : 1;
+  const std::string repeat = rs.repeats > 1 ? ", repeat " + std::to_string(at.repeat + 1) + " of " + std::to_string(rs.repeats) : "";
+  // A configuration is written with its last repeat: the repeats measured of the others are dropped.
+  std::size_t dropped = 0;
+  for (const auto& p : pr.pending) dropped += p.size();
+  const std::string lost = dropped > 0 ? " (" + std::to_string(dropped) + " measured repeat(s) of them dropped: a configuration is written with its last repeat)" : "";
   std::fprintf(stderr,
-               "pipebench: stopped by %s %s configuration %d of %d%s: %d configuration(s) written to %s by this "
-               "sweep, %d missing; the same command with --append --resume runs exactly those (exit code %d)\n",
-               signal_name(signal), abandoned ? "during" : "before", at + 1, n, abandoned ? " (abandoned, not written)" : "",
-               written, rs.out.c_str(), missing, kStoppedExitCode);
+               "pipebench: stopped by %s %s configuration %d of %d%s%s: %d configuration(s) written to %s by this "
+               "sweep, %d missing%s; the same command with --append --resume runs exactly those (exit code %d)\n",
+               signal_name(signal), abandoned ? "during" : "before", at.config + 1, n, repeat.c_str(),
+               abandoned ? " (abandoned, not written)" : "", pr.configurations_written, rs.out.c_str(), missing,
+               lost.c_str(),
+               kStoppedExitCode);
 }
 
 // The job's cold start (BLAS and OpenMP thread pools, first-touch page faults, MPI connections, the
@@ -214,29 +234,15 @@ double job_warmup(const RunSettings& rs, const Plan& pl, SweepComms& sweep) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The configuration --repeats times, each with its own warm-up (after the job's, for the first one);
-// rank 0 gets them combined and scored (bench/results/steps.hpp), with the simulated replay of the
-// repeat whose records are kept.
-std::optional<Measurement> run_repeats(const RunSettings& rs, const Plan& pl, SweepComms& sweep, bool first) {
-  const double warm = first && rs.job_warmup > 0 ? job_warmup(rs, pl, sweep) : 0;
-  std::vector<Measurement> all;
-  for (int r = 0; r < rs.repeats; ++r) {
-    std::optional<Measurement> m = run_configuration(rs, pl, sweep);
-    if (m) all.push_back(std::move(*m));
-  }
-  if (all.empty()) return std::nullopt;
-  std::optional<Measurement> out;
-  if (all.size() == 1 && rs.scoring == kScoringMedian) {
-    out = std::move(all[0]);
-  } else {
-    std::vector<RunResult> runs;
-    for (auto& m : all) runs.push_back(std::move(m.run));
-    int kept = 0;
-    RunResult combined = combine_repeats(std::move(runs), rs.scoring, &kept);
-    out = Measurement{std::move(combined), std::move(all[kept].simulation)};
-  }
-  if (warm > 0) out->run.metadata["job_warmup_seconds"] = fixed(warm, 3);
-  return out;
+// Rank 0: a configuration's measured repeats (each with its own warm-up), combined and scored
+// (bench/results/steps.hpp), with the simulated replay of the repeat whose records are kept.
+Measurement combine_measurements(const RunSettings& rs, std::vector<Measurement> all) {
+  if (all.size() == 1 && rs.scoring == kScoringMedian) return std::move(all[0]);
+  std::vector<RunResult> runs;
+  for (auto& m : all) runs.push_back(std::move(m.run));
+  int kept = 0;
+  RunResult combined = combine_repeats(std::move(runs), rs.scoring, &kept);
+  return Measurement{std::move(combined), std::move(all[kept].simulation)};
 }
 
 // The traces and the SVG of configuration --trace-config, on rank 0.
@@ -247,82 +253,115 @@ void write_pictures(const RunSettings& rs, const Plan& pl, const Measurement& m)
   if (!rs.svg.empty()) write_measured_svg(rs.svg, rs.force, pl, m.simulation);
 }
 
-// Returns the signal that stopped the sweep, or 0 when it ran to the end.
+// Rank 0, after a configuration's last repeat: its repeats combined, appended to the file, one record to
+// the sink, and its pictures.
+void write_configuration(const RunSettings& rs, const Plan& pl, int k, Progress& pr, Sink& sink,
+                         std::set<std::string>& shown_placements) {
+  if (pr.pending[k].empty()) return;
+  Measurement measured = combine_measurements(rs, std::move(pr.pending[k]));
+  pr.pending[k].clear();
+  if (k == pr.warmed && pr.warm_seconds > 0) measured.run.metadata["job_warmup_seconds"] = fixed(pr.warm_seconds, 3);
+  if (rs.repeats > 1) measured.run.metadata["repeat_order"] = rs.repeat_order;
+  for (const auto& [key, value] : rs.system) measured.run.metadata["system." + key] = value;
+  const RunResult& run = measured.run;
+  const int id = append_run(rs.out, run);
+  pr.written[k] = 1;
+  ++pr.configurations_written;
+  Record rec;
+  rec.cells = run_row(id, run);
+  rec.objects.push_back(run_json(id, run, true));
+  rec.lines = rs.workload == WorkloadKind::transformer ? workload_notes(run) : "";
+  // Where the groups sit, once per distinct placement.
+  const std::string& placement = run.metadata.at("group_placement");
+  if (shown_placements.insert(placement).second) rec.lines += "#   placement " + to_string(pl.mapping) + ": " + placement + '\n';
+  sink.record(rec);
+  if (pl.index == rs.pick) write_pictures(rs, pl, measured);
+}
+
+// Rank 0's progress line before a visit: "# [3/20] <configuration>, repeat 2/5  elapsed ..., about ... left".
+void progress_line(const RunSettings& rs, const Sweep& sw, const std::vector<Visit>& visits, std::size_t i,
+                   const Progress& pr, double elapsed) {
+  const Visit& v = visits[i];
+  std::fprintf(stderr, "# [%zu/%zu] %s", i + 1, visits.size(), sw.plans[v.config].label.c_str());
+  if (rs.repeats > 1) std::fprintf(stderr, ", repeat %d/%d", v.repeat + 1, rs.repeats);
+  if (sw.done[v.config]) std::fprintf(stderr, ": already in %s, skipped (--resume)", rs.out.c_str());
+  if (pr.visits_run > 0) {
+    std::size_t left = 0;
+    for (std::size_t j = i; j < visits.size(); ++j) left += sw.done[visits[j].config] ? 0 : 1;
+    std::fprintf(stderr, "  elapsed %.1f s, about %.0f s left", elapsed, elapsed / pr.visits_run * static_cast<double>(left));
+  }
+  std::fprintf(stderr, "\n");
+}
+
+std::string sweep_header(const RunSettings& rs, int ranks, int n) {
+  const bool transformer = rs.workload == WorkloadKind::transformer;
+  return "# pipebench run: " + std::to_string(ranks) + " ranks, " + std::to_string(n) + " configuration(s), workload " +
+         workload_name(rs.workload) + (transformer ? "" : rs.synthetic.spin ? " (spin)" : " (sleep)") + ", " +
+         std::to_string(rs.warmup) + " warm-up + " + std::to_string(rs.steps) + " timed steps" +
+         (rs.repeats > 1 ? ", " + std::to_string(rs.repeats) + " repeats each (scoring " + rs.scoring + ", " + rs.repeat_order + ")" : "") +
+         ", figures are medians over timed steps\n" + "# results: " + rs.out + "\n";
+}
+
+void sweep_legend(const RunSettings& rs, Sink& sink) {
+  std::string legend = "# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
+  if (!rs.trace.empty()) legend += "# trace of configuration " + std::to_string(rs.pick) + ": " + rs.trace + '\n';
+  if (!rs.trace_kineto.empty())
+    legend += "# Kineto traces of configuration " + std::to_string(rs.pick) + ": " + rs.trace_kineto + ".<rank>.json\n";
+  if (!rs.trace_chakra.empty())
+    legend += "# Chakra traces of configuration " + std::to_string(rs.pick) + ": " + rs.trace_chakra + ".<rank>.et\n";
+  if (!rs.svg.empty()) legend += "# timeline of configuration " + std::to_string(rs.pick) + ": " + rs.svg + '\n';
+  sink.legend(legend);
+}
+
+// Returns the signal that stopped the sweep, or 0 when it ran to the end. The visits follow
+// --repeat-order (bench/run/repeat_order.hpp); a configuration is written after its last repeat.
 int run_sweep(const RunSettings& rs, const Sweep& sw, Job& job) {
   SweepComms sweep(rs, sw.plans, job.world(), job.roll());
-  comm::Communicator* const world = &job.world();
-  const bool root = world->rank() == 0;
+  const bool root = job.world().rank() == 0;
   const int n = static_cast<int>(sw.plans.size());
-  const bool transformer = rs.workload == WorkloadKind::transformer;
   // Rank 0 writes the output; with --json or --csv, stdout holds only those and the notes go to stderr.
   const std::unique_ptr<Sink> sink = root ? make_sink(rs.format, std::cout, std::cerr) : nullptr;
   if (root) {
-    sink->note("# pipebench run: " + std::to_string(world->size()) + " ranks, " + std::to_string(n) +
-               " configuration(s), workload " + workload_name(rs.workload) +
-               (transformer ? "" : rs.synthetic.spin ? " (spin)" : " (sleep)") + ", " + std::to_string(rs.warmup) +
-               " warm-up + " + std::to_string(rs.steps) + " timed steps" +
-               (rs.repeats > 1 ? ", " + std::to_string(rs.repeats) + " repeats each (scoring " + rs.scoring + ")" : "") +
-               ", figures are medians over timed steps\n" +
-               "# results: " + rs.out + "\n");
+    sink->note(sweep_header(rs, job.world().size(), n));
     sink->begin_table(runs_table(), false);
   }
+  const std::vector<Visit> visits = visit_order(n, rs.repeats, rs.repeat_order);
   const auto start = std::chrono::steady_clock::now();
-  int ran = 0, written = 0, stopped = 0;
+  Progress pr(n);
+  int stopped = 0;
   std::set<std::string> shown_placements;
-  for (int k = 0; k < n; ++k) {
-    const Plan& pl = sw.plans[k];
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (root) {
-      std::fprintf(stderr, "# [%d/%d] %s", k + 1, n, pl.label.c_str());
-      if (sw.done[k]) std::fprintf(stderr, ": already in %s, skipped (--resume)", rs.out.c_str());
-      if (ran > 0) std::fprintf(stderr, "  elapsed %.1f s, about %.0f s left", elapsed, elapsed / ran * (n - k));
-      std::fprintf(stderr, "\n");
-    }
-    const ConfigurationStart go = start_configuration(sweep, pl, sw.done[k] != 0);
+  for (std::size_t i = 0; i < visits.size() && !stopped; ++i) {
+    const Visit& v = visits[i];
+    const Plan& pl = sw.plans[v.config];
+    if (pr.skipped[v.config]) continue;
+    if (root) progress_line(rs, sw, visits, i, pr, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    const ConfigurationStart go = start_configuration(sweep, pl, sw.done[v.config] != 0, v.repeat);
     if (go.stop != 0) {
       stopped = go.stop;
-      if (root) report_stop(rs, sw, stopped, k, false, written);
+      if (root) report_stop(rs, sw, pr, stopped, v, false);
       break;
     }
-    if (go.skip) continue;
-    std::optional<Measurement> measured;
+    if (go.skip) {
+      pr.skipped[v.config] = 1;
+      continue;
+    }
     try {
-      measured = run_repeats(rs, pl, sweep, ran == 0);
+      if (pr.warmed < 0 && rs.job_warmup > 0) pr.warm_seconds = job_warmup(rs, pl, sweep);
+      if (pr.warmed < 0) pr.warmed = v.config;
+      std::optional<Measurement> m = run_configuration(rs, pl, sweep);
+      if (m) pr.pending[v.config].push_back(std::move(*m));
     } catch (const SweepStopped& e) {
       stopped = e.signal;
-      if (root) report_stop(rs, sw, stopped, k, true, written);
+      if (root) report_stop(rs, sw, pr, stopped, v, true);
       break;
     }
-    ++ran;
-    if (!measured) continue;
-    for (const auto& [key, value] : rs.system) measured->run.metadata["system." + key] = value;
-    const RunResult& run = measured->run;
-    const int id = append_run(rs.out, run);
-    ++written;
-    Record rec;
-    rec.cells = run_row(id, run);
-    rec.objects.push_back(run_json(id, run, true));
-    rec.lines = transformer ? workload_notes(run) : "";
-    // Where the groups sit, once per distinct placement.
-    const std::string& placement = run.metadata.at("group_placement");
-    if (shown_placements.insert(placement).second)
-      rec.lines += "#   placement " + to_string(pl.mapping) + ": " + placement + '\n';
-    sink->record(rec);
-    if (pl.index == rs.pick) write_pictures(rs, pl, *measured);
+    ++pr.visits_run;
+    if (root && v.repeat == rs.repeats - 1) write_configuration(rs, pl, v.config, pr, *sink, shown_placements);
   }
   finish_sweep(sweep);
   if (!root) return stopped;
   sink->end_table();
-  if (!stopped) {
-    std::string legend = "# bubble: measured, simulated with the measured op times, analytic formula; diff = measured - simulated\n";
-    if (!rs.trace.empty()) legend += "# trace of configuration " + std::to_string(rs.pick) + ": " + rs.trace + '\n';
-    if (!rs.trace_kineto.empty())
-      legend += "# Kineto traces of configuration " + std::to_string(rs.pick) + ": " + rs.trace_kineto + ".<rank>.json\n";
-    if (!rs.trace_chakra.empty())
-      legend += "# Chakra traces of configuration " + std::to_string(rs.pick) + ": " + rs.trace_chakra + ".<rank>.et\n";
-    if (!rs.svg.empty()) legend += "# timeline of configuration " + std::to_string(rs.pick) + ": " + rs.svg + '\n';
-    sink->legend(legend);
-  }
+  if (!stopped) sweep_legend(rs, *sink);
   sink->finish();
   return stopped;
 }

@@ -191,6 +191,11 @@ void add_output_flags(CLI::App& cmd, RunSettings& r) {
   add(cmd, {"--scoring", "How the repeats' median step times score: median, or olympic (MLPerf: drop the fastest "
                          "and the slowest, average the rest; needs --repeats >= 3)"},
       r.scoring, std::vector<std::pair<std::string, std::string>>{{"median", "median"}, {"olympic", "olympic"}});
+  add(cmd, {"--repeat-order", "When the repeats run: interleaved (round 1 of every configuration, then round 2, ...: "
+                              "a load change spreads over every configuration) or consecutive (each configuration's "
+                              "repeats back to back, written as each configuration ends)"},
+      r.repeat_order,
+      std::vector<std::pair<std::string, std::string>>{{kRepeatOrderInterleaved, kRepeatOrderInterleaved}, {kRepeatOrderConsecutive, kRepeatOrderConsecutive}});
   add(cmd, {"--timeout", "Longest wait for any message before the job is aborted (with a unit)"}, r.timeout);
   add(cmd, {"--poll-us", "First sleep between polls of a pending message, microseconds (1 to --timeout / 10)"},
       r.poll_us);

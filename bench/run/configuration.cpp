@@ -127,7 +127,7 @@ const TestFault& test_fault() {
     TestFault f;
     const char* text = std::getenv("PIPEBENCH_TEST_FAULT");
     char mode[8] = {};
-    if (text && std::sscanf(text, "%d:%d:%7s", &f.rank, &f.config, mode) == 3) {
+    if (text && std::sscanf(text, "%d:%d:%7[a-z1]:%d", &f.rank, &f.config, mode, &f.repeat) >= 3) {
       const std::string m = mode;
       f.mode = m == "stop" ? 's' : m == "kill" ? 'k' : m == "step" ? 'a' : m == "end" ? 'e' : m == "usr1" ? 'u'
                : m == "term" ? 't' : 0;
@@ -182,12 +182,13 @@ SweepComms::SweepComms(const RunSettings& rs, const std::vector<Plan>& plans, co
 
 const SweepComms::Groups& SweepComms::groups(const Mapping& m) const { return groups_.at(to_string(m)); }
 
-ConfigurationStart start_configuration(SweepComms& sweep, const Plan& pl, bool skip) {
+ConfigurationStart start_configuration(SweepComms& sweep, const Plan& pl, bool skip, int repeat) {
   const TestFault& f = test_fault();
-  if (f.rank == world_rank() && f.config == pl.index && (f.mode == 's' || f.mode == 'k'))
-    std::raise(f.mode == 's' ? SIGSTOP : SIGKILL);
-  if (f.rank == world_rank() && f.config == pl.index && f.mode == 'u') std::raise(SIGUSR1);
-  const std::string phase = "the start of configuration " + std::to_string(pl.index);
+  const bool here = f.rank == world_rank() && f.config == pl.index && f.repeat == repeat + 1;
+  if (here && (f.mode == 's' || f.mode == 'k')) std::raise(f.mode == 's' ? SIGSTOP : SIGKILL);
+  if (here && f.mode == 'u') std::raise(SIGUSR1);
+  const std::string phase = "the start of configuration " + std::to_string(pl.index) +
+                            (repeat > 0 ? " (repeat " + std::to_string(repeat + 1) + ")" : "");
   // Every arrival carries the rank's stop request; rank 0 releases its verdict with its skip.
   const auto arrived = sweep.roll().collect(phase, stop_signal());
   std::int64_t stop = stop_signal();

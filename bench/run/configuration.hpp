@@ -64,7 +64,8 @@ struct ConfigurationStart {
   bool skip = false;
   int stop = 0;
 };
-ConfigurationStart start_configuration(SweepComms& sweep, const Plan& plan, bool skip);
+// `repeat` (0-based, --repeats) names the meeting and picks the visit a test fault fires at.
+ConfigurationStart start_configuration(SweepComms& sweep, const Plan& plan, bool skip, int repeat = 0);
 // The named meeting after the last configuration: a rank that stopped after its last record is named
 // instead of holding MPI_Finalize.
 void finish_sweep(SweepComms& sweep);
@@ -85,9 +86,10 @@ void check_tags(const std::vector<Plan>& plans);
 // timed step of CONFIG after its first action, or (end, CONFIG ignored) stop after the meeting that ends
 // the sweep, before MPI_Finalize. RANK:CONFIG:usr1 sends itself SIGUSR1 as it begins CONFIG, and
 // RANK:CONFIG:term SIGTERM after the first action of the first timed step of CONFIG (the stop tests,
-// tests/mpi/stop.sh). Unset, it does nothing.
+// tests/mpi/stop.sh). A fourth field, RANK:CONFIG:MODE:REPEAT, makes stop, kill and usr1 fire as repeat
+// REPEAT (1-based, default 1) of CONFIG begins (tests/mpi/repeat_order.sh). Unset, it does nothing.
 struct TestFault {
-  int rank = -1, config = 0;
+  int rank = -1, config = 0, repeat = 1;
   // 's' stop, 'k' kill, 'a' stop after the first action of a step, 'e' stop at the end, 'u' SIGUSR1 at
   // the start, 't' SIGTERM inside a step
   char mode = 0;

@@ -14,6 +14,7 @@
 #include "analysis/schedule.hpp"
 #include "bench/parse.hpp"
 #include "bench/render/sink.hpp"
+#include "bench/run/repeat_order.hpp"
 #include "kernels/transformer_workload.hpp"
 #include "topology/grid.hpp"
 
@@ -72,6 +73,9 @@ struct RunSettings {
   int repeats = 1;                   // whole configurations, each with its own warm-up (--repeats)
   int job_warmup = 3;                // untimed steps of the first configuration before its repeats (--job-warmup)
   std::string scoring = "median";    // how the repeats score: median or olympic (bench/results/steps.hpp)
+  // When the repeats run (--repeat-order): "interleaved", round r of every configuration before round
+  // r + 1 (bench/run/repeat_order.hpp), or "consecutive", a configuration's repeats back to back.
+  std::string repeat_order = kRepeatOrderInterleaved;
   std::string system_file;                    // --system FILE.toml
   std::map<std::string, std::string> system;  // its [system] table, stored as metadata system.<key>
   Duration timeout = seconds(60);

@@ -77,7 +77,7 @@ pipebench_mpirun_test(run_system_unknown_key NP 2 RC 2 ONCE "pipebench: error:"
 # Three repeats of two steps each: six steps stored, scored olympic (the middle repeat's median), the
 # system description in the metadata.
 pipebench_mpirun_test(run_repeats_olympic NP 2 RC 0
-  MATCH "0 warm-up \\+ 2 timed steps, 3 repeats each \\(scoring olympic\\)"
+  MATCH "0 warm-up \\+ 2 timed steps, 3 repeats each \\(scoring olympic, interleaved\\)"
   ARGS --schedule 1f1b -m 4 --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 2 --repeats 3 --scoring olympic
        --system ${CMAKE_CURRENT_SOURCE_DIR}/data/system.toml -o rep.h5
   THEN report rep.h5 --run 1

@@ -27,3 +27,12 @@ if(NOT PIPEBENCH_SANITIZE)
                                          $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/memory_limit)
   set_tests_properties(mpi.memory_limit PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)
 endif()
+
+# Issue 26: --repeats visit the sweep round-robin (or consecutively), and a stop inside an interleaved
+# sweep resumes with exactly the configurations not written (tests/mpi/repeat_order.sh).
+foreach(_case order resume_last resume_first)
+  add_test(NAME mpi.repeat_order.${_case}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/repeat_order.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:pipebench>
+                   ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/repeat_order_${_case} ${_case})
+  set_tests_properties(mpi.repeat_order.${_case} PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 120)
+endforeach()
