@@ -28,6 +28,7 @@ struct CompareSettings {
   std::string html;
   bool force = false;
   double threshold_pct = kDefaultThreshold * 100;
+  bool threshold_given = false;  // the communication rows keep their own floor unless --threshold is given
   bool allow_different = false;
   TrainSettings train;
 };
@@ -54,7 +55,7 @@ void compare(const CompareSettings& o) {
   const Side a = read_side(o.a);
   const Side b = read_side(o.b);
   Comparison c = compare_listings(o.a, a.listing, o.b, b.listing, o.threshold_pct / 100, o.train);
-  c.comm_threshold = o.threshold_pct > 0 ? o.threshold_pct / 100 : kCommThreshold;
+  c.comm_threshold = o.threshold_given && o.threshold_pct > 0 ? o.threshold_pct / 100 : kCommThreshold;
   compare_comm(c, a.comm, b.comm);
   if (!c.unlike.empty() && !o.allow_different) {
     std::string what;
@@ -84,16 +85,20 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("a", o->a, "Results file A (the reference)")->required();
   cmd->add_option("b", o->b, "Results file B")->required();
   add(*cmd, flag::json, o->json)->description("Print the comparison as JSON (times in seconds, bubble 0..1, FLOP/s)");
-  add(*cmd, {"--threshold", "Practical significance: smallest |B/A - 1| that counts, percent (0: the bootstrap interval alone; communication rows: 2 when 0)", 0},
-      o->threshold_pct)
-      ->type_name("PCT");
+  CLI::Option* threshold = add(*cmd, {"--threshold", "Practical significance: smallest |B/A - 1| that counts, percent (default 5; 0: the "
+                                                    "bootstrap interval alone; communication rows: 2 unless given, and when 0)", 0},
+                               o->threshold_pct);
+  threshold->type_name("PCT");
   add(*cmd, {"--allow-different", "Compare files that are not like for like (CPU, accelerator, nodes, ranks per node, commit, build, libraries, CPU affinity, system description)"},
       o->allow_different);
   add_large_count(*cmd, flag::train_tokens, o->train.tokens);
   add(*cmd, flag::gpu_hour_price, o->train.price)->type_name("PRICE");
   add(*cmd, flag::html, o->html);
   add(*cmd, flag::force, o->force)->description("Replace the --html file if it exists");
-  cmd->callback([o] { compare(*o); });
+  cmd->callback([o, threshold] {
+    o->threshold_given = threshold->count() > 0;
+    compare(*o);
+  });
 }
 
 }  // namespace pipebench::bench

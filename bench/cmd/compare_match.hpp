@@ -22,10 +22,13 @@ std::string match_key(const RunResult& run);
 // Whether two measured ranges [a_lo, a_hi] and [b_lo, b_hi] do not overlap.
 bool ranges_disjoint(double a_lo, double a_hi, double b_lo, double b_hi);
 
-// --threshold's default: 0, no practical threshold: a difference is significant when its bootstrap
-// interval excludes 1. The communication rows, which keep no samples, use kCommThreshold unless
-// --threshold gives one (2 %, a benchmark comparison's usual noise floor).
-inline constexpr double kDefaultThreshold = 0.0;
+// --threshold's default, the practical floor: a difference is significant when its bootstrap interval
+// excludes 1 and B/A is at least 5 % from 1. Above the 3 % flukes of identical sweeps on a loaded
+// 2-core VM, below MLPerf Inference's 10 % tolerance between a compliance run and the submission run
+// it checks (mlcommons/inference, compliance/nvidia/TEST01/README.md), far below the 2x of a sweep
+// squeezed onto half the cores (docs/report.md "Significance": the measurements). The communication
+// rows, which keep no samples, use kCommThreshold unless --threshold is given (2 %, as before).
+inline constexpr double kDefaultThreshold = 0.05;
 inline constexpr double kCommThreshold = 0.02;
 // Whether a ratio B/A clears the noise floor: |ratio - 1| >= threshold (a fraction; 0: any ratio).
 // No ratio (A is 0): clears it when A and B differ.

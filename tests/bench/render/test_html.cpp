@@ -276,7 +276,7 @@ TEST(Compare, RepeatsAreTheSamplesAndTooFewGiveNoVerdict) {
   RunResult a = testing::sample_run(), b = testing::sample_run();
   set_steps(a, 0.010, 3, 5);
   set_steps(b, 0.0103, 3, 5);
-  const Comparison c = compare_listings("a", listing_of({a}), "b", listing_of({b}));
+  const Comparison c = compare_listings("a", listing_of({a}), "b", listing_of({b}), 0);  // the interval alone
   const CompareFigure& f = c.matches[0].figures[0];
   EXPECT_EQ(f.basis, "repeats");
   EXPECT_EQ(f.samples_a, 5);
@@ -305,7 +305,7 @@ TEST(Compare, ThresholdIsThePracticalFloor) {
   RunResult a = testing::sample_run(), b = testing::sample_run();
   set_steps(a, 0.010, 8);
   set_steps(b, 0.01015, 8);  // 1.5 %, steps within +-1 %: the interval excludes 1
-  const Comparison stat = compare_listings("a", listing_of({a}), "b", listing_of({b}));
+  const Comparison stat = compare_listings("a", listing_of({a}), "b", listing_of({b}), 0);
   EXPECT_DOUBLE_EQ(stat.threshold, 0.0);
   EXPECT_TRUE(*stat.matches[0].figures[0].significant);
   EXPECT_NE(render_comparison(stat).find("sig: yes when the interval excludes 1, few:"), std::string::npos);
@@ -313,6 +313,14 @@ TEST(Compare, ThresholdIsThePracticalFloor) {
   EXPECT_FALSE(*practical.matches[0].figures[0].significant);
   EXPECT_EQ(comparison_json(practical)["threshold"], 0.02);
   EXPECT_NE(render_comparison(practical).find("excludes 1 and B/A is 2 % or more from 1 (--threshold 2)"), std::string::npos);
+  // The default floor, 5 %: the 1.5 % is within it, a 6 % slowdown with the same spread is not.
+  const Comparison floor = compare_listings("a", listing_of({a}), "b", listing_of({b}));
+  EXPECT_DOUBLE_EQ(floor.threshold, 0.05);
+  EXPECT_FALSE(*floor.matches[0].figures[0].significant);
+  EXPECT_NE(render_comparison(floor).find("excludes 1 and B/A is 5 % or more from 1 (--threshold 5)"), std::string::npos);
+  RunResult b6 = b;
+  set_steps(b6, 0.0106, 8);
+  EXPECT_TRUE(*compare_listings("a", listing_of({a}), "b", listing_of({b6})).matches[0].figures[0].significant);
   EXPECT_TRUE(beyond_threshold(std::nullopt, 0, 1, 0.02));  // A is 0: any other B
   EXPECT_FALSE(beyond_threshold(std::nullopt, 0, 0, 0));
   EXPECT_TRUE(beyond_threshold(1.02, 1, 1.02, 0.02));
