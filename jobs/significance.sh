@@ -6,7 +6,9 @@
 # (C is not like for like, its CPU affinity differs: --allow-different), and prints per pair the
 # counts and the load, then the totals.
 # Usage: jobs/significance.sh [PAIRS=2] [WORKDIR=results/significance] [extra `compare` flags, e.g. --threshold 0]
-# Needs build/release/bench/pipebench and mpiexec; takes a few minutes per pair on a 2-core VM.
+# RUN_FLAGS adds `run` flags to every sweep (RUN_FLAGS="--repeat-order consecutive" for the order
+# before issue 26's fix). Needs build/release/bench/pipebench and mpiexec; 1.5 to 3 minutes per pair on a
+# 2-core VM.
 set -eu
 PAIRS=${1:-2}
 WORK=${2:-results/significance}
@@ -16,7 +18,7 @@ B=${PIPEBENCH:-$(pwd)/build/release/bench/pipebench}
 command -v taskset >/dev/null || { echo "jobs/significance.sh: taskset (util-linux) is missing" >&2; exit 2; }
 mkdir -p "$WORK"
 SWEEP=(run --workload transformer --layers 4 --hidden 128 --heads 4 --seq 64 --schedule 1f1b,zb-h1 -m 4,8
-       --steps 5 --repeats 5)
+       --steps 5 --repeats 5 ${RUN_FLAGS:-})
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 # "<significant> of <matched> significant, <slower> significantly slower, ratios r1 r2 ..." from compare --json.
 counts() {
