@@ -423,7 +423,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--ep-comm-overlap", f->ep_overlap, "MoE all-to-alls hidden behind the layer's GEMMs, as DualPipe pairs chunks (--evaluate)");
   cmd->add_flag("--no-overlap-grad-reduce", f->no_dp_overlap, "Gradient reduction after the backward, not overlapped (--evaluate)");
   cmd->add_flag("--fp8", f->fp8, "Matrix products at the machine's FP8 peak (--evaluate)");
-  add(*cmd, Flag{"--machine", "Machine preset (a100-40gb, a100-80gb, h100-80gb, h200-141gb, b200-180gb) or a TOML machine file (docs/model.md)"},
+  add(*cmd, Flag{"--machine", "Machine preset (a100-40gb, a100-80gb, h100-80gb, h800-80gb, h200-141gb, b200-180gb) or a TOML machine file (docs/model.md)"},
       f->machine);
   add(*cmd, Flag{"--calibrate", "Take the rates and link of this results file (a gemm sweep or transformer runs, comm fits)"},
       f->calibrate);

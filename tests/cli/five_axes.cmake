@@ -48,7 +48,7 @@ pipebench_cli_test(plan_expert-parallel_refused RC 2
   MATCH "^pipebench: error: --expert-parallel 4 is not allowed: the model has no MoE layers .give --experts.\n$"
   ARGS plan --model gpt3-175b --gpus 64 --global-batch 64 --expert-parallel 4)
 pipebench_cli_test(plan_expert-parallel_search RC 0
-  MATCH "# pipebench plan: mixtral-8x7b [^\n]*\n.*#  rank  t  ep +p +d [^\n]*\n +1 +[0-9]+ +[248] "
+  MATCH "# pipebench plan: mixtral-8x7b [^\n]*\n.*#  rank  t  ep +p +d [^\n]*\n#[^\n]*\n +1 +[0-9]+ +[248] "
   ARGS plan --model mixtral-8x7b --machine h100-80gb --seq 4096 --gpus 64 --global-batch 256 --schedule 1f1b --top 1)
 pipebench_cli_test(plan_capacity-factor_refused RC 2
   MATCH "^pipebench: error: --capacity-factor is not allowed in plan: the planner models dropless routing\n$"
