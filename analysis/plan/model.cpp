@@ -204,7 +204,7 @@ void stage_times(const ModelSpec& md, const Parts& c, StagePlan& sp) {
   for (int k = 0, first = 0; k < S; first += sp.layers[k], ++k) {
     const int nl = sp.layers[k], ne = moe_layers(md, first, nl);
     add_part(sp, k, c.layer, nl - ne);
-    add_part(sp, k, c.moe_layer, ne);
+    if (ne > 0) add_part(sp, k, c.moe_layer, ne);
     sp.stash[k] = (nl - ne) * c.stash + ne * c.moe_stash;
     sp.wstash[k] = nl * c.wstash;
     if (k == 0) {
@@ -234,7 +234,7 @@ double fullest_rank_params(const Problem& pr, const Layout& l, const StagePlan& 
                            double& expert) {
   const ModelSpec& md = pr.model;
   const int t = l.t, p = l.p, S = sp.stages_per_pipe;
-  std::vector<double> rank_params(p, 0.0), rank_expert(p, 0.0);
+  std::vector<double> rank_params(p, 0.0), rank_expert(md.experts > 0 ? p : 0, 0.0);  // dense: no second vector
   const double lp = double(transformer::layer_params(md)) / t;
   transformer::Split split{t, false, true, 1};
   split.ep = l.ep;
@@ -245,12 +245,12 @@ double fullest_rank_params(const Problem& pr, const Layout& l, const StagePlan& 
     for (int k = 0, first = 0; k < S; first += sp.layers[k], ++k) {
       const int r = row.rank_of_stage(p, c * S + k), ne = moe_layers(md, first, sp.layers[k]);
       rank_params[r] += (sp.layers[k] - ne) * lp + ne * mp;
-      rank_expert[r] += ne * xp;
+      if (ne > 0) rank_expert[r] += ne * xp;
       if (k == 0) rank_params[r] += ep;
       if (k == S - 1 && !(p == 1 && sp.v == 1 && sp.pipes == 1)) rank_params[r] += vh / t;
     }
   const auto at = std::max_element(rank_params.begin(), rank_params.end()) - rank_params.begin();
-  expert = rank_expert[at];
+  expert = rank_expert.empty() ? 0 : rank_expert[at];
   return rank_params[at];
 }
 
