@@ -58,7 +58,7 @@ struct Lists {
   std::vector<Recompute> rcs;
   std::vector<bool> sps;
   std::vector<int> zs, eps;
-  bool sp_listed = false, zero_listed = false;
+  bool sp_listed = false, zero_listed = false, ep_listed = false;
 };
 
 // The lists for one context-parallel size: given mappings where t p d cp is the GPU count, else every
@@ -74,6 +74,7 @@ Lists lists_of(const SearchSpace& space, const ModelSpec& md, int cp) {
         if ((n / t) % p == 0) x.maps.push_back({t, p, n / t / p});
     }
   x.eps = space.eps;
+  x.ep_listed = !space.eps.empty();
   if (x.eps.empty())
     for (int e = 1; e == 1 || (md.experts > 0 && md.experts % e == 0); e *= 2) x.eps.push_back(e);
   x.schedules = space.schedules;
@@ -137,7 +138,9 @@ void screen_all(const Problem& pr, const Lists& x, int cp, SearchResult& res, Co
                 std::vector<Candidate>& cands) {
   for (const auto& mp : x.maps)
     for (int ep : x.eps) {
-      if ((std::int64_t{mp[2]} * cp) % ep != 0) continue;  // ep is drawn from the cp d ranks
+      // ep is drawn from the cp d ranks: a default ep that does not divide them is not a layout; a listed
+      // one is refused (counted as "experts").
+      if (!x.ep_listed && (std::int64_t{mp[2]} * cp) % ep != 0) continue;
       screen_mapping(pr, x, mp, cp, ep, res, refused, cands);
     }
 }

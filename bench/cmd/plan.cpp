@@ -360,6 +360,7 @@ void run(const PlanSettings& f) {
   const plan::Problem pr = problem_of(f);
   if (f.ep > 1 && pr.model.experts == 0)
     throw UsageError("--expert-parallel " + std::to_string(f.ep) + " is not allowed: the model has no MoE layers (give --experts)");
+  if (f.ep > 1) analysis::transformer::check_expert_parallel(pr.model, f.ep, "--expert-parallel");
   if (f.routing_imbalance < 1)
     throw UsageError("--routing-imbalance " + num(f.routing_imbalance) + " is not allowed: expected >= 1 (the busiest rank over the mean)");
   for (const auto& s : f.schedules) analysis::schedule_row(s);  // unknown names fail here

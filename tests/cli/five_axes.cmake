@@ -50,6 +50,9 @@ pipebench_cli_test(plan_expert-parallel_refused RC 2
 pipebench_cli_test(plan_expert-parallel_search RC 0
   MATCH "# pipebench plan: mixtral-8x7b [^\n]*\n.*#  rank  t  ep +p +d [^\n]*\n#[^\n]*\n +1 +[0-9]+ +[248] "
   ARGS plan --model mixtral-8x7b --machine h100-80gb --seq 4096 --gpus 64 --global-batch 256 --schedule 1f1b --top 1)
+pipebench_cli_test(plan_expert-parallel_not_dividing RC 2
+  MATCH "^pipebench: error: --experts 8 is not allowed with --expert-parallel 3: E must be a multiple of ep[^\n]*\n$"
+  ARGS plan --model mixtral-8x7b --gpus 64 --global-batch 64 --expert-parallel 3)
 pipebench_cli_test(plan_capacity-factor_refused RC 2
   MATCH "^pipebench: error: --capacity-factor is not allowed in plan: the planner models dropless routing\n$"
   ARGS plan --model mixtral-8x7b --gpus 64 --global-batch 64 --capacity-factor 1.25)
