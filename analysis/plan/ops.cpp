@@ -152,8 +152,8 @@ double routed_share(const ModelSpec& md) { return double(md.top_k) / (md.top_k +
 // n/t tokens (its sequence-parallel share: Megatron-Core needs SP with TP in MoE layers) permuted into
 // expert order, sent to the experts' ep ranks (dispatch) and back (combine), and unpermuted; the same
 // two all-to-alls in I, and again in a full recomputation. The ep group's ranks are cp d's neighbours,
-// t cp apart in tp-cp-ep-dp-pp: node / (t cp) of them share a node once that block is larger. The busiest rank
-// receives routing_imbalance times the mean.
+// t cp apart in tp-cp-ep-dp-pp: node / (t cp) of them share a node once that block is larger. The
+// busiest rank receives routing_imbalance times the mean.
 void add_moe_ops(const Problem& pr, const Layout& l, const AxisStrides& strides, const ModelSpec& md,
                  const tf::Split& split, PartCosts& p) {
   const MachineSpec& mc = pr.machine;
@@ -181,7 +181,9 @@ PartCosts layer_part(const Problem& pr, const Layout& l, const AxisStrides& stri
   p.ops.reserve(20);
   for (const tf::OpFlops& x : tf::layer_ops(md, split, l.recompute, tf::Convention::megatron, moe)) {
     p.ops.push_back(gemm_cost(mc, l, tf::op_name(x.op), tf::op_gemm(md, split, x.op, moe), x.flops));
-    if (moe && (x.op == tf::Op::fc1 || x.op == tf::Op::fc2)) scale(p.ops.back(), routed_share(md) * pr.routing_imbalance + 1 - routed_share(md));
+    // The busiest rank's routed rows are routing_imbalance times the mean; the shared experts' are not.
+    if (moe && (x.op == tf::Op::fc1 || x.op == tf::Op::fc2))
+      scale(p.ops.back(), routed_share(md) * pr.routing_imbalance + 1 - routed_share(md));
     // Causal flash attention skips the blocks above the diagonal (Dao 2023, FlashAttention-2 §3.1):
     // half of the s x s products' work. Without it Megatron computes the whole score matrix and masks it.
     if (md.flash_attention && (x.op == tf::Op::scores || x.op == tf::Op::values)) scale(p.ops.back(), 0.5);
