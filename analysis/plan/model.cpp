@@ -22,11 +22,6 @@
 
 namespace pipebench::analysis::plan {
 
-namespace {
-
-
-}  // namespace
-
 // ---- layouts ----------------------------------------------------------------------------------------
 
 namespace {
@@ -81,6 +76,9 @@ Refusal check_layout(const Problem& pr, const Layout& l, int* m_out, int* v_out)
                           " (--allow-cross-node-tp allows it)"};
   if (l.cp < 1 || md.seq % l.cp != 0)
     return {"context", "cp = " + std::to_string(l.cp) + " does not divide the sequence of " + std::to_string(md.seq)};
+  if (l.ep < 1 || (l.ep > 1 && (md.experts == 0 || md.experts % l.ep != 0 || (std::int64_t{l.d} * l.cp) % l.ep != 0)))
+    return {"experts", "ep = " + std::to_string(l.ep) + " does not divide " + std::to_string(md.experts) +
+                           " experts and cp*d = " + std::to_string(l.d * l.cp)};
   if (l.zero < 0 || l.zero > 3) return {"zero", "ZeRO stage " + std::to_string(l.zero) + " (0 to 3)"};
   if (l.fp8 && !(pr.machine.peak_fp8_flops > 0)) return {"precision", pr.machine.name + " has no FP8 peak"};
   const std::int64_t per = std::int64_t{l.micro_batch_size} * l.d;
@@ -119,8 +117,8 @@ namespace {
 // Each stage depth's times and stashes from its layers (analysis/plan/ops.hpp: one layer's operations),
 // the embedding on the first and the head and loss on the last.
 struct Parts {
-  PartCosts layer, embedding, head;
-  double stash = 0, wstash = 0, embedding_stash = 0, head_stash = 0, head_wstash = 0;
+  PartCosts layer, embedding, head, moe_layer;
+  double stash = 0, wstash = 0, embedding_stash = 0, head_stash = 0, head_wstash = 0, moe_stash = 0;
   double model_flops = 0, hardware_flops = 0;  // per step, all GPUs
 };
 
@@ -131,6 +129,7 @@ Parts parts_of(const Problem& pr, const Layout& l, const AxisStrides& strides) {
   const tf::Split split{l.t, l.sequence_parallel, true, std::max(1, l.cp)};
   Parts c;
   c.layer = layer_part(pr, l, strides);
+  if (md.experts > 0) c.moe_layer = layer_part(pr, l, strides, true);
   c.embedding = embedding_part(pr, l, strides);
   c.head = head_part(pr, l);
   // Korthikanti et al. 2022 count a GPT layer: the planner sizes every layer's activations as the GPT
@@ -143,6 +142,13 @@ Parts parts_of(const Problem& pr, const Layout& l, const AxisStrides& strides) {
   const tf::MegatronStash act = tf::megatron_stash(gpt, split, l.recompute, tf::Part::layer, korthikanti);
   const double scale = pr.value_bytes / 2;
   c.stash = act.forward * scale, c.wstash = act.weight * scale;
+  // An MoE layer keeps its MLP's tensors per route (the fc1 input and dropout mask, 3 sbh, and the
+  // activation's 16 sbh scaled to the expert's width F: Korthikanti's 19 sbh of the 4h MLP) over t, as
+  // the expert tensor parallelism splits them; full recomputation keeps the layer input only.
+  const double routes = md.top_k * pr.routing_imbalance + md.shared_experts;
+  const double per = routes * (3 + 4.0 * double(md.expert_ffn_size()) / md.hidden) - 19;
+  const bool kept = md.experts > 0 && l.recompute != Recompute::full;
+  c.moe_stash = c.stash + (kept ? per * tf::tokens(md, split) * md.hidden * scale / l.t : 0);
   tf::MegatronOptions values;
   values.value_bytes = pr.value_bytes;
   c.embedding_stash = tf::megatron_stash(md, split, l.recompute, tf::Part::embedding, values).forward;
@@ -158,7 +164,7 @@ Parts parts_of(const Problem& pr, const Layout& l, const AxisStrides& strides) {
 
 struct PartsCache {
   std::mutex mu;
-  std::map<std::tuple<int, int, int, int, bool, bool, bool, bool, bool>, Parts> parts;
+  std::map<std::tuple<int, int, int, int, bool, bool, bool, bool, bool, int, std::int64_t, bool>, Parts> parts;
 };
 
 std::shared_ptr<PartsCache> make_parts_cache() { return std::make_shared<PartsCache>(); }
@@ -169,7 +175,7 @@ const Parts& cached_parts(const Problem& pr, const Layout& l, const AxisStrides&
   if (!pr.cache) return own = parts_of(pr, l, strides);
   const bool tp_inter = crosses_nodes(l.t, strides.tp, node_gpus(pr));
   const auto key = std::make_tuple(l.t, l.cp, l.micro_batch_size, int(l.recompute), l.sequence_parallel, l.fp8,
-                                   l.tp_overlap, l.async_tp, tp_inter);
+                                   l.tp_overlap, l.async_tp, tp_inter, l.ep, l.ep > 1 ? strides.dp : 0, l.ep_overlap);
   std::lock_guard<std::mutex> lock(pr.cache->mu);
   auto it = pr.cache->parts.find(key);
   if (it == pr.cache->parts.end()) it = pr.cache->parts.emplace(key, parts_of(pr, l, strides)).first;
@@ -184,14 +190,22 @@ void add_part(StagePlan& sp, int k, const PartCosts& c, double times) {
   sp.w[k] += times * c.compute_w;
 }
 
-void stage_times(const Parts& c, StagePlan& sp) {
+// The MoE layers among stage depth k's layers [first, first + n) (transformer::Shape::moe_layer).
+int moe_layers(const ModelSpec& md, int first, int n) {
+  int x = 0;
+  for (int i = first; i < first + n && md.experts > 0; ++i) x += md.moe_layer(i) ? 1 : 0;
+  return x;
+}
+
+void stage_times(const ModelSpec& md, const Parts& c, StagePlan& sp) {
   const int S = sp.stages_per_pipe;
   sp.f.assign(S, 0), sp.b.assign(S, 0), sp.w.assign(S, 0), sp.fc.assign(S, 0), sp.bc.assign(S, 0);
   sp.stash.assign(S, 0), sp.wstash.assign(S, 0);
-  for (int k = 0; k < S; ++k) {
-    const int nl = sp.layers[k];
-    add_part(sp, k, c.layer, nl);
-    sp.stash[k] = nl * c.stash;
+  for (int k = 0, first = 0; k < S; first += sp.layers[k], ++k) {
+    const int nl = sp.layers[k], ne = moe_layers(md, first, nl);
+    add_part(sp, k, c.layer, nl - ne);
+    if (ne > 0) add_part(sp, k, c.moe_layer, ne);
+    sp.stash[k] = (nl - ne) * c.stash + ne * c.moe_stash;
     sp.wstash[k] = nl * c.wstash;
     if (k == 0) {
       add_part(sp, k, c.embedding, 1);
@@ -214,20 +228,30 @@ namespace {
 // Parameters of the fullest rank: its layers (1/t of each) plus the embedding on the rank of the first
 // stage and the tied head's copy on the rank of the last stage (of each model copy). The planner splits
 // every part over t, the LayerNorms, biases and positions Megatron replicates too.
-double fullest_rank_params(const Problem& pr, const Layout& l, const StagePlan& sp, const ScheduleRow& row) {
+// An MoE layer holds the attention, the router, its E/ep routed and every shared expert (transformer::
+// layer_params with ep); `expert` returns the routed experts' part of the fullest rank.
+double fullest_rank_params(const Problem& pr, const Layout& l, const StagePlan& sp, const ScheduleRow& row,
+                           double& expert) {
   const ModelSpec& md = pr.model;
   const int t = l.t, p = l.p, S = sp.stages_per_pipe;
-  std::vector<double> rank_params(p, 0.0);
+  std::vector<double> rank_params(p, 0.0), rank_expert(md.experts > 0 ? p : 0, 0.0);  // dense: no second vector
   const double lp = double(transformer::layer_params(md)) / t;
+  transformer::Split split{t, false, true, 1};
+  split.ep = l.ep;
+  const double mp = md.experts > 0 ? double(transformer::layer_params(md, split, true)) : 0;
+  const double xp = md.experts > 0 ? double(transformer::routed_expert_params(md, split)) : 0;
   const double vh = double(transformer::embedding_params(md)), ep = (vh + double(transformer::position_params(md))) / t;
   for (int c = 0; c < sp.pipes; ++c)
-    for (int k = 0; k < S; ++k) {
-      const int r = row.rank_of_stage(p, c * S + k);
-      rank_params[r] += sp.layers[k] * lp;
+    for (int k = 0, first = 0; k < S; first += sp.layers[k], ++k) {
+      const int r = row.rank_of_stage(p, c * S + k), ne = moe_layers(md, first, sp.layers[k]);
+      rank_params[r] += (sp.layers[k] - ne) * lp + ne * mp;
+      if (ne > 0) rank_expert[r] += ne * xp;
       if (k == 0) rank_params[r] += ep;
       if (k == S - 1 && !(p == 1 && sp.v == 1 && sp.pipes == 1)) rank_params[r] += vh / t;
     }
-  return *std::max_element(rank_params.begin(), rank_params.end());
+  const auto at = std::max_element(rank_params.begin(), rank_params.end()) - rank_params.begin();
+  expert = rank_expert.empty() ? 0 : rank_expert[at];
+  return rank_params[at];
 }
 
 }  // namespace
@@ -254,7 +278,7 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   const Parts& parts = cached_parts(pr, l, strides, own);
   sp.layer_forward = parts.layer.compute_f + parts.layer.comm_f;
   sp.layer_backward = parts.layer.compute_i + parts.layer.compute_w + parts.layer.comm_i;
-  stage_times(parts, sp);
+  stage_times(md, parts, sp);
 
   // Pipeline transfers: the n h values of a boundary; with t > 1 Megatron's scatter/gather sends 1/t
   // of them per GPU across nodes and all-gathers over NVLink (Narayanan et al. 2021, Section 4.1).
@@ -266,7 +290,9 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
     const double bytes = pr.value_bytes * n * md.hidden / (inter ? t : 1);
     sp.p2p = inter ? mc.inter_latency + bytes / mc.inter_bandwidth : mc.intra_latency + bytes / mc.intra_bandwidth;
   }
-  static_and_dp(pr, l, fullest_rank_params(pr, l, sp, row), sp);
+  double expert = 0;
+  const double params = fullest_rank_params(pr, l, sp, row, expert);
+  static_and_dp(pr, l, params, expert, sp);
 
   sp.model_flops = parts.model_flops, sp.hardware_flops = parts.hardware_flops;
   return sp;
@@ -416,6 +442,7 @@ Prediction evaluate(const Problem& pr, const Layout& l, const StagePlan& sp) {
   Parts own;
   const Parts& parts = cached_parts(pr, l, strides_of(pr, l), own);
   out.layer_ops = parts.layer.ops, out.embedding_ops = parts.embedding.ops, out.head_ops = parts.head.ops;
+  out.moe_layer_ops = parts.moe_layer.ops;
   return out;
 }
 

@@ -81,8 +81,12 @@ struct Layout {
   // optimizer), 2 the gradients too, 3 the weights too (FSDP, gathered per layer in F and in I).
   int zero = 0;
   int cp = 1;               // context-parallel ranks (all-gather of K and V, Meta 2024)
+  // Expert-parallel ranks (MoE models): each holds E/ep routed experts of every MoE layer; drawn from the
+  // cp d ranks of a stage (Megatron-Core's expert parallelism inside data parallelism), ep divides cp d.
+  int ep = 1;
   bool fp8 = false;         // products at the FP8 peak
   bool tp_overlap = false;  // --tp-comm-overlap: TP collectives behind the GEMMs
+  bool ep_overlap = false;  // --ep-comm-overlap: the all-to-alls behind the layer's GEMMs (DualPipe's paired chunks)
   bool dp_overlap = true;   // gradient buckets reduced during the backward (torch DDP, --overlap-grad-reduce)
   // The backward's TP collectives behind the column-parallel products' weight gradients (Megatron-LM
   // since 2022, --async-tensor-model-parallel-allreduce; off in the 2021 code of Narayanan et al.).
@@ -96,7 +100,7 @@ struct Layout {
 // the recomputed forward `recompute`.
 struct OpCost {
   const char* name = "";  // a static string
-  const char* kind = "gemm";  // gemm, memory, tp, cp
+  const char* kind = "gemm";  // gemm, memory, tp, cp, ep
   double f = 0, i = 0, w = 0, recompute = 0;
 };
 
@@ -116,6 +120,7 @@ struct Prediction {
   Breakdown breakdown;  // analysis/breakdown.hpp: compute, tp, pp, dp, bubble, other
   bool simulated = false;  // false: closed-form screening figures only
   std::vector<OpCost> layer_ops, embedding_ops, head_ops;  // one layer's, the first and last stage's extras
+  std::vector<OpCost> moe_layer_ops;                        // one MoE layer's (MoE models)
   double layer_forward = 0, layer_backward = 0;             // one layer's F and B with the exposed collectives
 };
 
@@ -143,6 +148,9 @@ struct Problem {
   bool allow_cross_node_tp = false;
   RankOrder rank_order;   // empty: tp-dp-pp
   double value_bytes = 2;  // of activations and messages: 2 for BF16 training (4 for pipebench's fp32 runs)
+  // The busiest expert-parallel rank's routed tokens over the mean (1: balanced routing, as the
+  // load-balancing loss aims at): its expert GEMMs, permutations and all-to-alls take that much longer.
+  double routing_imbalance = 1.0;
   // Empty: nothing kept. The search makes one for its own copy of the problem; a cache belongs to one
   // problem (its key holds the layout's fields only, not the model, machine or batch).
   std::shared_ptr<PartsCache> cache;

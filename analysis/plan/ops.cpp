@@ -20,11 +20,24 @@ double collective(const MachineSpec& mc, bool inter, double bytes, int ranks, do
   return factor * (ranks - 1) / double(ranks) * bytes / bw + factor * (ranks - 1) * lat;
 }
 
+double all_to_all(const MachineSpec& mc, double bytes, int ranks, int local) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  local = std::max(1, std::min(local, ranks));
+  const double share = bytes / ranks, on = local - 1, off = ranks - local;
+  const double intra = on * (share / (mc.intra_bandwidth * mc.intra_efficiency) + mc.intra_latency);
+  const double inter = off * (share / (mc.inter_bandwidth * mc.inter_efficiency) + mc.inter_latency);
+  return std::max(intra, inter);
+}
+
 namespace {
 
 int node_gpus(const Problem& pr) { return pr.gpus_per_node > 0 ? pr.gpus_per_node : pr.machine.gpus_per_node; }
 
-tf::Split split_of(const Layout& l) { return tf::Split{l.t, l.sequence_parallel, true, std::max(1, l.cp)}; }
+tf::Split split_of(const Layout& l) {
+  tf::Split s{l.t, l.sequence_parallel, true, std::max(1, l.cp)};
+  s.ep = std::max(1, l.ep);
+  return s;
+}
 
 ModelSpec shaped(const Problem& pr, const Layout& l) {
   ModelSpec md = pr.model;
@@ -104,54 +117,96 @@ OpCost comm_cost(const char* name, const char* kind, double f, double i) {
 // with that product's weight-gradient GEMM (LinearWithGradAccumulationAndAsyncCommunication), so only
 // what exceeds their W is exposed; with --tp-comm-overlap F's collectives hide behind F's GEMMs too
 // (Megatron-Core's userbuffers overlap).
-void total(PartCosts& p, bool tp_overlap, bool async_tp) {
-  double gemm_f = 0, column_w = 0, tp_f = 0, tp_i = 0;
+// With ep_overlap the all-to-alls hide behind the layer's GEMMs of the same pass (DeepSeek-V3's DualPipe
+// pairs one chunk's dispatch and combine with another's attention and MLP, §3.2.1).
+void total(PartCosts& p, bool tp_overlap, bool async_tp, bool ep_overlap = false) {
+  double gemm_f = 0, gemm_i = 0, column_w = 0, tp_f = 0, tp_i = 0, ep_f = 0, ep_i = 0;
   for (const OpCost& c : p.ops) {
-    const bool comm = !std::strcmp(c.kind, "tp") || !std::strcmp(c.kind, "cp");
-    if (comm) {
-      (std::strcmp(c.kind, "tp") ? p.comm_f : tp_f) += c.f;
-      (std::strcmp(c.kind, "tp") ? p.comm_i : tp_i) += c.i;
+    const bool tp = !std::strcmp(c.kind, "tp"), ep = !std::strcmp(c.kind, "ep");
+    if (tp || ep || !std::strcmp(c.kind, "cp")) {
+      (tp ? tp_f : ep ? ep_f : p.comm_f) += c.f;
+      (tp ? tp_i : ep ? ep_i : p.comm_i) += c.i;
       continue;
     }
+    if (!std::strcmp(c.kind, "gemm")) gemm_i += c.i + c.w;
     p.compute_f += c.f, p.compute_i += c.i, p.compute_w += c.w, p.recompute += c.recompute;
     if (!std::strcmp(c.kind, "gemm")) gemm_f += c.f;
     if (!std::strcmp(c.name, "qkv") || !std::strcmp(c.name, "fc1")) column_w += c.w;
   }
   p.comm_f += tp_overlap ? std::max(0.0, tp_f - gemm_f) : tp_f;
   p.comm_i += async_tp ? std::max(0.0, tp_i - column_w) : tp_i;
+  p.comm_f += ep_overlap ? std::max(0.0, ep_f - gemm_f) : ep_f;
+  p.comm_i += ep_overlap ? std::max(0.0, ep_i - gemm_i) : ep_i;
 }
 
 bool tp_inter(const Problem& pr, const Layout& l, const AxisStrides& s) {
   return l.t > 1 && s.tp * l.t > node_gpus(pr);
 }
 
+void scale(OpCost& c, double x) { c.f *= x, c.i *= x, c.w *= x, c.recompute *= x; }
+
+// The part of an MoE layer's expert work that is routed (the shared experts see every token once).
+double routed_share(const ModelSpec& md) { return double(md.top_k) / (md.top_k + md.shared_experts); }
+
+// An MoE layer's token movement (Megatron-Core's all-to-all dispatcher): the routed copies of the rank's
+// n/t tokens (its sequence-parallel share: Megatron-Core needs SP with TP in MoE layers) permuted into
+// expert order, sent to the experts' ep ranks (dispatch) and back (combine), and unpermuted; the same
+// two all-to-alls in I, and again in a full recomputation. The ep group's ranks are cp d's neighbours,
+// t cp apart in tp-cp-ep-dp-pp: node / (t cp) of them share a node once that block is larger. The
+// busiest rank receives routing_imbalance times the mean.
+void add_moe_ops(const Problem& pr, const Layout& l, const AxisStrides& strides, const ModelSpec& md,
+                 const tf::Split& split, PartCosts& p) {
+  const MachineSpec& mc = pr.machine;
+  const double routed = pr.value_bytes * tf::tokens(md, split) / l.t * md.top_k * md.hidden * pr.routing_imbalance;
+  OpCost perm;
+  perm.name = "moe-permute", perm.kind = "memory";
+  perm.f = 2 * mc.elementwise_passes * routed / mc.hbm_bandwidth;  // permute and unpermute
+  perm.recompute = l.recompute == Recompute::full ? perm.f : 0;
+  perm.i = 2 * perm.f + perm.recompute;
+  p.ops.push_back(perm);
+  if (l.ep <= 1) return;
+  const std::int64_t stride = strides.dp * std::max(1, l.cp), g = node_gpus(pr);
+  const int local = stride * l.ep <= g ? l.ep : static_cast<int>(std::max<std::int64_t>(1, g / stride));
+  const double a2a = 2 * all_to_all(mc, routed, l.ep, local);  // dispatch and combine
+  p.ops.push_back(comm_cost("ep-alltoall", "ep", a2a, a2a + (l.recompute == Recompute::full ? a2a : 0)));
+}
+
 }  // namespace
 
-PartCosts layer_part(const Problem& pr, const Layout& l, const AxisStrides& strides) {
+PartCosts layer_part(const Problem& pr, const Layout& l, const AxisStrides& strides, bool moe) {
   const MachineSpec& mc = pr.machine;
   const ModelSpec md = shaped(pr, l);
   const tf::Split split = split_of(l);
   PartCosts p;
-  p.ops.reserve(16);
-  for (const tf::OpFlops& x : tf::layer_ops(md, split, l.recompute, tf::Convention::megatron)) {
-    p.ops.push_back(gemm_cost(mc, l, tf::op_name(x.op), tf::op_gemm(md, split, x.op), x.flops));
+  p.ops.reserve(20);
+  for (const tf::OpFlops& x : tf::layer_ops(md, split, l.recompute, tf::Convention::megatron, moe)) {
+    p.ops.push_back(gemm_cost(mc, l, tf::op_name(x.op), tf::op_gemm(md, split, x.op, moe), x.flops));
+    // The busiest rank's routed rows are routing_imbalance times the mean; the shared experts' are not.
+    if (moe && (x.op == tf::Op::fc1 || x.op == tf::Op::fc2))
+      scale(p.ops.back(), routed_share(md) * pr.routing_imbalance + 1 - routed_share(md));
     // Causal flash attention skips the blocks above the diagonal (Dao 2023, FlashAttention-2 §3.1):
     // half of the s x s products' work. Without it Megatron computes the whole score matrix and masks it.
-    if (md.flash_attention && (x.op == tf::Op::scores || x.op == tf::Op::values)) {
-      OpCost& c = p.ops.back();
-      c.f *= 0.5, c.i *= 0.5, c.w *= 0.5, c.recompute *= 0.5;
-    }
+    if (md.flash_attention && (x.op == tf::Op::scores || x.op == tf::Op::values)) scale(p.ops.back(), 0.5);
   }
   add_memory_ops(mc, tf::kept(md, split, Recompute::none, tf::Part::layer, tf::Convention::megatron, md.flash_attention),
                  pr.value_bytes, l.recompute, p);
+  // The activation of an MoE layer runs on every route's expert row, of the expert's width.
+  if (moe)
+    for (OpCost& c : p.ops)
+      if (!std::strcmp(c.name, "activation"))
+        scale(c, (md.top_k * pr.routing_imbalance + md.shared_experts) * double(md.expert_ffn_size()) / double(md.ffn_size()));
   // Tensor parallelism (Shoeybi et al. 2019): two all-reduces of the n h activations in F and two in
   // I; sequence parallelism swaps each for an all-gather and a reduce-scatter of the same volume
   // (Korthikanti et al. 2022); full recomputation repeats F's in I.
+  // In an MoE layer the MLP's pair carries the k routed copies of every token (Megatron-Core gathers
+  // the routed tokens over the expert-tensor-parallel group, here t).
   const double act = pr.value_bytes * tf::tokens(md, split) * md.hidden;
   const double one = collective(mc, tp_inter(pr, l, strides), act, l.t, 2);
-  const double rerun = l.recompute == Recompute::full ? 2 * one : 0;
-  p.ops.push_back(comm_cost(l.sequence_parallel ? "tp-allgather-reducescatter" : "tp-allreduce", "tp", 2 * one,
-                            2 * one + rerun));
+  const double pair = moe ? one * (1 + md.top_k) : 2 * one;
+  const double rerun = l.recompute == Recompute::full ? pair : 0;
+  p.ops.push_back(comm_cost(l.sequence_parallel ? "tp-allgather-reducescatter" : "tp-allreduce", "tp", pair,
+                            pair + rerun));
+  if (moe) add_moe_ops(pr, l, strides, md, split, p);
   // Context parallelism, all-gather form (Meta 2024 §3.3.2): K and V gathered from the cp ranks in F,
   // their gradients reduce-scattered in I, the bytes of analysis/transformer/context_parallel.hpp
   // (Megatron's: the gathered K/V kept from F); its group leaves the node once t cp ranks exceed it.
@@ -163,7 +218,7 @@ PartCosts layer_part(const Problem& pr, const Layout& l, const AxisStrides& stri
     const double g = collective(mc, inter, kv, l.cp, 1);
     p.ops.push_back(comm_cost("cp-allgather-kv", "cp", g, g * static_cast<double>(sent.backward) / static_cast<double>(sent.forward)));
   }
-  total(p, l.tp_overlap, l.async_tp);
+  total(p, l.tp_overlap, l.async_tp, l.ep_overlap);
   return p;
 }
 

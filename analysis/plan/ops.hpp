@@ -19,8 +19,10 @@ struct PartCosts {
   double recompute = 0;                                 // the part of compute_i that reruns the forward
 };
 
-// One layer (dense), the embedding (first stage) and the head with the loss (last stage).
-PartCosts layer_part(const Problem& pr, const Layout& l, const AxisStrides& strides);
+// One layer (dense, or with `moe` an MoE layer: router, expert GEMMs at per-expert token counts,
+// permutations and the dispatch and combine all-to-alls over ep), the embedding (first stage) and the
+// head with the loss (last stage).
+PartCosts layer_part(const Problem& pr, const Layout& l, const AxisStrides& strides, bool moe = false);
 PartCosts embedding_part(const Problem& pr, const Layout& l, const AxisStrides& strides);
 PartCosts head_part(const Problem& pr, const Layout& l);
 
@@ -28,9 +30,14 @@ PartCosts head_part(const Problem& pr, const Layout& l);
 // latencies. `factor` 2 for an all-reduce, 1 for an all-gather or a reduce-scatter (Patarasuk and Yuan
 // 2009).
 double collective(const MachineSpec& mc, bool inter, double bytes, int ranks, double factor);
+// An all-to-all of `bytes` per rank over `ranks`, `local` of them on the rank's node: each peer's share
+// (bytes / ranks) goes over NVLink to the local - 1 on-node peers and over the network to the others, the
+// two tiers at once (the slower decides), one latency per peer.
+double all_to_all(const MachineSpec& mc, double bytes, int ranks, int local);
 
 // The fullest rank's static bytes (weights, gradients, optimizer state of `params` parameters, sharded
 // by the ZeRO stage), its data-parallel time and its optimizer step, into `sp` (analysis/plan/state.cpp).
-void static_and_dp(const Problem& pr, const Layout& l, double params, StagePlan& sp);
+// `expert` of the params are routed experts, sharded over the cp d / ep ranks that hold the same ones.
+void static_and_dp(const Problem& pr, const Layout& l, double params, double expert, StagePlan& sp);
 
 }  // namespace pipebench::analysis::plan

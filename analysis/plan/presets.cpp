@@ -1,4 +1,5 @@
 // Model and machine presets of `pipebench plan`, each figure with its public source (docs/model.md).
+#include <cstdint>
 #include <string>
 
 #include "analysis/error.hpp"
@@ -13,6 +14,31 @@ constexpr double kAmpereGemm[2] = {0.73, 149};
 constexpr double kHopperGemm[2] = {0.66, 149};
 constexpr double kNvlinkEfficiency = 0.80, kNetworkEfficiency = 0.90;
 constexpr double kElementwisePasses = 1.5;
+
+namespace {
+
+// A DeepSeek-MoE model: 128 heads, SwiGLU, rotary positions, untied output layer, 4K sequence. Two
+// approximations (docs/model.md "Model presets"): multi-head latent attention as multi-head attention of
+// the same h and heads, and every layer an MoE layer (the first few are dense, of the same FLOPs).
+struct DeepSeekShape {
+  int layers, hidden, vocab;
+  std::int64_t ffn;
+  int experts, top_k;
+  std::int64_t expert_ffn;
+  int shared;
+};
+
+ModelSpec deepseek(const std::string& name, const std::string& source, const DeepSeekShape& x) {
+  ModelSpec m;
+  m.name = name;
+  m.source = source + " (MLA as MHA; every layer MoE)";
+  m.layers = x.layers, m.hidden = x.hidden, m.heads = 128, m.seq = 4096, m.vocab = x.vocab;
+  m.ffn = x.ffn, m.gated_mlp = true, m.flash_attention = true, m.learned_positions = false, m.tie_embeddings = false;
+  m.experts = x.experts, m.top_k = x.top_k, m.expert_ffn = x.expert_ffn, m.shared_experts = x.shared;
+  return m;
+}
+
+}  // namespace
 
 const std::vector<ModelSpec>& model_presets() {
   static const std::vector<ModelSpec> presets = [] {
@@ -48,6 +74,29 @@ const std::vector<ModelSpec>& model_presets() {
     t.source = "Smith et al. 2022 (MT-NLG), Section 2; vocabulary as in cli99/llm-analysis examples/megatron-turing-nlg";
     t.layers = 105, t.hidden = 20480, t.heads = 128, t.seq = 2048, t.vocab = 50272;
     v.push_back(t);
+    // Jiang et al. 2024 (Mixtral of Experts), Table 1: dim 4096, 32 layers, 32 heads of 128, 8 kv heads,
+    // hidden_dim 14336 (SwiGLU), 8 experts, top 2, vocabulary 32,000, context 32,768.
+    ModelSpec x;
+    x.name = "mixtral-8x7b";
+    x.source = "Jiang et al. 2024, Mixtral of Experts, Table 1 (8 experts, top-2, SwiGLU, GQA 8)";
+    x.layers = 32, x.hidden = 4096, x.heads = 32, x.kv_heads = 8, x.seq = 32768, x.vocab = 32000;
+    x.ffn = 14336, x.gated_mlp = true, x.flash_attention = true, x.learned_positions = false;
+    x.experts = 8, x.top_k = 2;
+    v.push_back(x);
+    // DeepSeek-AI 2024 (DeepSeek-V3 Technical Report) §4.2: 61 layers, hidden 7168, 128 heads, MoE
+    // layers of 1 shared and 256 routed experts of inner size 2048, 8 routed per token (sigmoid router),
+    // 4K pre-training sequence, 128K vocabulary (129,280 in the released config); dense FFN 18,432;
+    // trained with 16-way pipeline (DualPipe), 64-way expert parallelism over 8 nodes and ZeRO-1 (§3.2).
+    ModelSpec ds = deepseek("deepseek-v3-671b", "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, Sections 3.2 and 4.2",
+                            {61, 7168, 129280, 18432, 256, 8, 2048, 1});
+    ds.router = transformer::Router::sigmoid;
+    v.push_back(ds);
+    // DeepSeek-AI 2024 (DeepSeek-V2), Section 3.1 (hyper-parameters, infrastructures): 60 layers, hidden
+    // 5120, 128 heads, 2 shared and 160 routed experts of inner size 1536, 6 routed per token, 4K
+    // sequence, 100K vocabulary (102,400 in the released config); dense FFN 12,288; trained with a
+    // 16-way zero-bubble pipeline, 8-way expert parallelism and ZeRO-1 data parallelism.
+    v.push_back(deepseek("deepseek-v2-236b", "DeepSeek-AI 2024, DeepSeek-V2, Section 3.1 (hyper-parameters, infrastructures)",
+                         {60, 5120, 102400, 12288, 160, 6, 1536, 2}));
     return v;
   }();
   return presets;
@@ -125,6 +174,14 @@ const std::vector<MachineSpec>& machine_presets() {
     h.inter_efficiency = kNetworkEfficiency;
     h.gemm = hopper;
     v.push_back(h);
+    // H800 (DeepSeek-AI 2024, DeepSeek-V3 Technical Report §3.1 and §3.2.2): the H100's compute and
+    // memory with NVLink of 160 GB/s achieved per GPU (200 at the Hopper preset's 0.8 efficiency) and
+    // IB of 50 GB/s per GPU, 8 GPUs per node.
+    MachineSpec h8 = h;
+    h8.name = "h800-80gb";
+    h8.source = "DeepSeek-V3 Technical Report 3.1, 3.2.2 (H800: NVLink 160 GB/s achieved, IB 50 GB/s); H100 SXM compute and memory";
+    h8.intra_bandwidth = 160e9 / kNvlinkEfficiency;
+    v.push_back(h8);
     // H200 SXM datasheet: the H100's compute (989 BF16, 1,979 FP8 dense) with 141 GB HBM3e at 4.8 TB/s;
     // DGX H200: NVLink 900 GB/s per GPU, 8x 400 Gb/s ConnectX-7.
     MachineSpec h2 = h;

@@ -41,7 +41,8 @@ class Counter {
 };
 
 std::string describe(const Layout& l, int m) {
-  return "t=" + std::to_string(l.t) + (l.cp > 1 ? " cp=" + std::to_string(l.cp) : "") + " p=" + std::to_string(l.p) + " d=" + std::to_string(l.d) + " " + l.schedule +
+  return "t=" + std::to_string(l.t) + (l.cp > 1 ? " cp=" + std::to_string(l.cp) : "") +
+         (l.ep > 1 ? " ep=" + std::to_string(l.ep) : "") + " p=" + std::to_string(l.p) + " d=" + std::to_string(l.d) + " " + l.schedule +
          (l.v > 0 ? " v=" + std::to_string(l.v) : "") + (m > 0 ? " m=" + std::to_string(m) : "") + " b=" +
          std::to_string(l.micro_batch_size) + " recompute=" + recompute_name(l.recompute) +
          (l.sequence_parallel ? " sp" : "") + (l.zero ? " zero-" + std::to_string(l.zero) : "");
@@ -56,19 +57,26 @@ struct Lists {
   std::vector<int> vs, bs;
   std::vector<Recompute> rcs;
   std::vector<bool> sps;
-  std::vector<int> zs;
-  bool sp_listed = false, zero_listed = false;
+  std::vector<int> zs, eps;
+  bool sp_listed = false, zero_listed = false, ep_listed = false;
 };
 
-Lists lists_of(const SearchSpace& space) {
+// The lists for one context-parallel size: given mappings where t p d cp is the GPU count, else every
+// divisor triple of gpus / cp.
+Lists lists_of(const SearchSpace& space, const ModelSpec& md, int cp) {
   Lists x;
-  x.maps = space.mappings;
-  if (x.maps.empty())
-    for (int n = space.gpus / std::max(1, space.cp), t = 1; t <= n; ++t) {
+  for (const auto& mp : space.mappings)
+    if (std::int64_t{mp[0]} * mp[1] * mp[2] * cp == space.gpus || space.cps.empty()) x.maps.push_back(mp);
+  if (space.mappings.empty())
+    for (int n = space.gpus / cp, t = 1; t <= n; ++t) {
       if (n % t) continue;
       for (int p = 1; p <= n / t; ++p)
         if ((n / t) % p == 0) x.maps.push_back({t, p, n / t / p});
     }
+  x.eps = space.eps;
+  x.ep_listed = !space.eps.empty();
+  if (x.eps.empty())
+    for (int e = 1; e == 1 || (md.experts > 0 && md.experts % e == 0); e *= 2) x.eps.push_back(e);
   x.schedules = space.schedules;
   if (x.schedules.empty())
     for (const auto& s : schedule_catalog()) x.schedules.push_back(s.name);
@@ -104,27 +112,37 @@ void screen_one(const Problem& pr, const Layout& l, std::vector<Candidate>& cand
 
 // Every layout of the lists, screened; SP only where t > 1 and ZeRO-1 only where d > 1 unless listed
 // (elsewhere they are the same configuration as without).
-std::vector<Candidate> screen_all(const Problem& pr, const Lists& x, int cp, SearchResult& res, Counter& refused) {
-  std::vector<Candidate> cands;
-  for (const auto& mp : x.maps)
-    for (const auto& name : x.schedules) {
-      const ScheduleRow& row = schedule_row(name);
-      for (int v : row.fixed_v ? std::vector<int>{row.default_v} : x.vs)
-        for (int b : x.bs)
-          for (Recompute rc : x.rcs)
-            for (bool sp : x.sps) {
-              if (sp && mp[0] == 1 && !x.sp_listed) continue;
-              for (int z : x.zs) {
-                if (z && mp[2] * cp == 1 && !x.zero_listed) continue;
-                Layout l;
-                l.t = mp[0], l.p = mp[1], l.d = mp[2], l.cp = cp, l.v = v, l.schedule = name, l.micro_batch_size = b;
-                l.recompute = rc, l.sequence_parallel = sp, l.zero = z;
-                ++res.evaluated;
-                screen_one(pr, l, cands, refused);
-              }
+void screen_mapping(const Problem& pr, const Lists& x, const std::array<int, 3>& mp, int cp, int ep, SearchResult& res,
+                    Counter& refused, std::vector<Candidate>& cands) {
+  for (const auto& name : x.schedules) {
+    const ScheduleRow& row = schedule_row(name);
+    for (int v : row.fixed_v ? std::vector<int>{row.default_v} : x.vs)
+      for (int b : x.bs)
+        for (Recompute rc : x.rcs)
+          for (bool sp : x.sps) {
+            if (sp && mp[0] == 1 && !x.sp_listed) continue;
+            for (int z : x.zs) {
+              if (z && mp[2] * cp == 1 && !x.zero_listed) continue;
+              Layout l;
+              l.t = mp[0], l.p = mp[1], l.d = mp[2], l.cp = cp, l.ep = ep, l.v = v, l.schedule = name;
+              l.micro_batch_size = b;
+              l.recompute = rc, l.sequence_parallel = sp, l.zero = z;
+              ++res.evaluated;
+              screen_one(pr, l, cands, refused);
             }
+          }
+  }
+}
+
+void screen_all(const Problem& pr, const Lists& x, int cp, SearchResult& res, Counter& refused,
+                std::vector<Candidate>& cands) {
+  for (const auto& mp : x.maps)
+    for (int ep : x.eps) {
+      // ep is drawn from the cp d ranks: a default ep that does not divide them is not a layout; a listed
+      // one is refused (counted as "experts").
+      if (!x.ep_listed && (std::int64_t{mp[2]} * cp) % ep != 0) continue;
+      screen_mapping(pr, x, mp, cp, ep, res, refused, cands);
     }
-  return cands;
 }
 
 // Simulates the candidates in order of their estimate, skipping one that cannot beat the K-th best.
@@ -141,7 +159,7 @@ void simulate_best(const Problem& pr, std::vector<Candidate>& cands, std::size_t
       continue;
     }
     ++res.simulated;
-    pd.layer_ops.clear(), pd.embedding_ops.clear(), pd.head_ops.clear();  // --evaluate's breakdown alone
+    pd.layer_ops.clear(), pd.embedding_ops.clear(), pd.head_ops.clear(), pd.moe_layer_ops.clear();  // --evaluate's breakdown alone
     if (!pd.fits) {
       refused.add("memory", describe(c.layout, pd.m) + ": " + gib(pd.memory_bytes) + " GiB of " + gib(pr.machine.memory_bytes),
                   pd.memory_bytes / pr.machine.memory_bytes);
@@ -162,7 +180,9 @@ SearchResult search(const Problem& problem, const SearchSpace& space) {
   if (!pr.cache) pr.cache = make_parts_cache();
   SearchResult res;
   Counter refused;
-  std::vector<Candidate> cands = screen_all(pr, lists_of(space), std::max(1, space.cp), res, refused);
+  std::vector<Candidate> cands;
+  for (int cp : space.cps.empty() ? std::vector<int>{std::max(1, space.cp)} : space.cps)
+    if (cp >= 1 && space.gpus % cp == 0) screen_all(pr, lists_of(space, pr.model, cp), cp, res, refused, cands);
   simulate_best(pr, cands, static_cast<std::size_t>(std::max(1, space.top)), res, refused);
   res.infeasible = refused.list();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

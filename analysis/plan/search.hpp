@@ -14,7 +14,10 @@ namespace pipebench::analysis::plan {
 
 struct SearchSpace {
   int gpus = 0;                               // t cp p d
-  int cp = 1;                                 // context-parallel size of every layout
+  int cp = 1;                                 // context-parallel size of every layout (cps empty)
+  std::vector<int> cps;                       // context-parallel sizes searched; empty: {cp}
+  std::vector<int> eps;                       // expert-parallel sizes; empty: 1, or for an MoE model
+                                              // every power of two dividing E (and cp d)
   std::vector<std::array<int, 3>> mappings;  // t, p, d; empty: every divisor triple of gpus / cp
   std::vector<std::string> schedules;        // empty: every generated schedule
   std::vector<int> vs;                        // chunks for schedules that take a v; empty: 2, 4

@@ -27,28 +27,32 @@ constexpr double kOptimizerTraffic = 30;
 // (analysis/zero.hpp's gathers_per_stage, the rule the run's executor follows per stage), with the
 // gradients reduce-scattered once, after the last backward (as the run does). Stage 0: an all-reduce of the gradients; 1 and 2: their reduce-scatter and
 // the weights' all-gather once a step.
-void static_and_dp(const Problem& pr, const Layout& l, double params, StagePlan& sp) {
+void static_and_dp(const Problem& pr, const Layout& l, double params, double expert, StagePlan& sp) {
   const MachineSpec& mc = pr.machine;
-  const int shards = l.d * std::max(1, l.cp);
-  const double z = shards;
-  sp.weights = kWeightBytes * params / (l.zero >= 3 ? z : 1);
+  const int shards = l.d * std::max(1, l.cp), ep = std::max(1, l.ep);
+  // The dense parameters shard over the cp d ranks, the routed experts over the cp d / ep that hold
+  // the same ones (Megatron-Core's expert data parallelism).
+  const double dense = params - expert, z = shards, ze = double(shards) / ep;
+  const auto sharded = [&](double bytes, bool on) { return on ? bytes * (dense / z + expert / ze) : bytes * params; };
+  sp.weights = sharded(kWeightBytes, l.zero >= 3);
   if (l.zero >= 3) sp.weights += 2 * kWeightBytes * double(transformer::layer_params(pr.model)) / l.t;
-  sp.gradients = kGradBytes * params / (l.zero >= 2 ? z : 1);
-  sp.optimizer_state = kOptimizerBytes * params / (l.zero >= 1 ? z : 1);
+  sp.gradients = sharded(kGradBytes, l.zero >= 2);
+  sp.optimizer_state = sharded(kOptimizerBytes, l.zero >= 1);
   sp.static_bytes = sp.weights + sp.gradients + sp.optimizer_state + mc.memory_reserve_bytes;
   // Inside a node when the block of a group fits in one: the t d ranks of a pipeline stage in the order
   // tp-dp-pp, all t p d in tp-pp-dp (context-parallel ranks join the group, Megatron-Core's dp-cp).
   const std::int64_t stride = strides_of(pr, l).dp * std::max(1, l.cp);
   const int gpn = pr.gpus_per_node > 0 ? pr.gpus_per_node : mc.gpus_per_node;
   const bool inter = shards > 1 && stride * l.d > gpn;
-  if (l.zero == 0)
-    sp.dp_time = collective(mc, inter, kGradBytes * params, shards, 2);
-  else if (l.zero <= 2)
-    sp.dp_time = collective(mc, inter, kGradBytes * params, shards, 1) + collective(mc, inter, kWeightBytes * params, shards, 1);
-  else
-    sp.dp_time = double(gathers_per_stage(sp.m, true)) * collective(mc, inter, kWeightBytes * params, shards, 1) +
-                 collective(mc, inter, kGradBytes * params, shards, 1);
-  sp.optimizer = kOptimizerTraffic * params / (l.zero >= 1 ? z : 1) / mc.hbm_bandwidth;
+  // One group's reduction time for `x` parameters over `n` ranks; the expert group's is its own.
+  const auto reduce = [&](double x, int n) {
+    if (l.zero == 0) return collective(mc, inter, kGradBytes * x, n, 2);
+    if (l.zero <= 2) return collective(mc, inter, kGradBytes * x, n, 1) + collective(mc, inter, kWeightBytes * x, n, 1);
+    return double(gathers_per_stage(sp.m, true)) * collective(mc, inter, kWeightBytes * x, n, 1) +
+           collective(mc, inter, kGradBytes * x, n, 1);
+  };
+  sp.dp_time = reduce(dense, shards) + reduce(expert, shards / ep);
+  sp.optimizer = kOptimizerTraffic * (l.zero >= 1 ? dense / z + expert / ze : params) / mc.hbm_bandwidth;
 }
 
 }  // namespace pipebench::analysis::plan

@@ -173,6 +173,19 @@ void llama3_rows(std::vector<ValidationRow>& rows) {
                   Metric::model_tflops, 380});
 }
 
+// DeepSeek-AI 2024 (DeepSeek-V3 Technical Report): "training DeepSeek-V3 on each trillion tokens
+// requires only 180K H800 GPU hours, i.e., 3.7 days on our cluster with 2048 H800 GPUs" (Section 1),
+// 10^12 / (180,000 x 3,600) = 1,543 tokens/s per GPU; 16-way pipeline (DualPipe), 64-way expert
+// parallelism over 8 nodes, ZeRO-1 data parallelism, no TP (3.2); FP8 GEMMs (3.3); batch 15,360
+// sequences of 4K after the ramp (4.2). b = 1 is a choice; the all-to-alls are hidden behind the paired
+// chunk's computation as DualPipe does (3.2.1, ep_overlap).
+void deepseek_v3_row(std::vector<ValidationRow>& rows) {
+  Layout l = layout(1, 16, 128, 1, "dualpipe", 0, Recompute::none, 1);
+  l.ep = 64, l.fp8 = true, l.ep_overlap = true;
+  rows.push_back({"DeepSeek-V3 671B, 2048 GPUs", "deepseek-v3", "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, Sections 1, 3.2, 4.2",
+                  "HAI-LLM", "h800-80gb", model_preset("deepseek-v3-671b"), 15360, l, Metric::tokens_per_gpu, 1e12 / (180e3 * 3600)});
+}
+
 }  // namespace
 
 std::vector<ValidationRow> validation_rows() {
@@ -183,6 +196,7 @@ std::vector<ValidationRow> validation_rows() {
   korthikanti_table5(rows);
   deepspeed_rows(rows);
   llama3_rows(rows);
+  deepseek_v3_row(rows);
   return rows;
 }
 
@@ -202,6 +216,9 @@ double validate(std::vector<ValidationRow>& rows, const std::vector<MachineSpec>
       case Metric::step_seconds: r.predicted = p.step_time; break;
       case Metric::layer_forward_ms: r.predicted = 1e3 * p.layer_forward; break;
       case Metric::layer_backward_ms: r.predicted = 1e3 * p.layer_backward; break;
+      case Metric::tokens_per_gpu:
+        r.predicted = p.tokens_per_second / (double(r.layout.t) * r.layout.p * r.layout.d * r.layout.cp);
+        break;
     }
     sum += std::abs(r.error());
   }

@@ -11,7 +11,8 @@ namespace pipebench::analysis::plan {
 
 // What a row publishes: TFLOP/s per GPU counting recomputation (hardware) or not (model), the
 // seconds of one step, or the milliseconds of one layer's forward or backward for one micro-batch.
-enum class Metric { hardware_tflops, model_tflops, step_seconds, layer_forward_ms, layer_backward_ms };
+// tokens_per_gpu: training tokens per second per GPU.
+enum class Metric { hardware_tflops, model_tflops, step_seconds, layer_forward_ms, layer_backward_ms, tokens_per_gpu };
 
 struct ValidationRow {
   std::string run;        // "GPT 1.7B, 32 GPUs"

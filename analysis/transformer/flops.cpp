@@ -1,5 +1,7 @@
 #include "analysis/transformer/flops.hpp"
 
+#include <algorithm>
+
 namespace pipebench::analysis::transformer {
 
 namespace {
@@ -98,8 +100,10 @@ Gemm op_gemm(const Shape& m, const Split& split, Op op, bool moe) {
   const double d = static_cast<double>(m.head_dim()), s = m.seq, g = m.fc1_factor();
   const double f = static_cast<double>(moe ? m.expert_ffn_size() : m.ffn_size());
   // An expert's tokens: each token goes to top_k routed experts (spread evenly over them) and every
-  // shared one; one product of an expert's width stands for all of them.
-  const double rows = moe && m.experts > 0 ? n * (m.top_k + m.shared_experts) / (m.experts + m.shared_experts) : n;
+  // shared one; one product of an expert's width stands for all of them. With expert parallelism the
+  // rank's E/ep routed experts take the routes of ep ranks' tokens: n k rows in all, n k ep / E each.
+  const double local = double(m.experts) / std::max(1, split.ep);
+  const double rows = moe && m.experts > 0 ? n * (m.top_k + m.shared_experts) / (local + m.shared_experts) : n;
   const double heads = static_cast<double>(m.micro_batch) * m.heads / t;
   switch (op) {
     case Op::qkv: return {1, n, (h + 2 * kv) / t, h};

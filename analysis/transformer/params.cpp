@@ -40,6 +40,12 @@ std::uint64_t moe_params(const Shape& m, const Split& split) {
   return add(f.split / u64(split.t), f.replicated);
 }
 
+std::uint64_t routed_expert_params(const Shape& m, const Split& split) {
+  const Block one = mlp(m, u64(m.expert_ffn_size()));
+  const std::uint64_t n = u64(m.experts) / u64(split.ep);
+  return add(mul(n, one.split) / u64(split.t), mul(n, one.replicated));
+}
+
 std::uint64_t layer_params(const Shape& m, const Split& split, bool moe) {
   const Block a = attention(m), f = moe ? experts(m, split.ep) : mlp(m, u64(m.ffn_size()));
   const std::uint64_t norms = mul(4, u64(m.hidden));  // two LayerNorms' gains and biases

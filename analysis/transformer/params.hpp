@@ -15,6 +15,9 @@ std::uint64_t layer_params(const Shape& m, const Split& split = {}, bool moe = f
 // An MoE layer's router and experts (the part that replaces the MLP) as a rank of `split` holds them:
 // the router h x E, and E/ep routed plus every shared expert's MLP (fc1 and its bias over t).
 std::uint64_t moe_params(const Shape& m, const Split& split = {});
+// The routed experts alone of one MoE layer on a rank of `split` (E/ep of them, fc1 and fc2 over t, the
+// fc2 biases whole): the part expert parallelism shards, whose gradients reduce over cp d / ep ranks.
+std::uint64_t routed_expert_params(const Shape& m, const Split& split = {});
 // The token embedding: V x h, or this rank's V/t rows (vocabulary-parallel).
 std::uint64_t embedding_params(const Shape& m, const Split& split = {});
 // The position embedding: s x h when learned, else 0. Replicated over tensor-parallel ranks.

@@ -21,6 +21,8 @@
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
 #include "bench/cmd/plan_inputs.hpp"
+#include "bench/cmd/plan_json.hpp"
+#include "bench/cmd/run_flags.hpp"
 #include "bench/render/output.hpp"
 #include "bench/render/sink.hpp"
 #include "bench/render/table.hpp"
@@ -40,9 +42,13 @@ struct PlanSettings {
   int gpus = 0, gpus_per_node = 0;
   bool allow_cross_node_tp = false;
   std::vector<Mapping> mappings;
-  int cp = 1, ep = 1;  // ep refused above 1 until the planner models it
+  int cp = 1, ep = 0;  // ep 0: searched (every power of two dividing E); --search-context-parallel: cp too
+  bool search_cp = false;
+  analysis::transformer::Moe moe;  // --experts ... (bench/cmd/run_flags.hpp add_moe_flags)
+  std::vector<std::string> moe_flags;
+  double routing_imbalance = 1;
   std::string pipeline_layout;
-  bool tp_overlap = false, no_dp_overlap = false, fp8 = false;
+  bool tp_overlap = false, no_dp_overlap = false, fp8 = false, ep_overlap = false;
   std::vector<std::string> schedules;
   std::vector<int> vs;
   std::vector<std::string> recomputes;
@@ -66,7 +72,7 @@ plan::ModelSpec model_of(const PlanSettings& f) {
   if (!f.model.empty()) {
     m = plan::model_preset(f.model);
   } else {
-    if (!custom) throw UsageError("give --model NAME (gpt3-175b, llama3-405b, bloom-176b, mt-nlg-530b) or the shape: "
+    if (!custom) throw UsageError("give --model NAME (docs/model.md lists the presets) or the shape: "
                                   "--layers --hidden --heads --seq --vocab");
     for (auto [v, name] : {std::pair{f.layers, "--layers"}, {f.hidden, "--hidden"}, {f.heads, "--heads"},
                            {f.seq, "--seq"}, {f.vocab, "--vocab"}})
@@ -81,7 +87,16 @@ plan::ModelSpec model_of(const PlanSettings& f) {
   if (f.vocab) m.vocab = f.vocab;
   if (f.ffn) m.ffn = f.ffn;
   if (f.kv_heads) m.kv_heads = f.kv_heads;
-  if (custom && !f.model.empty()) m.name = f.model + " (modified)";
+  for (const std::string& flag : f.moe_flags) {  // the MoE flags given override the preset's
+    if (flag == "--experts") m.experts = f.moe.experts;
+    if (flag == "--top-k") m.top_k = f.moe.top_k;
+    if (flag == "--moe-ffn") m.expert_ffn = f.moe.expert_ffn;
+    if (flag == "--shared-experts") m.shared_experts = f.moe.shared_experts;
+    if (flag == "--moe-every") m.moe_every = f.moe.moe_every;
+    if (flag == "--router") m.router = f.moe.router;
+    if (flag == "--capacity-factor") throw UsageError("--capacity-factor is not allowed in plan: the planner models dropless routing");
+  }
+  if ((custom || !f.moe_flags.empty()) && !f.model.empty()) m.name = f.model + " (modified)";
   analysis::transformer::check(m);
   return m;
 }
@@ -100,6 +115,7 @@ plan::Problem problem_of(const PlanSettings& f) {
   pr.global_batch = f.global_batch;
   pr.gpus_per_node = f.gpus_per_node;
   pr.allow_cross_node_tp = f.allow_cross_node_tp;
+  pr.routing_imbalance = f.routing_imbalance;
   pr.rank_order = rank_order(f.order);
   if (f.global_batch < 1) throw UsageError("--global-batch is required: the global batch in sequences");
   if (f.global_batch > analysis::kMaxGlobalBatch)
@@ -129,6 +145,10 @@ Space space_of(const PlanSettings& f, const std::vector<plan::Recompute>& rcs) {
   space.zero = f.zero;
   space.gpus = f.gpus;
   space.cp = f.cp;
+  if (f.ep > 0) space.eps = {f.ep};
+  if (f.search_cp)
+    for (int cp = 1; cp <= 32; cp *= 2)
+      if (f.gpus % cp == 0) space.cps.push_back(cp);
   if (f.cp < 1 || (f.gpus && f.gpus % f.cp != 0))
     throw UsageError("--context-parallel " + std::to_string(f.cp) + " is not allowed: it must divide --gpus " +
                      std::to_string(f.gpus) + " (t cp p d GPUs)");
@@ -174,8 +194,10 @@ plan::Layout evaluated_layout(const PlanSettings& f, const std::vector<plan::Rec
   l.sequence_parallel = f.sp;
   l.zero = f.zero.empty() ? 0 : f.zero[0];
   l.cp = f.cp;
+  l.ep = std::max(1, f.ep);
   l.fp8 = f.fp8;
   l.tp_overlap = f.tp_overlap;
+  l.ep_overlap = f.ep_overlap;
   l.dp_overlap = !f.no_dp_overlap;
   if (!f.pipeline_layout.empty()) l.stage_layers = plan::parse_pipeline_layout(f.pipeline_layout);
   return l;
@@ -219,9 +241,11 @@ Outcome search_all(const plan::Problem& pr, const Space& s) {
   return o;
 }
 
-Table plan_table() {
+// The columns; cp and ep where they vary (--search-context-parallel, an MoE model).
+Table plan_table(bool cp, bool ep) {
   std::vector<Column> columns;
-  for (const char* name : {"rank", "t", "p", "d", "v", "m", "b"}) columns.push_back({name, "", true});
+  for (const char* name : {"rank", "t", "cp", "ep", "p", "d", "v", "m", "b"})
+    if ((cp || std::string(name) != "cp") && (ep || std::string(name) != "ep")) columns.push_back({name, "", true});
   for (const char* name : {"schedule", "recompute", "sp"}) columns.push_back({name, "", false});
   const std::pair<const char*, const char*> numbers[] = {
       {"zero", ""},   {"step", "s"},   {"tokens/s", ""}, {"TFLOP/s", "model/GPU"}, {"MFU", "%"},
@@ -231,58 +255,21 @@ Table plan_table() {
   return Table(columns);
 }
 
-// Per operation of one layer, of the embedding (first stage) and of the head and loss (last stage): its
-// kind and its F, I (with the recomputed forward) and W seconds on one rank for one micro-batch.
-nlohmann::ordered_json ops_json(const plan::Prediction& p) {
-  nlohmann::ordered_json out;
-  const std::pair<const char*, const std::vector<plan::OpCost>*> parts[] = {
-      {"layer", &p.layer_ops}, {"embedding", &p.embedding_ops}, {"head", &p.head_ops}};
-  for (const auto& [part, ops] : parts) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const plan::OpCost& c : *ops)
-      list.push_back({{"name", c.name}, {"kind", c.kind}, {"f", c.f}, {"i", c.i}, {"w", c.w}, {"recompute", c.recompute}});
-    out[part] = list;
-  }
-  return out;
-}
-
-nlohmann::ordered_json config_json(const plan::Prediction& p) {
-  nlohmann::ordered_json j;
-  const plan::Layout& l = p.layout;
-  j["t"] = l.t, j["p"] = l.p, j["d"] = l.d, j["v"] = p.v, j["m"] = p.m;
-  j["micro_batch_size"] = l.micro_batch_size;
-  j["schedule"] = l.schedule;
-  j["recompute"] = plan::recompute_name(l.recompute);
-  j["sequence_parallel"] = l.sequence_parallel;
-  j["zero"] = l.zero;
-  j["context_parallel"] = l.cp;
-  j["step_time"] = p.step_time;
-  j["tokens_per_second"] = p.tokens_per_second;
-  j["model_tflops_per_gpu"] = p.model_tflops_per_gpu;
-  j["hardware_tflops_per_gpu"] = p.hardware_tflops_per_gpu;
-  j["mfu"] = p.mfu;
-  j["memory_bytes_per_gpu"] = p.memory_bytes;
-  j["bubble_fraction"] = p.bubble_fraction;
-  j["fits"] = p.fits;
-  const analysis::Breakdown& b = p.breakdown;
-  j["breakdown"] = {{"compute", b.compute}, {"tp", b.tp},         {"pp", b.pp},
-                    {"dp", b.dp},           {"bubble", b.bubble}, {"other", b.other}};
-  if (!p.layer_ops.empty()) j["operations"] = ops_json(p);
-  return j;
-}
-
 // One configuration: the table's cells (the text and CSV) and its JSON object.
-Record record_of(int rank, const plan::Prediction& p) {
+Record record_of(int rank, const plan::Prediction& p, bool cp, bool ep) {
   const plan::Layout& l = p.layout;
   const analysis::Breakdown& b = p.breakdown;
   Record r;
-  r.cells = {std::to_string(rank), std::to_string(l.t), std::to_string(l.p), std::to_string(l.d),
+  r.cells = {std::to_string(rank), std::to_string(l.t)};
+  if (cp) r.cells.push_back(std::to_string(l.cp));
+  if (ep) r.cells.push_back(std::to_string(l.ep));
+  r.cells.insert(r.cells.end(), {std::to_string(l.p), std::to_string(l.d),
              std::to_string(p.v), std::to_string(p.m), std::to_string(l.micro_batch_size), l.schedule,
              plan::recompute_name(l.recompute), l.sequence_parallel ? "on" : "off", std::to_string(l.zero),
              fixed(p.step_time, 3), fixed(p.tokens_per_second, 0), fixed(p.model_tflops_per_gpu, 1),
              fixed(100 * p.mfu, 1), fixed(p.memory_bytes / plan::kGiB, 1),
              fixed(100 * p.bubble_fraction, 1), fixed(b.compute, 3), fixed(b.tp, 3), fixed(b.pp, 3),
-             fixed(b.dp, 3), fixed(b.bubble, 3), fixed(b.other, 3)};
+             fixed(b.dp, 3), fixed(b.bubble, 3), fixed(b.other, 3)});
   r.objects = {config_json(p)};
   return r;
 }
@@ -353,9 +340,10 @@ void write_plan(std::ostream& out, Format format, const PlanSettings& f, const p
   doc.list_key = "configurations";
   const auto sink = make_sink(format, out, std::cerr, doc);
   sink->legend(head_lines(f, pr, gpus_text, o));
-  sink->begin_table(plan_table(), true);
+  const bool ep = pr.model.experts > 0;
+  sink->begin_table(plan_table(f.search_cp, ep), true);
   int rank = 0;
-  for (const auto& p : o.shown) sink->record(record_of(++rank, p));
+  for (const auto& p : o.shown) sink->record(record_of(++rank, p, f.search_cp, ep));
   sink->end_table();
   sink->legend(tail_lines(f, pr, o));
   sink->legend(train_lines(f, o));
@@ -364,12 +352,17 @@ void write_plan(std::ostream& out, Format format, const PlanSettings& f, const p
 
 void run(const PlanSettings& f) {
   // Everything is checked before any work.
-  refuse_cp_ep(1, f.ep, "plan");
-  if (!f.evaluate && (!f.pipeline_layout.empty() || f.tp_overlap || f.no_dp_overlap || f.fp8))
-    throw UsageError("--pipeline-model-parallel-layout, --tp-comm-overlap, --no-overlap-grad-reduce and --fp8 go with --evaluate");
+  if (f.search_cp && f.cp > 1) throw UsageError("--search-context-parallel and --context-parallel exclude each other");
+  if (!f.evaluate && (!f.pipeline_layout.empty() || f.tp_overlap || f.no_dp_overlap || f.fp8 || f.ep_overlap))
+    throw UsageError("--pipeline-model-parallel-layout, --tp-comm-overlap, --ep-comm-overlap, --no-overlap-grad-reduce and --fp8 go with --evaluate");
   const Format format = output_format(f.json, f.csv);
   if (f.top < 1) throw UsageError("--top 0 is not allowed: need K >= 1");
   const plan::Problem pr = problem_of(f);
+  if (f.ep > 1 && pr.model.experts == 0)
+    throw UsageError("--expert-parallel " + std::to_string(f.ep) + " is not allowed: the model has no MoE layers (give --experts)");
+  if (f.ep > 1) analysis::transformer::check_expert_parallel(pr.model, f.ep, "--expert-parallel");
+  if (f.routing_imbalance < 1)
+    throw UsageError("--routing-imbalance " + num(f.routing_imbalance) + " is not allowed: expected >= 1 (the busiest rank over the mean)");
   for (const auto& s : f.schedules) analysis::schedule_row(s);  // unknown names fail here
   std::vector<plan::Recompute> rcs;
   for (const auto& r : f.recomputes) rcs.push_back(plan::parse_recompute(r));
@@ -394,7 +387,7 @@ void add_plan_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("plan", "Predict step time, memory and MFU of 3D-parallel training; search t x p x d, "
                                          "v, b, schedule, recompute, SP, ZeRO for the fastest (docs/plan.md)");
   auto f = std::make_shared<PlanSettings>();
-  add(*cmd, Flag{"--model", "Model preset: gpt3-175b, llama3-405b, bloom-176b, mt-nlg-530b (docs/model.md)"}, f->model);
+  add(*cmd, Flag{"--model", "Model preset: gpt3-175b, llama3-405b, bloom-176b, mt-nlg-530b, mixtral-8x7b, deepseek-v3-671b, deepseek-v2-236b (docs/model.md)"}, f->model);
   add(*cmd, flag::layers, f->layers);
   add(*cmd, flag::hidden, f->hidden);
   add(*cmd, flag::heads, f->heads);
@@ -413,6 +406,10 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--allow-cross-node-tp", f->allow_cross_node_tp, "Allow tensor-parallel groups larger than a node");
   add_layout_flags(*cmd, f->mappings, f->order, f->cp, f->ep)
       .mapping->description("Comma list of TxPxD mappings to consider (default: every t p d = N)");
+  add_moe_flags(*cmd, f->moe, f->moe_flags, "Mixture of experts (the model's MoE layers)");
+  add(*cmd, Flag{"--routing-imbalance", "Busiest expert-parallel rank's routed tokens over the mean (1: balanced)"},
+      f->routing_imbalance);
+  cmd->add_flag("--search-context-parallel", f->search_cp, "Search cp over the powers of two to 32 dividing --gpus");
   add(*cmd, flag::schedule, f->schedules)->description("Comma list of schedules (default: every one pipebench generates)");
   add(*cmd, flag::chunks, f->vs)->description("Chunks per rank v for schedules that take one (default 2,4)");
   add(*cmd, flag::recompute, f->recomputes)
@@ -424,9 +421,10 @@ void add_plan_command(CLI::App& app) {
   add(*cmd, Flag{"--pipeline-model-parallel-layout", "Layers per stage as Megatron-Core writes them, e.g. \"Et*3|t*4|t*3L\" (--evaluate)"},
       f->pipeline_layout);
   cmd->add_flag("--tp-comm-overlap", f->tp_overlap, "Tensor-parallel collectives overlapped with the GEMMs (--evaluate)");
+  cmd->add_flag("--ep-comm-overlap", f->ep_overlap, "MoE all-to-alls hidden behind the layer's GEMMs, as DualPipe pairs chunks (--evaluate)");
   cmd->add_flag("--no-overlap-grad-reduce", f->no_dp_overlap, "Gradient reduction after the backward, not overlapped (--evaluate)");
   cmd->add_flag("--fp8", f->fp8, "Matrix products at the machine's FP8 peak (--evaluate)");
-  add(*cmd, Flag{"--machine", "Machine preset (a100-40gb, a100-80gb, h100-80gb, h200-141gb, b200-180gb) or a TOML machine file (docs/model.md)"},
+  add(*cmd, Flag{"--machine", "Machine preset (a100-40gb, a100-80gb, h100-80gb, h800-80gb, h200-141gb, b200-180gb) or a TOML machine file (docs/model.md)"},
       f->machine);
   add(*cmd, Flag{"--calibrate", "Take the rates and link of this results file (a gemm sweep or transformer runs, comm fits)"},
       f->calibrate);

@@ -137,46 +137,6 @@ void add_model_flags(CLI::App& cmd, RunSettings& r) {
   add(cmd, {"--blas-threads", "Threads of the host BLAS per rank"}, r.blas_threads)->group(model);
 }
 
-// The MoE layers of the transformer (analysis/transformer/shape.hpp's Moe; docs/transformer.md). Each
-// flag given is recorded by name, so that run's checks refuse it where no MoE layer takes it.
-void add_moe_flags(CLI::App& cmd, RunSettings& r) {
-  analysis::transformer::Moe& moe = r.model.moe;
-  const char* const group = "Mixture of experts (--workload transformer)";
-  auto given = [&r, group](CLI::Option* o) {
-    const std::string name = o->get_name();
-    o->group(group)->each([&r, name](const std::string&) { r.moe_flags.push_back(name); });
-  };
-  given(add(cmd, {"--experts", "Routed experts E of each MoE layer (0: dense layers only)", 0}, moe.experts));
-  given(add(cmd, {"--top-k", "Experts each token is routed to, 1 <= k <= E"}, moe.top_k));
-  given(add_parsed(
-      cmd, {"--moe-ffn", "Inner size F of one expert's MLP (default 4h)"},
-      [&moe](const std::string& t) { moe.expert_ffn = parse_int(t, "--moe-ffn", 1); }, "4h", "INT"));
-  given(add(cmd, {"--shared-experts", "Experts of size F every token also goes through (DeepSeek-MoE)", 0},
-            moe.shared_experts));
-  given(add(cmd, {"--moe-every", "Layer l is an MoE layer when l % N == 0 (1: every layer; Megatron's --moe-layer-freq)"},
-            moe.moe_every));
-  given(add(cmd, {"--router", "Router score: softmax over the experts, or sigmoid per expert (top-k renormalised)"},
-            moe.router,
-            {{analysis::transformer::router_name(analysis::transformer::Router::softmax), analysis::transformer::Router::softmax},
-             {analysis::transformer::router_name(analysis::transformer::Router::sigmoid), analysis::transformer::Router::sigmoid}}));
-  given(add_parsed(
-      cmd, {"--capacity-factor", "Tokens an expert takes: ceil(C x tokens x k / E), the rest dropped; or dropless"},
-      [&moe](const std::string& t) {
-        if (t == "dropless") {
-          moe.capacity_factor = 0;
-          return;
-        }
-        try {
-          moe.capacity_factor = parse_number(t, "--capacity-factor");
-        } catch (const UsageError&) {
-          throw UsageError("--capacity-factor " + quoted(t) + " is not allowed: expected a number > 0, or dropless");
-        }
-      },
-      "dropless", "C|dropless"));
-  given(add(cmd, {"--aux-loss-coeff", "Weight of the load-balancing auxiliary loss (Switch Transformer)", 0},
-            moe.aux_loss_coeff));
-}
-
 // Steps, waits, and where the results, traces and pictures go.
 void add_output_flags(CLI::App& cmd, RunSettings& r) {
   add(cmd, {"--warmup", "Warm-up steps (not recorded)", 0}, r.warmup);
@@ -221,6 +181,42 @@ void add_output_flags(CLI::App& cmd, RunSettings& r) {
 
 }  // namespace
 
+void add_moe_flags(CLI::App& cmd, analysis::transformer::Moe& moe, std::vector<std::string>& flags, const char* group) {
+  auto given = [&flags, group](CLI::Option* o) {
+    const std::string name = o->get_name();
+    o->group(group)->each([&flags, name](const std::string&) { flags.push_back(name); });
+  };
+  given(add(cmd, {"--experts", "Routed experts E of each MoE layer (0: dense layers only)", 0}, moe.experts));
+  given(add(cmd, {"--top-k", "Experts each token is routed to, 1 <= k <= E"}, moe.top_k));
+  given(add_parsed(
+      cmd, {"--moe-ffn", "Inner size F of one expert's MLP (default 4h)"},
+      [&moe](const std::string& t) { moe.expert_ffn = parse_int(t, "--moe-ffn", 1); }, "4h", "INT"));
+  given(add(cmd, {"--shared-experts", "Experts of size F every token also goes through (DeepSeek-MoE)", 0},
+            moe.shared_experts));
+  given(add(cmd, {"--moe-every", "Layer l is an MoE layer when l % N == 0 (1: every layer; Megatron's --moe-layer-freq)"},
+            moe.moe_every));
+  given(add(cmd, {"--router", "Router score: softmax over the experts, or sigmoid per expert (top-k renormalised)"},
+            moe.router,
+            {{analysis::transformer::router_name(analysis::transformer::Router::softmax), analysis::transformer::Router::softmax},
+             {analysis::transformer::router_name(analysis::transformer::Router::sigmoid), analysis::transformer::Router::sigmoid}}));
+  given(add_parsed(
+      cmd, {"--capacity-factor", "Tokens an expert takes: ceil(C x tokens x k / E), the rest dropped; or dropless"},
+      [&moe](const std::string& t) {
+        if (t == "dropless") {
+          moe.capacity_factor = 0;
+          return;
+        }
+        try {
+          moe.capacity_factor = parse_number(t, "--capacity-factor");
+        } catch (const UsageError&) {
+          throw UsageError("--capacity-factor " + quoted(t) + " is not allowed: expected a number > 0, or dropless");
+        }
+      },
+      "dropless", "C|dropless"));
+  given(add(cmd, {"--aux-loss-coeff", "Weight of the load-balancing auxiliary loss (Switch Transformer)", 0},
+            moe.aux_loss_coeff));
+}
+
 void check_repeat_flags(const RunSettings& r) {
   if (r.scoring == "olympic" && r.repeats < 3)
     throw UsageError("--scoring olympic drops the fastest and the slowest repeat and needs --repeats 3 or more, got --repeats " +
@@ -231,7 +227,7 @@ void add_run_flags(CLI::App& cmd, RunSettings& r) {
   add_sweep_flags(cmd, r);
   add_synthetic_flags(cmd, r);
   add_model_flags(cmd, r);
-  add_moe_flags(cmd, r);
+  add_moe_flags(cmd, r.model.moe, r.moe_flags, "Mixture of experts (--workload transformer)");
   add_output_flags(cmd, r);
 }
 

@@ -8,6 +8,10 @@
 namespace pipebench::bench {
 
 void add_run_flags(CLI::App& cmd, RunSettings& r);
+// The MoE layers of the transformer (analysis/transformer/shape.hpp's Moe; docs/transformer.md), in
+// `group` of the help: run's and plan's. Each flag given is recorded by name in `flags`, so that a
+// command refuses it where no MoE layer takes it.
+void add_moe_flags(CLI::App& cmd, analysis::transformer::Moe& moe, std::vector<std::string>& flags, const char* group);
 // --scoring olympic with fewer than 3 --repeats: UsageError (before MPI starts).
 void check_repeat_flags(const RunSettings& r);
 

@@ -42,11 +42,20 @@ pipebench_comm_test(pp_not_last NP 4 RC 2 ONCE "pipebench: error:"
 pipebench_mpirun_test(run_expert-parallel_refused NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "pipebench: error: --expert-parallel 4 is not allowed in pipebench run yet: expected 1 \\(pipebench topology and pipebench comm take it\\)\n"
   ARGS --expert-parallel 4 -o never.h5)
-# plan predicts and searches context-parallel layouts (t cp p d GPUs, docs/model.md); no expert
-# parallelism yet.
+# plan predicts and searches context- and expert-parallel layouts (t cp p d GPUs, ep drawn from cp d;
+# docs/model.md): a dense model refuses ep, an MoE preset's search shows the ep column.
 pipebench_cli_test(plan_expert-parallel_refused RC 2
-  MATCH "^pipebench: error: --expert-parallel 4 is not allowed in pipebench plan yet: expected 1 \\(pipebench topology and pipebench comm take it\\)\n$"
+  MATCH "^pipebench: error: --expert-parallel 4 is not allowed: the model has no MoE layers .give --experts.\n$"
   ARGS plan --model gpt3-175b --gpus 64 --global-batch 64 --expert-parallel 4)
+pipebench_cli_test(plan_expert-parallel_search RC 0
+  MATCH "# pipebench plan: mixtral-8x7b [^\n]*\n.*#  rank  t  ep +p +d [^\n]*\n#[^\n]*\n +1 +[0-9]+ +[248] "
+  ARGS plan --model mixtral-8x7b --machine h100-80gb --seq 4096 --gpus 64 --global-batch 256 --schedule 1f1b --top 1)
+pipebench_cli_test(plan_expert-parallel_not_dividing RC 2
+  MATCH "^pipebench: error: --experts 8 is not allowed with --expert-parallel 3: E must be a multiple of ep[^\n]*\n$"
+  ARGS plan --model mixtral-8x7b --gpus 64 --global-batch 64 --expert-parallel 3)
+pipebench_cli_test(plan_capacity-factor_refused RC 2
+  MATCH "^pipebench: error: --capacity-factor is not allowed in plan: the planner models dropless routing\n$"
+  ARGS plan --model mixtral-8x7b --gpus 64 --global-batch 64 --capacity-factor 1.25)
 pipebench_cli_test(plan_context-parallel_refused RC 2
   MATCH "^pipebench: error: --context-parallel 3 is not allowed: it must divide --gpus 64 .t cp p d GPUs.\n$"
   ARGS plan --model gpt3-175b --gpus 64 --global-batch 64 --context-parallel 3)

@@ -10,7 +10,7 @@ pipebench_cli_test(plan_global_batch_bubbles RC 0
   ARGS plan --model gpt3-175b --global-batch 1024 --micro-batch-size 1 --mapping 8x8x64,8x8x16 --schedule 1f1b
        --recompute full --no-sequence-parallel --zero 0)
 pipebench_cli_test(plan_evaluate_json RC 0
-  MATCH "^{\n  \"evaluated\": 1,\n  \"seconds\": [0-9.e-]+,\n  \"configurations\": .\n    {\n      \"t\": 8,\n      \"p\": 8,\n      \"d\": 16,\n      \"v\": 1,\n      \"m\": 64,\n      \"micro_batch_size\": 1,\n      \"schedule\": \"1f1b\",\n      \"recompute\": \"selective\",\n      \"sequence_parallel\": true,\n      \"zero\": 1,\n      \"context_parallel\": 1,\n      \"step_time\": [0-9.]+,\n      \"tokens_per_second\": [0-9.]+,\n      \"model_tflops_per_gpu\": [0-9.]+,\n      \"hardware_tflops_per_gpu\": [0-9.]+,\n      \"mfu\": 0.[0-9]+,\n      \"memory_bytes_per_gpu\": [0-9.]+,\n      \"bubble_fraction\": 0.[0-9]+,\n      \"fits\": true,\n      \"breakdown\": {\n        \"compute\": [0-9.]+,\n        \"tp\": [0-9.]+,\n        \"pp\": [0-9.]+,\n        \"dp\": [0-9.]+,\n        \"bubble\": [0-9.]+,\n        \"other\": [0-9.e-]+\n      },\n      \"operations\": {\n        \"layer\": .\n          {\n            \"name\": \"qkv\",\n            \"kind\": \"gemm\",\n            \"f\": [0-9.e-]+,[^$]*\"head\": [^$]*\n    }\n  .\n}\n$"
+  MATCH "^{\n  \"evaluated\": 1,\n  \"seconds\": [0-9.e-]+,\n  \"configurations\": .\n    {\n      \"t\": 8,\n      \"p\": 8,\n      \"d\": 16,\n      \"v\": 1,\n      \"m\": 64,\n      \"micro_batch_size\": 1,\n      \"schedule\": \"1f1b\",\n      \"recompute\": \"selective\",\n      \"sequence_parallel\": true,\n      \"zero\": 1,\n      \"context_parallel\": 1,\n      \"expert_parallel\": 1,\n      \"step_time\": [0-9.]+,\n      \"tokens_per_second\": [0-9.]+,\n      \"model_tflops_per_gpu\": [0-9.]+,\n      \"hardware_tflops_per_gpu\": [0-9.]+,\n      \"mfu\": 0.[0-9]+,\n      \"memory_bytes_per_gpu\": [0-9.]+,\n      \"bubble_fraction\": 0.[0-9]+,\n      \"fits\": true,\n      \"breakdown\": {\n        \"compute\": [0-9.]+,\n        \"tp\": [0-9.]+,\n        \"pp\": [0-9.]+,\n        \"dp\": [0-9.]+,\n        \"bubble\": [0-9.]+,\n        \"other\": [0-9.e-]+\n      },\n      \"operations\": {\n        \"layer\": .\n          {\n            \"name\": \"qkv\",\n            \"kind\": \"gemm\",\n            \"f\": [0-9.e-]+,[^$]*\"head\": [^$]*\n    }\n  .\n}\n$"
   ARGS plan --model gpt3-175b --global-batch 1024 --mapping 8x8x16 --schedule 1f1b --micro-batch-size 1
        --recompute selective --sequence-parallel --zero 1 --evaluate --json)
 pipebench_cli_test(plan_evaluate_memory RC 0 MATCH "# memory per GPU: weights [0-9.]+ GiB, gradients [0-9.]+, optimizer [0-9.]+, activations [0-9.]+, reserve 2.00. does NOT fit in 80.0 GiB"
@@ -20,9 +20,9 @@ pipebench_cli_test(plan_machine_file RC 0 MATCH "on 64 x a100-slow-net.*rates fr
        --evaluate --machine ${CMAKE_CURRENT_SOURCE_DIR}/cli/plan_machine.toml)
 
 pipebench_cli_test(plan_unknown_model RC 2
-  MATCH "^pipebench: error: --model 'gpt-5' is not allowed: expected one of gpt3-175b, llama3-405b, bloom-176b, mt-nlg-530b\n$"
+  MATCH "^pipebench: error: --model 'gpt-5' is not allowed: expected one of gpt3-175b, llama3-405b, bloom-176b, mt-nlg-530b, mixtral-8x7b, deepseek-v3-671b, deepseek-v2-236b\n$"
   ARGS plan --model gpt-5 --gpus 8 --global-batch 8)
-pipebench_cli_test(plan_unknown_machine RC 2 MATCH "^pipebench: error: --machine 'tpu-v4' is not allowed: expected one of a100-40gb, a100-80gb, h100-80gb, h200-141gb, b200-180gb\n$"
+pipebench_cli_test(plan_unknown_machine RC 2 MATCH "^pipebench: error: --machine 'tpu-v4' is not allowed: expected one of a100-40gb, a100-80gb, h100-80gb, h800-80gb, h200-141gb, b200-180gb\n$"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --machine tpu-v4)
 pipebench_cli_test(plan_batch_not_divisible RC 2
   MATCH "^pipebench: error: --evaluate: the configuration cannot run \\(global batch\\): global batch 1000 is not a multiple of b.d = 16\n$"
@@ -98,7 +98,7 @@ pipebench_cli_test(plan_fp8_without_peak RC 2
   MATCH "^pipebench: error: --evaluate: the configuration cannot run \\(precision\\): a100-80gb has no FP8 peak\n$"
   ARGS plan --model gpt3-175b --global-batch 8 --mapping 8x1x1 --schedule 1f1b --micro-batch-size 1 --evaluate --fp8)
 pipebench_cli_test(plan_evaluate_flags_in_search RC 2
-  MATCH "^pipebench: error: --pipeline-model-parallel-layout, --tp-comm-overlap, --no-overlap-grad-reduce and --fp8 go with --evaluate\n$"
+  MATCH "^pipebench: error: --pipeline-model-parallel-layout, --tp-comm-overlap, --ep-comm-overlap, --no-overlap-grad-reduce and --fp8 go with --evaluate\n$"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --tp-comm-overlap)
 
 # Issue 27: a FIFO given to --calibrate is refused at once (it blocked the HDF5 signature check).

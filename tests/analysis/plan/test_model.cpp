@@ -113,14 +113,14 @@ TEST(PlanValidation, PublishedRunsTable) {
       -0.75, -1.47, -2.36, -2.32, -3.01, -3.94, 1.08, 3.79, 3.60, -0.83,
       1.08, -1.96, 1.08, 2.30, 3.60, -1.87, -5.45, -6.72, -1.33, -0.60,
       3.88, 3.03, 8.61, 9.82, 19.06, 20.06, 24.61, -1.11, 3.35, -7.23,
-      0.15,
+      0.15, -8.45,
   };
   ASSERT_EQ(rows.size(), std::size(expected));
   for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_NEAR(100 * rows[i].error(), expected[i], 0.05) << rows[i].run;
-  EXPECT_NEAR(100 * mae, 4.07, 0.01);
+  EXPECT_NEAR(100 * mae, 4.17, 0.01);
   std::set<std::string> sources;
   for (const auto& r : rows) sources.insert(r.source_id);
-  EXPECT_EQ(sources.size(), 7u);
+  EXPECT_EQ(sources.size(), 8u);
   // Megatron-LM's rows (not the Megatron-DeepSpeed ones, docs/model.md) within 10 %.
   for (const auto& r : rows) {
     if (r.framework == "Megatron-DeepSpeed") continue;
