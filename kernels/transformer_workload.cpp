@@ -192,10 +192,10 @@ class TransformerWorkload final : public Workload {
     if (half()) {  // the main weights rounded into the weights the kernels read (their shard under ZeRO-3)
       Exec().fence();
       const Stage& stage = at(st);
-      float* w = sharded(st, 3) ? host(zero_.at(st).weights.data()) - (lo - zero_.at(st).offset_of(lo))
-                                : host(stage.weights().data());
-      const float* m = host(main_.at(st).data()) - (sharded(st, 1) ? lo - zero_.at(st).offset_of(lo) : 0);
-      for (std::size_t i = lo; i < hi; ++i) w[i] = from_16(to_16(m[i], c_.half), c_.half);
+      const std::size_t at_shard = sharded(st, 1) ? zero_.at(st).offset_of(lo) : lo;  // main: compact from ZeRO-1
+      float* w = sharded(st, 3) ? host(zero_.at(st).weights.data()) + at_shard : host(stage.weights().data()) + lo;
+      const float* m = host(main_.at(st).data()) + at_shard;
+      for (std::size_t i = 0; i < hi - lo; ++i) w[i] = from_16(to_16(m[i], c_.half), c_.half);
     }
   }
   void step_range(int st, std::size_t lo, std::size_t hi) {
