@@ -28,10 +28,12 @@ struct AdamSettings {
 
 // Elements [lo, hi) of `w` (flat weights) from `g` (the same elements' gradients, g(0) for w(lo)), with
 // state `m`, `v` of hi - lo elements; `step` counts from 1. `table` says which elements are matrices.
+// Element i of the flat buffer is w(i - w_base): a compact copy of a shard passes the index of its w(0).
 template <class S, class E>
 void adam_update(const typename Views<S, E>::Vec& w, const typename Views<S, E>::ConstVec& g,
                  const typename Views<S, E>::Vec& m, const typename Views<S, E>::Vec& v, std::size_t lo,
-                 std::size_t hi, long step, const AdamSettings& a, const std::vector<ParamInfo>& table) {
+                 std::size_t hi, long step, const AdamSettings& a, const std::vector<ParamInfo>& table,
+                 std::size_t w_base = 0) {
   const S b1 = static_cast<S>(a.beta1), b2 = static_cast<S>(a.beta2), eps = static_cast<S>(a.eps);
   const S lr = static_cast<S>(a.lr), decay = static_cast<S>(a.lr * a.weight_decay);
   const S c1 = static_cast<S>(1 - std::pow(a.beta1, static_cast<double>(step)));
@@ -48,9 +50,9 @@ void adam_update(const typename Views<S, E>::Vec& w, const typename Views<S, E>:
           const S vi = b2 * v(j) + (S(1) - b2) * gi * gi;
           m(j) = mi;
           v(j) = vi;
-          S wi = w(i) - wd * w(i);
+          S wi = w(i - w_base) - wd * w(i - w_base);
           wi -= lr * (mi / c1) / (math::sqrt(vi / c2) + eps);
-          w(i) = wi;
+          w(i - w_base) = wi;
         });
   }
 }

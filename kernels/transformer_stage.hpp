@@ -92,6 +92,11 @@ class TransformerStage {
   const std::vector<ParamInfo>& parameters() const { return table_; }
   const Flat& weights() const { return weights_; }
   const Flat& gradients() const { return grads_; }
+  std::size_t parameter_count() const { return table_.empty() ? 0 : table_.back().offset + table_.back().size(); }
+  // ZeRO-2/3: the flat weights or gradients replaced by `f` (parameter_count() values) or dropped (an
+  // empty view: nothing held, a call that reads them fails); every parameter's views are rebound.
+  void bind_weights(const Flat& f) { weights_ = f, bind(); }
+  void bind_gradients(const Flat& f) { grads_ = f, bind(); }
 
  private:
   enum class Phase { forward_done, input_done };
@@ -104,6 +109,9 @@ class TransformerStage {
   };
 
   LayerParams<S, E> layer_views(const Flat& flat, std::size_t first_param) const;
+  void bind();  // every parameter's views over weights_ and grads_
+  // Where parameter k starts in `f`; null where the buffer is dropped (ZeRO): views over nothing.
+  S* start(const Flat& f, std::size_t k) const { return f.data() ? f.data() + table_[k].offset : nullptr; }
   TokenSource tokens(int mb) const;
   Activations owned(const Activations& a) const;
   void check_shape(const Activations& a, const char* what) const;
@@ -154,15 +162,20 @@ TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllRed
   cp_.pos = {cfg_.context_parallel, cfg_.cp_rank, cfg_.cp_seq(), cfg_.cp_chunks};
   cp_.comm = cfg_.cp_comm;
   table_ = parameter_table(cfg_);
-  const std::size_t total = table_.empty() ? 0 : table_.back().offset + table_.back().size();
-  weights_ = alloc<Flat>("pipebench::weights", total);
-  grads_ = Flat("pipebench::gradients", total);  // zero-initialised
+  weights_ = alloc<Flat>("pipebench::weights", parameter_count());
+  grads_ = Flat("pipebench::gradients", parameter_count());  // zero-initialised
   for (const ParamInfo& p : table_) init_parameter<S, E>(weights_, p, cfg_);
+  bind();
+}
 
+template <class S, class E>
+void TransformerStage<S, E>::bind() {
   std::size_t i = 0;
   auto mat = [&](const Flat& f, std::size_t k) {
-    return Matrix(f.data() + table_[k].offset, table_[k].rows, table_[k].cols);
+    return Matrix(start(f, k), table_[k].rows, table_[k].cols);
   };
+  layer_w_.clear();
+  layer_g_.clear();
   if (cfg_.embedding) {
     wte_ = mat(weights_, 0), wpe_ = mat(weights_, 1), gwte_ = mat(grads_, 0), gwpe_ = mat(grads_, 1);
     i = 2;
@@ -172,7 +185,7 @@ TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllRed
     layer_g_.push_back(layer_views(grads_, i));
   }
   if (cfg_.head) {
-    auto vec = [&](const Flat& f, std::size_t k) { return Flat(f.data() + table_[k].offset, table_[k].size()); };
+    auto vec = [&](const Flat& f, std::size_t k) { return Flat(start(f, k), table_[k].size()); };
     const bool shared = cfg_.tie_embeddings && cfg_.embedding;  // the head reads wte_ itself
     head_w_ = {vec(weights_, i), vec(weights_, i + 1), shared ? wte_ : mat(weights_, i + 2), cfg_.tie_embeddings};
     head_g_ = {vec(grads_, i), vec(grads_, i + 1), shared ? gwte_ : mat(grads_, i + 2), cfg_.tie_embeddings};
@@ -185,10 +198,8 @@ TransformerStage<S, E>::TransformerStage(const TransformerConfig& config, AllRed
 
 template <class S, class E>
 LayerParams<S, E> TransformerStage<S, E>::layer_views(const Flat& f, std::size_t k) const {
-  auto vec = [&](std::size_t j) { return Flat(f.data() + table_[k + j].offset, table_[k + j].size()); };
-  auto mat = [&](std::size_t j) {
-    return Matrix(f.data() + table_[k + j].offset, table_[k + j].rows, table_[k + j].cols);
-  };
+  auto vec = [&](std::size_t j) { return Flat(start(f, k + j), table_[k + j].size()); };
+  auto mat = [&](std::size_t j) { return Matrix(start(f, k + j), table_[k + j].rows, table_[k + j].cols); };
   LayerParams<S, E> p;
   p.ln1_g = vec(0), p.ln1_b = vec(1), p.wqkv = mat(2), p.bqkv = vec(3), p.wo = mat(4), p.bo = vec(5);
   p.ln2_g = vec(6), p.ln2_b = vec(7), p.w1 = mat(8), p.b1 = vec(9), p.w2 = mat(10), p.b2 = vec(11);

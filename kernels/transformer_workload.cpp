@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
+#include <tuple>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -14,75 +17,9 @@
 #include "kernels/host_tuning.hpp"
 #include "kernels/optimizer.hpp"
 #include "kernels/transformer_stage.hpp"
+#include "kernels/zero_state.hpp"
 
 namespace pipebench::kernels {
-
-const char* to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }
-const char* to_string(Precision p) {
-  switch (p) {
-    case Precision::fp64: return "fp64";
-    case Precision::bf16: return "bf16";
-    case Precision::fp16: return "fp16";
-    case Precision::fp32: break;
-  }
-  return "fp32";
-}
-
-void set_precision(TransformerWorkloadConfig& c, Precision p) {
-  c.fp64 = p == Precision::fp64;
-  c.half = p == Precision::bf16 ? Half::bf16 : p == Precision::fp16 ? Half::fp16 : Half::none;
-}
-
-Precision precision_of(const TransformerWorkloadConfig& c) {
-  if (c.fp64) return Precision::fp64;
-  return c.half == Half::bf16 ? Precision::bf16 : c.half == Half::fp16 ? Precision::fp16 : Precision::fp32;
-}
-const char* to_string(Balance b) { return b == Balance::flops ? "flops" : "measured"; }
-
-TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth) {
-  TransformerConfig t = TransformerConfig::whole_model(c.hidden, c.heads, c.seq, c.micro_batch, c.vocab, c.layers);
-  t.first_layer = 0;
-  for (int d = 0; d < depth; ++d) t.first_layer += split[d];
-  t.num_layers = split[depth];
-  t.embedding = depth == 0;
-  t.head = depth == static_cast<int>(split.size()) - 1;
-  t.tp_size = c.tp_size;
-  t.tp_rank = c.tp_rank;
-  t.recompute = c.recompute;
-  t.attention = c.attention;
-  t.seed = c.seed;
-  t.tie_embeddings = c.tie_embeddings;
-  t.vocab_parallel = c.vocab_parallel;
-  t.sequence_parallel = c.sequence_parallel;
-  static_cast<analysis::transformer::Moe&>(t) = c.moe;
-  t.context_parallel = c.context_parallel;
-  t.cp_rank = c.cp_rank;
-  t.cp_chunks = c.cp_chunks;
-  t.cp_comm = c.cp_comm;
-  return t;
-}
-
-std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank,
-                                    bool zero, int buckets, int dp, int dp_rank) {
-  if (c.optimizer != Optimizer::adam) return 0;
-  const auto split = stage_layers(c, s.stages_per_pipe());
-  const std::uint64_t e = c.fp64 ? 8 : 4;
-  std::uint64_t n = 0;
-  for (int st : s.stages_of_rank(pp_rank)) {
-    const std::uint64_t params = estimate_memory(stage_config(c, split, s.depth_of_stage(st)), e).parameters;
-    if (!zero || dp <= 1) {
-      n += params;
-      continue;
-    }
-    for (const ZeroShard& z : zero_shards(params, buckets, dp, dp_rank)) n += z.hi - z.lo;
-  }
-  return 2 * e * n;
-}
-
-void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe) {
-  const auto split = stage_layers(c, stages_per_pipe);
-  for (int d = 0; d < stages_per_pipe; ++d) validate(stage_config(c, split, d));
-}
 
 namespace {
 
@@ -91,6 +28,7 @@ class TransformerWorkload final : public Workload {
   using Stage = TransformerStage<S>;
   using Act = typename Stage::Activations;
   using Exec = Kokkos::DefaultExecutionSpace;
+  using Flat = typename Stage::Flat;
 
  public:
   TransformerWorkload(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, TpAllReduce tp,
@@ -132,6 +70,7 @@ class TransformerWorkload final : public Workload {
     stages_.clear();
     adam_state_.clear();
     main_.clear();
+    zero_.clear();
     in_ = Act();
     grad_ = Act();
     trim_view_cache();
@@ -175,13 +114,13 @@ class TransformerWorkload final : public Workload {
     model_flops_ += model_share(stage.flops().backward_input - stage.flops().recompute, stage.flops());
   }
   void backward_weight(int st, int mb) override {
-    Stage& stage = at(st);
+    Stage& stage = with_grads(st);
     stage.backward_weight(sample(mb));
     done(stage.flops().backward_weight);
     model_flops_ += model_share(stage.flops().backward_weight, stage.flops());
   }
   void backward(int st, int mb, const void* grad_out, void* grad_in) override {
-    Stage& stage = at(st);
+    Stage& stage = with_grads(st);
     const Act gx = stage.backward(sample(mb), input(grad_out, grad_, true));
     output(grad_in, gx, true);
     done(stage.flops().backward_input + stage.flops().backward_weight);
@@ -196,10 +135,10 @@ class TransformerWorkload final : public Workload {
     flops_ += f;
   }
 
-  std::size_t grad_bytes(int st) const override { return at(st).gradients().span() * sizeof(S); }
+  std::size_t grad_bytes(int st) const override { return at(st).parameter_count() * sizeof(S); }
   void* grad_data(int st) override { return at(st).gradients().data(); }
   void optimizer_step() override {
-    for (auto& [st, stage] : stages_) optimizer_step_range(st, 0, stage->gradients().extent(0));
+    for (auto& [st, stage] : stages_) optimizer_step_range(st, 0, stage->parameter_count());
   }
 
   void accumulate_grads(int st, std::size_t offset, const void* other, std::size_t n, bool replace) override {
@@ -213,30 +152,68 @@ class TransformerWorkload final : public Workload {
   }
 
   void* weight_data(int st) override { return at(st).weights().data(); }
+  void shard(int st, int zero, int buckets, int d, int r) override {
+    Stage& stage = at(st);
+    Exec().fence();
+    Zero& z = zero_[st] = Zero(zero, stage.parameter_count(), buckets, d, r);
+    if (half()) main_.at(st) = z.compact("pipebench::main_weights", main_.at(st).data());
+    if (zero >= 2) z.grads = z.compact("pipebench::gradient_shards", stage.gradients().data());
+    if (zero >= 3) z.weights = z.compact("pipebench::weight_shards", stage.weights().data());
+  }
+  void* grad_shard(int st) override { return sharded(st, 2) ? zero_.at(st).grads.data() : nullptr; }
+  void* weight_shard(int st) override { return sharded(st, 3) ? zero_.at(st).weights.data() : nullptr; }
+  void release_grads(int st) override {
+    if (sharded(st, 2)) at(st).bind_gradients(Flat());
+  }
+  void acquire_weights(int st) override {
+    Stage& stage = at(st);
+    if (sharded(st, 3) && !stage.weights().data())
+      stage.bind_weights(Flat(Kokkos::view_alloc(Kokkos::WithoutInitializing, "pipebench::weights"), stage.parameter_count()));
+  }
+  void release_weights(int st) override {
+    if (sharded(st, 3)) at(st).bind_weights(Flat());
+  }
+  void copy_state(int st, void* grads, void* weights) const override {
+    const Stage& stage = at(st);
+    const std::size_t n = stage.parameter_count();
+    Exec().fence();
+    for (auto [out, whole, shards] : {std::tuple{static_cast<S*>(grads), stage.gradients(), 2},
+                                      std::tuple{static_cast<S*>(weights), stage.weights(), 3}}) {
+      std::fill(out, out + n, std::numeric_limits<S>::quiet_NaN());
+      if (whole.data()) std::memcpy(out, whole.data(), n * sizeof(S));
+      else if (sharded(st, shards)) zero_.at(st).expand(shards == 2 ? zero_.at(st).grads : zero_.at(st).weights, out);
+    }
+  }
   // The step on the weights, or with 16-bit storage on the fp32 main weights, then rounded into the
   // weights the kernels read.
   void optimizer_step_range(int st, std::size_t lo, std::size_t hi) override {
     if (hi <= lo) return;
     step_range(st, lo, hi);
-    if (half()) {
+    if (half()) {  // the main weights rounded into the weights the kernels read (their shard under ZeRO-3)
       Exec().fence();
       const Stage& stage = at(st);
-      float* w = host(stage.weights().data());
-      const float* m = host(main_.at(st).data());
-      for (std::size_t i = lo; i < hi; ++i) w[i] = from_16(to_16(m[i], c_.half), c_.half);
+      const std::size_t at_shard = sharded(st, 1) ? zero_.at(st).offset_of(lo) : lo;  // main: compact from ZeRO-1
+      float* w = sharded(st, 3) ? host(zero_.at(st).weights.data()) + at_shard : host(stage.weights().data()) + lo;
+      const float* m = host(main_.at(st).data()) + at_shard;
+      for (std::size_t i = 0; i < hi - lo; ++i) w[i] = from_16(to_16(m[i], c_.half), c_.half);
     }
   }
   void step_range(int st, std::size_t lo, std::size_t hi) {
     Stage& stage = at(st);
-    const Flat weights = half() ? main_.at(st) : stage.weights();
+    // Where elements [lo, hi) are: the whole buffers (weights indexed from 0), or the shards' compact
+    // copies (weights indexed from `base`, element lo at its compact offset).
+    const auto [weights, base] = stepped_weights(st, lo);
+    const Flat g(sharded(st, 2) && !stage.gradients().data() ? zero_.at(st).grads.data() + zero_.at(st).offset_of(lo)
+                                                             : stage.gradients().data() + lo,
+                 hi - lo);
     if (c_.optimizer != Optimizer::adam) {
       if (c_.lr == 0) return;
       const auto w = weights;
-      const auto g = stage.gradients();
       const S lr = static_cast<S>(c_.lr);
+      const std::size_t b = base;
       Kokkos::parallel_for(
           "pipebench::sgd", Kokkos::RangePolicy<Exec>(lo, hi),
-          KOKKOS_LAMBDA(const std::size_t i) { w(i) -= lr * g(i); });
+          KOKKOS_LAMBDA(const std::size_t i) { w(i - b) -= lr * g(i - lo); });
       Exec().fence();
       return;
     }
@@ -249,8 +226,7 @@ class TransformerWorkload final : public Workload {
     AdamSettings a;
     a.lr = c_.lr;
     a.weight_decay = c_.weight_decay;
-    const Flat g(stage.gradients().data() + lo, hi - lo);
-    adam_update<S, Exec>(weights, g, state.first, state.second, lo, hi, adam_step_, a, stage.parameters());
+    adam_update<S, Exec>(weights, g, state.first, state.second, lo, hi, adam_step_, a, stage.parameters(), base);
     Exec().fence();
   }
   bool loss_scaled() const override { return c_.half == Half::fp16 && c_.loss_scaling; }
@@ -312,13 +288,33 @@ class TransformerWorkload final : public Workload {
       f.push_back({-1, FigureKind::loss_scale, scale_});
       f.push_back({-1, FigureKind::skipped_steps, static_cast<double>(skipped_)});
     }
-    std::size_t main = 0;
+    std::size_t main = 0, weights = 0, grads = 0;
     for (const auto& [st, w] : main_) main += bytes_of(w);
     if (half()) f.push_back({-1, FigureKind::main_weight_bytes, static_cast<double>(main)});
+    for (const auto& [st, stage] : stages_) weights += bytes_of(stage->weights()), grads += bytes_of(stage->gradients());
+    for (const auto& [st, z] : zero_) weights += bytes_of(z.weights), grads += bytes_of(z.grads);
+    f.push_back({-1, FigureKind::weight_bytes, static_cast<double>(weights)});
+    f.push_back({-1, FigureKind::gradient_bytes, static_cast<double>(grads)});
     return f;
   }
 
  private:
+  // The buffer the optimizer steps for elements from lo, and the index its element 0 stands for.
+  std::pair<Flat, std::size_t> stepped_weights(int st, std::size_t lo) const {
+    const bool compact = half() ? sharded(st, 1) : sharded(st, 3);
+    const Flat w = half() ? main_.at(st) : compact ? zero_.at(st).weights : at(st).weights();
+    return {w, compact ? lo - zero_.at(st).offset_of(lo) : 0};
+  }
+  bool sharded(int st, int zero) const {
+    const auto it = zero_.find(st);
+    return it != zero_.end() && it->second.zero >= zero;
+  }
+  // The stage, its whole gradients allocated (zeroed) where ZeRO-2 freed them after the last step.
+  Stage& with_grads(int st) {
+    Stage& stage = at(st);
+    if (!stage.gradients().data() && stage.parameter_count()) stage.bind_gradients(Flat("pipebench::gradients", stage.parameter_count()));
+    return stage;
+  }
   Stage& at(int st) const {
     const auto it = stages_.find(st);
     if (it == stages_.end()) throw Error("transformer workload: stage " + std::to_string(st) + " is not on this rank");
@@ -374,14 +370,15 @@ class TransformerWorkload final : public Workload {
     peak_ = std::max(peak_, held_activation_bytes());
   }
 
-  using Flat = typename Stage::Flat;
   // Model FLOPs of a pass: the replicated part once over the tensor-parallel ranks (a 1/t share each).
   double model_share(double pass, const StageFlops& f) const { return pass - f.replicated * (1.0 - 1.0 / c_.tp_size); }
 
   TransformerWorkloadConfig c_;
   const analysis::Schedule& s_;
   std::map<std::pair<int, std::size_t>, std::pair<Flat, Flat>> adam_state_;  // (stage, first element): m, v
-  std::map<int, Flat> main_;  // 16-bit storage: the fp32 main weights per stage
+  std::map<int, Flat> main_;  // 16-bit storage: the fp32 main weights per stage (its shards under ZeRO)
+  using Zero = ZeroStageState<Flat>;
+  std::map<int, Zero> zero_;  // per stage, what this rank keeps of it under ZeRO (kernels/zero_state.hpp)
   // fp16's dynamic loss scale (PyTorch's GradScaler defaults: 2^16, x0.5 on an overflow, x2 after
   // scale_window steps without one), the steps it skipped, and this step's overflow.
   double scale_ = 65536;

@@ -127,6 +127,16 @@ void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe);
 std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank,
                                     bool zero, int buckets, int dp, int dp_rank);
 
+// Bytes of training state pipeline rank `pp_rank` holds between steps (after the optimizer step), at
+// ZeRO stage `zero` over `dp` data-parallel ranks (its rank dp_rank, `buckets` buckets per stage):
+// whole for its stages, or its shards (zero_shards) of what the stage shards. What the workload's
+// weight_bytes, gradient_bytes, main_weight_bytes and optimizer_state_bytes figures measure.
+struct StateBytes {
+  std::uint64_t weights = 0, gradients = 0, main_weights = 0, optimizer = 0;
+};
+StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, int zero,
+                       int buckets, int dp, int dp_rank);
+
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
                                                     int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence = {},
                                                     CpOps cp = {});

@@ -98,6 +98,22 @@ class Workload {
   // elements only. A workload without them cannot be sharded (null weights).
   virtual void* weight_data(int) { return nullptr; }
   virtual void optimizer_step_range(int, std::size_t, std::size_t) {}
+  // Real ZeRO memory (kernels/zero_state.hpp): from this call on the workload keeps the compact copy of
+  // this rank's shards (zero_shards(grad_bytes / element_bytes, buckets, d, r), in order) of the fp32
+  // main weights (16-bit storage, zero >= 1), of the gradients (zero >= 2: the executor writes each
+  // reduce-scatter's sums there, then calls release_grads, which frees the whole buffer until the next
+  // backward that accumulates into it) and of the weights (zero >= 3: the optimizer steps them there;
+  // the whole buffer exists from acquire_weights, uninitialised, to release_weights, and weight_data is
+  // null without it). grad_shard / weight_shard: the compact copies (null where not sharded).
+  virtual void shard(int /*stage*/, int /*zero*/, int /*buckets*/, int /*d*/, int /*r*/) {}
+  virtual void* grad_shard(int) { return nullptr; }
+  virtual void* weight_shard(int) { return nullptr; }
+  virtual void release_grads(int) {}
+  virtual void acquire_weights(int) {}
+  virtual void release_weights(int) {}
+  // The stage's gradients and weights as this rank holds them now, in the whole buffer's layout
+  // (grad_bytes each): the whole buffer where it is allocated, else the shards, NaN elsewhere.
+  virtual void copy_state(int /*stage*/, void* /*grads*/, void* /*weights*/) const {}
   // Loss scaling (fp16): whether this rank saw an overflow in the step, and every rank's verdict, given
   // once a step after the gradients' sync (skipped: the optimizer did not run).
   virtual bool loss_scaled() const { return false; }
@@ -122,6 +138,8 @@ class Workload {
     loss_scale,             // fp16: the loss scale after the step (stage -1)
     skipped_steps,          // fp16: steps skipped for an overflow so far (stage -1)
     main_weight_bytes,      // 16-bit runs: bytes of fp32 main weights this rank holds (stage -1)
+    weight_bytes,           // bytes of weights allocated now, whole buffers and shards (stage -1)
+    gradient_bytes,         // bytes of gradients allocated now, whole buffers and shards (stage -1)
   };
   struct Figure {
     std::int32_t stage = -1;

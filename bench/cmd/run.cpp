@@ -88,8 +88,15 @@ std::string workload_notes(const RunResult& run) {
     s += buf;
   }
   s += dp_notes(run);
+  if (x.count("weight_bytes")) {
+    std::snprintf(buf, sizeof buf, "\n#   held after the step, largest per rank, measured/formula (MiB): weights %.4f/%.4f, "
+                                   "gradients %.4f/%.4f", get("weight_bytes") / 1048576.0, get("weight_bytes_formula") / 1048576.0,
+                  get("gradient_bytes") / 1048576.0, get("gradient_bytes_formula") / 1048576.0);
+    s += buf;
+  }
   if (x.count("main_weight_bytes")) {
-    std::snprintf(buf, sizeof buf, "\n#   fp32 main weights, largest per rank (MiB): %.3f", get("main_weight_bytes") / 1048576.0);
+    std::snprintf(buf, sizeof buf, "\n#   fp32 main weights, largest per rank, measured/formula (MiB): %.4f/%.4f",
+                  get("main_weight_bytes") / 1048576.0, get("main_weight_bytes_formula") / 1048576.0);
     s += buf;
   }
   if (x.count("loss_scale")) {

@@ -274,8 +274,15 @@ Measurement measured_run(const RunSettings& rs, const Plan& pl, const topology::
   result.run.metadata["job_warmup_steps"] = std::to_string(rs.job_warmup);
   result.run.metadata["group_placement"] = placement_line(topology::summarize(grid, mg.placement()));
   // The formula beside the measurement: the most any rank should hold.
+  auto& state = result.run.summary.extra;
   if (pl.model.optimizer == kernels::Optimizer::adam && rs.workload == WorkloadKind::transformer)
-    result.run.summary.extra["optimizer_state_bytes_formula"] = pl.optimizer_state_bytes;
+    state["optimizer_state_bytes_formula"] = pl.optimizer_state_bytes;
+  if (state.count("weight_bytes")) {  // the transformer's weights, gradients and main weights
+    const kernels::StateBytes sf = state_formula(rs, pl);
+    state["weight_bytes_formula"] = static_cast<double>(sf.weights);
+    state["gradient_bytes_formula"] = static_cast<double>(sf.gradients);
+    if (state.count("main_weight_bytes")) state["main_weight_bytes_formula"] = static_cast<double>(sf.main_weights);
+  }
   // Data-parallel bytes per step and ZeRO-3's gathered weights: their formulas beside the measured ones.
   const ZeroFormula zf = zero_formula(rs, pl);
   auto& x = result.run.summary.extra;

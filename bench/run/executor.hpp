@@ -29,10 +29,11 @@ struct ExecutorConfig {
   int dp_buckets = 0;
   // The ZeRO stage (kernels/workload.hpp, zero_shards). 1: the buckets are reduce-scattered instead of
   // all-reduced, each rank steps the optimizer on its shards only, and the weights are all-gathered
-  // after. 2: as 1, and the gradients outside the rank's shards are dropped (zeroed) once reduced.
-  // 3 (FSDP): as 2, and the weights outside the rank's shards are dropped too (overwritten with NaN)
-  // between uses: gathered before the actions analysis::gather_plan names and released after
-  // (bench/run/executor_zero.cpp). Needs d > 1 and a workload with weight_data().
+  // after. 2: as 1, and once reduced the rank keeps its shards of the gradients only (the whole buffer
+  // is freed until the next backward: Workload::shard). 3 (FSDP): as 2, and between uses the rank keeps
+  // its shards of the weights only: the whole buffer is allocated and gathered before the actions
+  // analysis::gather_plan names and freed after (bench/run/executor_zero.cpp). Needs d > 1 and a
+  // workload with weight_data().
   int zero = 0;
   bool reshard_after_forward = true;  // ZeRO-3: analysis/zero.hpp
   bool prefetch = true;  // ZeRO-3: the next action's gathers are posted before this action computes
@@ -192,6 +193,7 @@ class Executor {
     CommRecord rec;
     int stage = -1;
     kernels::ZeroShard shard;            // ZeRO-1: the bucket and this rank's part of it
+    std::size_t at = 0;                  // ZeRO-2, 3: the part's place in the workload's gradient shards
     std::vector<unsigned char> send, recv;  // ZeRO-1: padded copies (the bucket, this rank's shard)
   };
   std::vector<PendingDp> dp_pending_;
@@ -200,6 +202,7 @@ class Executor {
   // ZeRO-3 (fsdp_): the rank's gather plan (analysis/zero.hpp).
   struct PendingGather {
     kernels::ZeroShard z;
+    std::size_t at = 0;  // where the shard's values are in the gather's source (compact under ZeRO-3)
     std::vector<unsigned char> send, recv;
     comm::Request req;
     CommRecord rec;

@@ -34,10 +34,13 @@ void Executor::launch_dp(int stage) {
   if (cfg_.zero) {
     // Each bucket, padded to d equal shards, is reduce-scattered: this rank receives its shard's sums.
     const auto d = static_cast<std::size_t>(dp_->size());
+    std::size_t at = 0;  // where the shard's sums go in the workload's compact gradient shards (ZeRO-2, 3)
     for (const kernels::ZeroShard& z : kernels::zero_shards(count, static_cast<int>(buckets), dp_->size(), dp_->rank())) {
       PendingDp p;
       p.stage = stage;
       p.shard = z;
+      p.at = at;
+      at += z.hi - z.lo;
       const std::size_t n = z.bucket_hi - z.bucket_lo;
       const void* send = data + z.bucket_lo * elem;
       if (n != z.shard * d) {
@@ -74,16 +77,15 @@ void Executor::finish_dp() {
     d.rec.t_done = now();
     note(d.rec);
     // ZeRO-1: the shard's sums go where the shard's gradients were (the rest of the buffer is stale);
-    // ZeRO-2 and 3 drop the rest (zeros), so that nothing after the reduction can read it.
-    if (d.stage < 0 || d.shard.bucket_hi == d.shard.bucket_lo) continue;
-    auto* g = static_cast<char*>(w_.grad_data(d.stage));
-    if (d.shard.hi > d.shard.lo) std::memcpy(g + d.shard.lo * elem, d.recv.data(), (d.shard.hi - d.shard.lo) * elem);
-    if (cfg_.zero >= 2) {
-      std::memset(g + d.shard.bucket_lo * elem, 0, (d.shard.lo - d.shard.bucket_lo) * elem);
-      std::memset(g + d.shard.hi * elem, 0, (d.shard.bucket_hi - d.shard.hi) * elem);
-    }
+    // ZeRO-2 and 3: into the workload's compact shard, and the whole buffer is freed below.
+    if (d.stage < 0 || d.shard.bucket_hi == d.shard.bucket_lo || d.shard.hi == d.shard.lo) continue;
+    auto* g = cfg_.zero >= 2 ? static_cast<char*>(w_.grad_shard(d.stage)) + d.at * elem
+                             : static_cast<char*>(w_.grad_data(d.stage)) + d.shard.lo * elem;
+    std::memcpy(g, d.recv.data(), (d.shard.hi - d.shard.lo) * elem);
   }
   dp_pending_.clear();
+  if (cfg_.zero >= 2 && dp_)
+    for (int st : s_.stages_of_rank(me_)) w_.release_grads(st);
 }
 
 void Executor::sync_tied() {

@@ -1,10 +1,11 @@
 // The executor's sharded weights: the all-gathers of ZeRO-1 and 2 after the optimizer step, and ZeRO-3's
 // (FSDP). Under ZeRO-3 each rank keeps the weights of its shards of every bucket
-// (kernels/workload.hpp, zero_shards) and drops the rest, which it all-gathers from the data-parallel
-// group before the actions analysis::gather_plan names and drops again after (docs/run.md "ZeRO").
-// Dropped weights are overwritten with NaN, so that an action run on weights that were not gathered
-// cannot match the single-rank run. The next action's gathers are posted, into staging buffers of their
-// own, before this action computes (prefetch) and completed before that action starts.
+// (kernels/workload.hpp, zero_shards; the workload keeps them compact, kernels/zero_state.hpp) and frees
+// the whole buffer, which it allocates again and all-gathers from the data-parallel group before the
+// actions analysis::gather_plan names and frees after (docs/transformer.md "ZeRO"). A gather left out
+// (a test hook) leaves NaN outside the rank's shard, so that an action run on weights that were not
+// gathered cannot match the single-rank run. The next action's gathers are posted, into staging buffers
+// of their own, before this action computes (prefetch) and completed before that action starts.
 #include <mpi.h>
 
 #include <algorithm>
@@ -33,6 +34,7 @@ void Executor::zero_setup() {
                   " needs a workload whose weights it can shard (the transformer)");
     weights_[st].bytes = w_.grad_bytes(st);
     weights_[st].whole = true;
+    w_.shard(st, cfg_.zero, std::max(cfg_.dp_buckets, 1), dp_->size(), dp_->rank());
   }
   if (cfg_.zero < 3) return;
   fsdp_ = true;
@@ -47,15 +49,7 @@ void Executor::release_weights(int st) {
   StageWeights& sw = weights_.at(st);
   if (!sw.whole) return;
   sw.whole = false;
-  const auto elem = static_cast<std::size_t>(w_.element_bytes());
-  auto* data = static_cast<char*>(w_.weight_data(st));
-  for (const kernels::ZeroShard& z : kernels::zero_shards(sw.bytes / elem, std::max(cfg_.dp_buckets, 1), dp_->size(),
-                                                          dp_->rank())) {
-    for (auto [lo, hi] : {std::pair{z.bucket_lo, z.lo}, std::pair{z.hi, z.bucket_hi}}) {
-      if (elem == 8) fill_nan<double>(data, lo, hi);
-      else fill_nan<float>(data, lo, hi);
-    }
-  }
+  w_.release_weights(st);  // the shards stay, compact, in the workload
 }
 
 void Executor::post_gather(int st) {
@@ -64,16 +58,20 @@ void Executor::post_gather(int st) {
   const auto elem = static_cast<std::size_t>(w_.element_bytes());
   const auto d = static_cast<std::size_t>(dp_->size());
   const bool drop = gathers_++ == cfg_.test_drop_gather;
-  const auto* weights = static_cast<const char*>(w_.weight_data(st));
+  // The rank's shards: ZeRO-3's compact copies, or the whole weights of ZeRO-1 and 2 at their place.
+  const auto* weights = static_cast<const char*>(fsdp_ ? w_.weight_shard(st) : w_.weight_data(st));
+  std::size_t at = 0;
   for (const kernels::ZeroShard& z : kernels::zero_shards(sw.bytes / elem, std::max(cfg_.dp_buckets, 1), dp_->size(),
                                                           dp_->rank())) {
     sw.pending.emplace_back();
     PendingGather& g = sw.pending.back();
     g.z = z;
+    g.at = fsdp_ ? at : z.lo;
     g.dropped = drop;
+    at += z.hi - z.lo;
     if (drop) continue;
     g.send.assign(z.shard * elem, 0);
-    if (z.hi > z.lo) std::memcpy(g.send.data(), weights + z.lo * elem, (z.hi - z.lo) * elem);
+    if (z.hi > z.lo) std::memcpy(g.send.data(), weights + g.at * elem, (z.hi - z.lo) * elem);
     g.recv.resize(z.shard * d * elem);
     g.rec = dp_record(CommKind::AllGather, z.shard * d * elem, st);
     g.req = dp_->iallgather(g.send.data(), g.recv.data(), z.shard * elem);
@@ -83,9 +81,17 @@ void Executor::post_gather(int st) {
 void Executor::complete_gather(int st) {
   StageWeights& sw = weights_.at(st);
   const auto elem = static_cast<std::size_t>(w_.element_bytes());
+  if (fsdp_) w_.acquire_weights(st);
   auto* weights = static_cast<char*>(w_.weight_data(st));
+  const auto* shards = static_cast<const char*>(w_.weight_shard(st));
   for (PendingGather& g : sw.pending) {
-    if (g.dropped) continue;
+    if (g.dropped) {  // test-only: ZeRO-3's bucket is NaN but for the rank's own shard; ZeRO-1's, 2's stale
+      if (!fsdp_) continue;
+      if (elem == 8) fill_nan<double>(weights, g.z.bucket_lo, g.z.bucket_hi);
+      else fill_nan<float>(weights, g.z.bucket_lo, g.z.bucket_hi);
+      std::memcpy(weights + g.z.lo * elem, shards + g.at * elem, (g.z.hi - g.z.lo) * elem);
+      continue;
+    }
     dp_->wait(g.req);
     g.rec.t_done = now();
     note(g.rec);
@@ -107,7 +113,7 @@ void Executor::zero3_before(std::size_t i) {
   // What is held during the action: the whole stages, and the staging buffers of the gathers in flight.
   double held = 0;
   for (const auto& [st, sw] : weights_) {
-    if (sw.whole) held += static_cast<double>(sw.bytes);
+    if (w_.weight_data(st)) held += static_cast<double>(sw.bytes);  // allocated now
     for (const PendingGather& g : sw.pending)
       held += static_cast<double>((g.z.bucket_hi - g.z.bucket_lo) * static_cast<std::size_t>(w_.element_bytes()));
   }

@@ -104,6 +104,8 @@ double measured_p2p_pair(const std::vector<ActionRecord>& actions, const std::ve
 //   mfu            model_flops / (step time * blas_flop_rate): model FLOP utilisation
 //   optimizer_state_bytes  the most bytes of optimizer state (Adam's m and v) any rank holds
 //   main_weight_bytes      16-bit runs: the most bytes of fp32 main weights any rank holds
+//   weight_bytes, gradient_bytes  the most bytes of weights, of gradients any rank holds after the
+//                          step (whole buffers and ZeRO's shards, as allocated)
 //   loss_scale, skipped_steps  fp16: the scale after the last step and the steps skipped for an
 //                          overflow (every rank's alike: the verdict is shared)
 void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, RunResult& out) {
@@ -119,6 +121,8 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
       if (f.kind == K::optimizer_state_bytes) state = std::max(state, f.value);
       if (f.kind == K::grad_norm && c.tp == 0 && c.dp == 0) out.summary.extra["grad_norm." + std::to_string(f.stage)] = f.value;
       const char* most = f.kind == K::main_weight_bytes ? "main_weight_bytes"
+                         : f.kind == K::weight_bytes    ? "weight_bytes"
+                         : f.kind == K::gradient_bytes  ? "gradient_bytes"
                          : f.kind == K::loss_scale      ? "loss_scale"
                          : f.kind == K::skipped_steps   ? "skipped_steps"
                                                         : nullptr;

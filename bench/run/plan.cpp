@@ -12,6 +12,7 @@
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
 #include "analysis/validate.hpp"
+#include "bench/run/zero_formula.hpp"
 #include "topology/grid.hpp"
 
 namespace pipebench::bench {
@@ -72,20 +73,6 @@ std::string list(const List& xs) {
   std::string out;
   for (const auto& x : xs) out += (out.empty() ? "" : ",") + num(x, 9);
   return out;
-}
-
-// The most optimizer state any rank of the configuration holds (kernels::optimizer_state_bytes): it
-// depends on the rank's pipeline stages and, under ZeRO, on its data-parallel shard.
-double optimizer_state_formula(const RunSettings& rs, const Plan& pl) {
-  if (pl.model.optimizer != kernels::Optimizer::adam) return 0;
-  const Mapping& mp = pl.mapping;
-  const int shards = rs.zero >= 1 ? mp.d : 1;
-  double most = 0;
-  for (int pp = 0; pp < mp.p; ++pp)
-    for (int dp = 0; dp < shards; ++dp)
-      most = std::max(most, static_cast<double>(kernels::optimizer_state_bytes(pl.model, pl.schedule, pp, rs.zero >= 1,
-                                                                               rs.dp_buckets, mp.d, dp)));
-  return most;
 }
 
 // Every setting of the configuration as text: what RunResult::config records, and the resume key.
@@ -267,7 +254,7 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
     throw UsageError("--tie-embeddings with " + row.name + ": its two model copies hold four copies of the tied matrix, "
                      "which pipebench does not keep equal; use " + one_copy_name(row) + " or another schedule");
   plan_memory(rs, pl);
-  if (rs.workload == WorkloadKind::transformer) pl.optimizer_state_bytes = optimizer_state_formula(rs, pl);
+  if (rs.workload == WorkloadKind::transformer) pl.optimizer_state_bytes = static_cast<double>(state_formula(rs, pl).optimizer);
   pl.config = config_of(rs, pl);
   pl.key = key_of(pl.config);
 }

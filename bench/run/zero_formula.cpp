@@ -7,6 +7,20 @@
 
 namespace pipebench::bench {
 
+kernels::StateBytes state_formula(const RunSettings& rs, const Plan& pl) {
+  const Mapping& mp = pl.mapping;
+  kernels::StateBytes most;
+  for (int pp = 0; pp < mp.p; ++pp)
+    for (int dp = 0; dp < mp.d; ++dp) {
+      const kernels::StateBytes b = kernels::state_bytes(pl.model, pl.schedule, pp, rs.zero, rs.dp_buckets, mp.d, dp);
+      most.weights = std::max(most.weights, b.weights);
+      most.gradients = std::max(most.gradients, b.gradients);
+      most.main_weights = std::max(most.main_weights, b.main_weights);
+      most.optimizer = std::max(most.optimizer, b.optimizer);
+    }
+  return most;
+}
+
 ZeroFormula zero_formula(const RunSettings& rs, const Plan& pl) {
   ZeroFormula f;
   const analysis::Schedule& s = pl.schedule;

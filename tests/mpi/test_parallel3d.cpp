@@ -157,6 +157,17 @@ Distributed run(const Mapping3& mp, const Options& o, int m, AfterStep after_ste
   return r;
 }
 
+// The stage's gradients and weights as the rank holds them (Workload::copy_state): the whole buffers,
+// or under ZeRO-2 and 3 its shards, NaN elsewhere.
+template <class T>
+std::pair<std::vector<T>, std::vector<T>> state_of(const kernels::Workload& w, int st) {
+  std::pair<std::vector<T>, std::vector<T>> out;
+  out.first.resize(w.grad_bytes(st) / sizeof(T));
+  out.second.resize(out.first.size());
+  w.copy_state(st, out.first.data(), out.second.data());
+  return out;
+}
+
 // Compares every rank's gradients (its ZeRO-1 shards only, where sharded) and weights with the
 // reference, and the mean loss over the global batch. With `expect` false, only returns whether every
 // rank matched (a broken run that must not).
@@ -169,9 +180,8 @@ bool expect_matches(const Mapping3& mp, const Options& o, int m, bool expect = t
   std::string where_g, where_w;
   for (int st : s.stages_of_rank(r.pp->rank())) {
     const auto table = kernels::parameter_table(kernels::stage_config(r.config, split, s.depth_of_stage(st)));
-    const auto* g = static_cast<const double*>(r.work->grad_data(st));
-    const auto* w = static_cast<const double*>(r.work->weight_data(st));
-    const std::size_t count = r.work->grad_bytes(st) / sizeof(double);
+    const auto [g, w] = state_of<double>(*r.work, st);
+    const std::size_t count = g.size();
     std::vector<bool> mine(count, !(o.zero && mp.d > 1));
     if (o.zero && mp.d > 1)
       for (const auto& z : kernels::zero_shards(count, std::max(o.buckets, 1), mp.d, r.me.dp))
@@ -720,6 +730,46 @@ TEST(Parallel3d, Zero3MatchesTheWholeModelUnderEverySchedule) {
   }
 }
 
+// What each rank holds after its steps, measured from its allocations (whole buffers and the compact
+// shards of kernels/zero_state.hpp), is kernels::state_bytes for ZeRO 0 to 3 in fp64 and bf16: the
+// weights (whole, or 1/d under ZeRO-3), the gradients (1/d from ZeRO-2), the fp32 main weights of a
+// 16-bit run and Adam's state (1/d from ZeRO-1). The shards of the d ranks add up to the whole.
+TEST(Parallel3d, StateBytesAreTheFormulaForEveryZeroStageAndPrecision) {
+  using K = kernels::Workload::FigureKind;
+  for (const auto& mp : zero_mappings())
+    for (kernels::Precision precision : {kernels::Precision::fp64, kernels::Precision::bf16})
+      for (int zero : {0, 1, 2, 3}) {
+        SCOPED_TRACE(name_of(mp) + " " + kernels::to_string(precision) + " zero-" + std::to_string(zero));
+        Options o = zero_options(zero, "1f1b");
+        o.precision = precision;
+        o.buckets = 2;
+        o.steps = 2;
+        const Distributed r = run(mp, o, 2 * mp.p, [](const Distributed&) {});
+        std::map<K, double> got;
+        for (const auto& f : r.work->step_figures()) got[f.kind] = f.value;
+        const int pp = r.pp->rank();
+        const kernels::StateBytes want = kernels::state_bytes(r.config, r.schedule, pp, zero, 2, mp.d, r.me.dp);
+        const bool half = precision == kernels::Precision::bf16;
+        EXPECT_EQ(got.at(K::weight_bytes), static_cast<double>(want.weights));
+        EXPECT_EQ(got.at(K::gradient_bytes), static_cast<double>(want.gradients));
+        EXPECT_EQ(got.at(K::optimizer_state_bytes), static_cast<double>(want.optimizer));
+        EXPECT_EQ(got.count(K::main_weight_bytes) ? got.at(K::main_weight_bytes) : 0.0, static_cast<double>(want.main_weights));
+        EXPECT_EQ(want.main_weights > 0, half);
+        // The formula itself: the whole stage's bytes, or shards that add up to them.
+        const kernels::StateBytes whole = kernels::state_bytes(r.config, r.schedule, pp, 0, 2, mp.d, 0);
+        std::uint64_t weights = 0, grads = 0;
+        for (int k = 0; k < mp.d; ++k) {
+          const kernels::StateBytes b = kernels::state_bytes(r.config, r.schedule, pp, zero, 2, mp.d, k);
+          weights += b.weights, grads += b.gradients;
+        }
+        EXPECT_EQ(weights, zero >= 3 ? whole.weights : mp.d * whole.weights);
+        EXPECT_EQ(grads, zero >= 2 ? whole.gradients : mp.d * whole.gradients);
+        std::uint64_t stages = 0;
+        for (int st : r.schedule.stages_of_rank(pp)) stages += r.work->grad_bytes(st);
+        EXPECT_EQ(whole.gradients, stages);
+      }
+}
+
 // 16-bit storage (--precision bf16|fp16, docs/transformer.md "16-bit training state").
 namespace {
 // Every rank's weights (without ZeRO-3), those of its shards, and the mean loss, as floats.
@@ -732,11 +782,10 @@ HalfRun half_run(const Mapping3& mp, const Options& o, int m) {
   const Distributed r = run(mp, o, m, [](const Distributed&) {});
   HalfRun out;
   for (int st : r.schedule.stages_of_rank(r.pp->rank())) {
-    const auto* w = static_cast<const float*>(r.work->weight_data(st));
-    const std::size_t count = r.work->grad_bytes(st) / sizeof(float);
-    if (o.zero < 3) out.weights.insert(out.weights.end(), w, w + count);
-    for (const auto& z : kernels::zero_shards(count, std::max(o.buckets, 1), mp.d, r.me.dp))
-      out.shards.insert(out.shards.end(), w + z.lo, w + z.hi);
+    const std::vector<float> w = state_of<float>(*r.work, st).second;
+    if (o.zero < 3) out.weights.insert(out.weights.end(), w.begin(), w.end());
+    for (const auto& z : kernels::zero_shards(w.size(), std::max(o.buckets, 1), mp.d, r.me.dp))
+      out.shards.insert(out.shards.end(), w.begin() + static_cast<std::ptrdiff_t>(z.lo), w.begin() + static_cast<std::ptrdiff_t>(z.hi));
   }
   double sums[2] = {0, 0}, all[2] = {0, 0};
   out.figures = r.work->step_figures();

@@ -1,0 +1,86 @@
+// The settings of a transformer workload and what they imply, without a stage: names of the enums,
+// the precision, each stage's TransformerConfig, the model's check, and the bytes of training state a
+// rank holds (the formulas the run's measured state is set beside). Split from transformer_workload.cpp.
+#include "analysis/error.hpp"
+#include "kernels/transformer_config.hpp"
+#include "kernels/transformer_workload.hpp"
+
+namespace pipebench::kernels {
+
+const char* to_string(Optimizer o) { return o == Optimizer::adam ? "adam" : "sgd"; }
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::fp64: return "fp64";
+    case Precision::bf16: return "bf16";
+    case Precision::fp16: return "fp16";
+    case Precision::fp32: break;
+  }
+  return "fp32";
+}
+
+void set_precision(TransformerWorkloadConfig& c, Precision p) {
+  c.fp64 = p == Precision::fp64;
+  c.half = p == Precision::bf16 ? Half::bf16 : p == Precision::fp16 ? Half::fp16 : Half::none;
+}
+
+Precision precision_of(const TransformerWorkloadConfig& c) {
+  if (c.fp64) return Precision::fp64;
+  return c.half == Half::bf16 ? Precision::bf16 : c.half == Half::fp16 ? Precision::fp16 : Precision::fp32;
+}
+const char* to_string(Balance b) { return b == Balance::flops ? "flops" : "measured"; }
+
+TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth) {
+  TransformerConfig t = TransformerConfig::whole_model(c.hidden, c.heads, c.seq, c.micro_batch, c.vocab, c.layers);
+  t.first_layer = 0;
+  for (int d = 0; d < depth; ++d) t.first_layer += split[d];
+  t.num_layers = split[depth];
+  t.embedding = depth == 0;
+  t.head = depth == static_cast<int>(split.size()) - 1;
+  t.tp_size = c.tp_size;
+  t.tp_rank = c.tp_rank;
+  t.recompute = c.recompute;
+  t.attention = c.attention;
+  t.seed = c.seed;
+  t.tie_embeddings = c.tie_embeddings;
+  t.vocab_parallel = c.vocab_parallel;
+  t.sequence_parallel = c.sequence_parallel;
+  static_cast<analysis::transformer::Moe&>(t) = c.moe;
+  t.context_parallel = c.context_parallel;
+  t.cp_rank = c.cp_rank;
+  t.cp_chunks = c.cp_chunks;
+  t.cp_comm = c.cp_comm;
+  return t;
+}
+
+std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank,
+                                    bool zero, int buckets, int dp, int dp_rank) {
+  return state_bytes(c, s, pp_rank, zero ? 1 : 0, buckets, dp, dp_rank).optimizer;
+}
+
+StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, int zero,
+                       int buckets, int dp, int dp_rank) {
+  const auto split = stage_layers(c, s.stages_per_pipe());
+  const std::uint64_t e = c.fp64 ? 8 : 4;
+  std::uint64_t whole = 0, shards = 0;  // parameters of the rank's stages, and of its shards of them
+  for (int st : s.stages_of_rank(pp_rank)) {
+    const std::uint64_t params = estimate_memory(stage_config(c, split, s.depth_of_stage(st)), e).parameters;
+    whole += params;
+    for (const ZeroShard& z : zero_shards(params, buckets, dp, dp_rank)) shards += z.hi - z.lo;
+  }
+  // A ZeRO stage z shards what it names (docs/transformer.md "ZeRO"): 1 the optimizer's state and the
+  // main weights, 2 the gradients too, 3 the weights too; without data parallelism nothing.
+  const auto held = [&](int from) { return zero >= from && dp > 1 ? shards : whole; };
+  StateBytes b;
+  b.weights = e * held(3);
+  b.gradients = e * held(2);
+  b.main_weights = c.half != Half::none && !c.fp64 ? 4 * held(1) : 0;
+  b.optimizer = c.optimizer == Optimizer::adam ? 2 * e * held(1) : 0;
+  return b;
+}
+
+void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe) {
+  const auto split = stage_layers(c, stages_per_pipe);
+  for (int d = 0; d < stages_per_pipe; ++d) validate(stage_config(c, split, d));
+}
+
+}  // namespace pipebench::kernels
