@@ -60,7 +60,11 @@ TEST(Gemm16, SumsTheSixteenBitValuesInFp32) {
       for (std::size_t i = 0; i < bv.size(); ++i) bv[i] = decoded(hb.data()[i], h);
       const std::vector<double> got = host(c), a_full = host(a);
       double rounding = 0;  // the 16-bit values are not the fp32 ones: the rounding is there
-      for (std::size_t i = 0; i < av.size(); ++i) rounding = std::max(rounding, std::abs(av[i] - a_full[i]));
+      for (std::size_t i = 0; i < av.size(); ++i) {
+        rounding = std::max(rounding, std::abs(av[i] - a_full[i]));
+        const float x = static_cast<float>(a_full[i]);  // the nearest 16-bit value (comm/float16.hpp's)
+        ASSERT_EQ(ha.data()[i], h == Half::bf16 ? comm::to_bf16(x) : comm::to_half(x)) << "element " << i;
+      }
       EXPECT_GT(rounding, std::ldexp(1.0, -13));
       for (std::size_t i = 0; i < cs.m; ++i)
         for (std::size_t j = 0; j < cs.n; ++j) {
