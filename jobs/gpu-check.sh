@@ -13,7 +13,7 @@
 # nccl (with 2 or more GPUs: 2 or 4 ranks over NCCL, pipeline links, t x p x d mappings with tied
 # embeddings, DualPipe's two copies), and the refusals of bad input (no visible device, more ranks than
 # GPUs for NCCL, a tensor-parallel transformer over MPI), and issue 25's figures (bench_kernels --size=gpu:
-# block F+I+W / cuBLAS sgemm, fused / unfused attention; the runs' MFU and bubbles). Then a summary and
+# block F+I+W / cuBLAS sgemm and / cuBLAS bf16 GEMM, fused / unfused attention; the runs' MFU and bubbles). Then a summary and
 # that one table; exit 1 if a step failed, 0 if
 # all passed or there is no GPU (said so; where the toolkit has a driver stub, the no-device refusal is
 # checked).
@@ -147,7 +147,10 @@ figures() {
   printf '| %-62s | %-22s | %s |\n' "block F+I+W / cuBLAS sgemm, fp32, h=4096 a=32 s=2048 b=1" \
     "$(median_of 'block/FIW_vs_sgemm/none, wall' "$k")" ">= 0.80"
   printf '| %-62s | %-22s | %s |\n' "the same with --attention fused" "$(median_of 'block/FIW_vs_sgemm/fused, wall' "$k")" ""
-  printf '| %-62s | %-22s | %s |\n' "block F+I+W / cuBLAS bf16 GEMM" "needs issue 24 (bf16)" ">= 0.60"
+  printf '| %-62s | %-22s | %s |\n' "block F+I+W / cuBLAS bf16 GEMM, products in bf16 (autocast)" \
+    "$(median_of 'block/FIW_vs_gemm16/bf16/none, wall' "$k")" ">= 0.60"
+  printf '| %-62s | %-22s | %s |\n' "the same with --attention fused (attention in fp32)" \
+    "$(median_of 'block/FIW_vs_gemm16/bf16/fused, wall' "$k")" ""
   printf '| %-62s | %-22s | %s |\n' "unfused / fused attention F+I time, s=2048" \
     "$(median_of 'attention/fused_vs_unfused/s:2048, wall' "$k")" "> 1: fused faster"
   printf '| %-62s | %-22s | %s |\n' "1-rank transformer MFU (h=1024, s=512, 4 layers)" \
@@ -204,8 +207,9 @@ step transformer 60 "${mpiexec[@]}" -n 1 "$bin/pipebench" run "${model[@]}" --sc
 step synthetic 45 "${mpiexec[@]}" -n 4 "$bin/pipebench" run "${synth[@]}" --schedule 1f1b,zbv --synthetic-mode spin \
   -o "$work/synthetic.h5"
 # Issue 25's figures: the block against cuBLAS at h = 4096, a = 32, s = 2048, b = 1 (fp32), fused against
-# unfused attention at s = 2048, and a 4-rank pipeline of the transformer sharing the GPU over MPI.
-step kernels-fig 150 "$bin/bench_kernels" --size=gpu --benchmark_filter='FIW_vs_sgemm|fused_vs_unfused' \
+# unfused attention at s = 2048, the block's products in bf16 against cuBLAS's bf16 GEMM (cublasGemmEx,
+# fp32 sums), and a 4-rank pipeline of the transformer sharing the GPU over MPI.
+step kernels-fig 180 "$bin/bench_kernels" --size=gpu --benchmark_filter='FIW_vs_sgemm|FIW_vs_gemm16|fused_vs_unfused' \
   --benchmark_repetitions=3 --benchmark_min_time=0.05
 step transformer4 90 "${mpiexec[@]}" -n 4 "$bin/pipebench" run "${model[@]}" --schedule 1f1b -o "$work/transformer4.h5"
 # The same on the host clock (sleep), for comparison: the spin above runs as device kernels of 4

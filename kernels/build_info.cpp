@@ -5,6 +5,8 @@
 #include <Kokkos_Core.hpp>
 #include <KokkosKernels_config.h>
 
+#include "kernels/gemm16.hpp"
+
 namespace pipebench::kernels {
 
 std::string kokkos_version() {
@@ -91,8 +93,10 @@ std::string blas_description() {
 std::string precision_paths() {
   const std::string space = Kokkos::DefaultExecutionSpace::name();
   const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
-  return "fp32, fp64 on " + space + (host ? "; bf16, fp16: 16-bit weights and messages, fp32 compute (host)"
-                                          : "; bf16, fp16 refused (16-bit storage runs on host builds only)");
+  return "fp32, fp64 on " + space +
+         (host ? "; bf16, fp16: 16-bit weights and messages, fp32 compute (host)"
+               : "; bf16, fp16 refused (16-bit storage runs on host builds only)") +
+         "; 16-bit products (kernels/gemm16.hpp): " + gemm16_path();
 }
 
 }  // namespace pipebench::kernels

@@ -7,6 +7,7 @@
 #include <KokkosBlas3_gemm.hpp>
 
 #include "analysis/error.hpp"
+#include "kernels/gemm16.hpp"
 #include "kernels/views.hpp"
 
 #include <string>
@@ -139,7 +140,78 @@ void gemm_uncounted(char trans_a, char trans_b, S alpha, const Kokkos::View<cons
   KokkosBlas::gemm(ops[ta], ops[tb], alpha, a, b, beta, c);
 }
 
+// 16-bit products (kernels/gemm16.hpp): C fp32 = alpha op(A) op(B) + beta C, A and B 16-bit bit patterns.
+template <class D>
+void gemm_16_uncounted(char trans_a, char trans_b, float alpha, const Kokkos::View<const std::uint16_t**, Kokkos::LayoutRight, D>& a,
+                       const Kokkos::View<const std::uint16_t**, Kokkos::LayoutRight, D>& b, float beta,
+                       const Kokkos::View<float**, Kokkos::LayoutRight, D>& c, Half h) {
+  using Mat = Kokkos::View<float**, Kokkos::LayoutRight, D>;
+  const bool ta = trans_a == 'T', tb = trans_b == 'T';
+  const std::size_t m = ta ? a.extent(1) : a.extent(0), k = ta ? a.extent(0) : a.extent(1);
+  if ((tb ? b.extent(1) : b.extent(0)) != k || m != c.extent(0) || (tb ? b.extent(0) : b.extent(1)) != c.extent(1))
+    throw Error("internal error: 16-bit gemm shapes do not match (op(A) " + std::to_string(m) + "x" + std::to_string(k) +
+                ", C " + std::to_string(c.extent(0)) + "x" + std::to_string(c.extent(1)) + ")");
+#if defined(PIPEBENCH_CUBLAS_16)
+  if constexpr (std::is_same_v<typename D::execution_space, Kokkos::Cuda>) {
+    if (m && c.extent(1))  // k = 0: cuBLAS scales C by beta
+      cublas_gemm_16(ta, tb, 1, static_cast<int>(m), static_cast<int>(c.extent(1)), static_cast<int>(k), alpha,
+                     a.data(), static_cast<int>(a.extent(1)), 0, b.data(), static_cast<int>(b.extent(1)), 0, beta,
+                     c.data(), 0, h, Kokkos::Cuda());
+    return;
+  }
+#endif
+  // The emulation: the 16-bit values as floats, one fp32 product.
+  const Mat af = alloc<Mat>("pipebench::gemm16_a", a.extent(0), a.extent(1));
+  const Mat bf = alloc<Mat>("pipebench::gemm16_b", b.extent(0), b.extent(1));
+  cast_from_16<D>(a, af, h);
+  cast_from_16<D>(b, bf, h);
+  gemm_uncounted<float, D>(trans_a, trans_b, alpha, af, bf, beta, c);
+}
+
+// gemm()'s fp32 product inside a Products16 scope: A and B rounded to 16 bits on the way in (PyTorch's
+// autocast does the same to matmul's operands), then the 16-bit product.
+template <class D>
+void gemm_autocast_16(char trans_a, char trans_b, float alpha, const Kokkos::View<const float**, Kokkos::LayoutRight, D>& a,
+                      const Kokkos::View<const float**, Kokkos::LayoutRight, D>& b, float beta,
+                      const Kokkos::View<float**, Kokkos::LayoutRight, D>& c, Half h) {
+  using M16 = Mat16<D>;
+  const M16 a16 = alloc<M16>("pipebench::autocast16_a", a.extent(0), a.extent(1));
+  const M16 b16 = alloc<M16>("pipebench::autocast16_b", b.extent(0), b.extent(1));
+  cast_to_16<D>(a, a16, h);
+  cast_to_16<D>(b, b16, h);
+  gemm_16_uncounted<D>(trans_a, trans_b, alpha, a16, b16, beta, c, h);
+}
+
 }  // namespace detail
+
+// Inside this scope (one thread's), the fp32 products of gemm() and gemm_batched() run as 16-bit
+// products with fp32 accumulation: the block's matrix products on tensor cores on a CUDA build
+// (bench_kernels' block/FIW_vs_gemm16), everything else (element-wise kernels, softmax, the fused
+// attention, the column sums of the bias gradients) stays fp32.
+inline Half& products_16() {
+  static thread_local Half h = Half::none;
+  return h;
+}
+class Products16 {
+ public:
+  explicit Products16(Half h) : previous_(products_16()) { products_16() = h; }
+  ~Products16() { products_16() = previous_; }
+  Products16(const Products16&) = delete;
+  Products16& operator=(const Products16&) = delete;
+
+ private:
+  Half previous_;
+};
+
+// C fp32 = alpha op(A) op(B) + beta C with 16-bit A and B (kernels/gemm16.hpp).
+template <class D>
+void gemm_16(char trans_a, char trans_b, float alpha, const nodeduce<Kokkos::View<const std::uint16_t**, Kokkos::LayoutRight, D>>& a,
+             const nodeduce<Kokkos::View<const std::uint16_t**, Kokkos::LayoutRight, D>>& b, float beta,
+             const Kokkos::View<float**, Kokkos::LayoutRight, D>& c, Half h) {
+  if (GemmTally* tally = gemm_tally())
+    tally->products.push_back({c.extent(0), c.extent(1), trans_a == 'T' ? a.extent(0) : a.extent(1)});
+  detail::gemm_16_uncounted<D>(trans_a, trans_b, alpha, a, b, beta, c, h);
+}
 
 // C = alpha * op(A) op(B) + beta * C, op = 'N' or 'T'.
 template <class S, class D>
@@ -149,6 +221,8 @@ void gemm(char trans_a, char trans_b, nodeduce<S> alpha,
           const Kokkos::View<S**, Kokkos::LayoutRight, D>& c) {
   if (GemmTally* tally = gemm_tally())
     tally->products.push_back({c.extent(0), c.extent(1), trans_a == 'T' ? a.extent(0) : a.extent(1)});
+  if constexpr (std::is_same_v<S, float>)
+    if (const Half h = products_16(); h != Half::none) return detail::gemm_autocast_16<D>(trans_a, trans_b, alpha, a, b, beta, c, h);
   detail::gemm_uncounted<S, D>(trans_a, trans_b, alpha, a, b, beta, c);
 }
 

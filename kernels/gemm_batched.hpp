@@ -65,6 +65,32 @@ void cublas_strided_batched(bool ta, bool tb, int batch, int m, int n, int k, S 
 }
 #endif
 
+// The 16-bit batch (kernels/gemm16.hpp): one cublasGemmStridedBatchedEx on a CUDA build, else each
+// matrix decoded to fp32 and multiplied by the host BLAS (the emulation).
+template <class D>
+void gemm_batched_16_uncounted(bool ta, bool tb, std::size_t m, std::size_t n, [[maybe_unused]] std::size_t k, float alpha,
+                               const Stack16<D>& a, const Stack16<D>& b, float beta, const Stack<float, D>& c, Half h) {
+  const std::size_t batch = c.extent(0);
+#if defined(PIPEBENCH_CUBLAS_16)
+  if constexpr (std::is_same_v<typename D::execution_space, Kokkos::Cuda>) {
+    cublas_gemm_16(ta, tb, static_cast<int>(batch), static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha,
+                   a.data(), static_cast<int>(a.extent(2)), static_cast<long long>(m * k), b.data(),
+                   static_cast<int>(b.extent(2)), static_cast<long long>(k * n), beta, c.data(),
+                   static_cast<long long>(m * n), h, Kokkos::Cuda());
+    return;
+  }
+#endif
+  using Mat = Kokkos::View<float**, Kokkos::LayoutRight, D>;
+  const Stack<float, D> af = alloc<Stack<float, D>>("pipebench::gemm16_a", a.extent(0), a.extent(1), a.extent(2));
+  const Stack<float, D> bf = alloc<Stack<float, D>>("pipebench::gemm16_b", b.extent(0), b.extent(1), b.extent(2));
+  cast_from_16<D>(a, af, h);
+  cast_from_16<D>(b, bf, h);
+  const std::size_t ar = a.extent(1), ac = a.extent(2), br = b.extent(1), bc = b.extent(2);
+  for (std::size_t z = 0; z < batch; ++z)
+    gemm_uncounted<float, D>(ta ? 'T' : 'N', tb ? 'T' : 'N', alpha, Mat(af.data() + z * ar * ac, ar, ac),
+                             Mat(bf.data() + z * br * bc, br, bc), beta, Mat(c.data() + z * m * n, m, n));
+}
+
 }  // namespace detail
 
 // C_z = alpha op(A_z) op(B_z) + beta C_z, z over the first extent of all three stacks.
@@ -82,6 +108,15 @@ void gemm_batched(char trans_a, char trans_b, nodeduce<S> alpha, const nodeduce<
   if (batch == 0 || m == 0 || n == 0) return;
   if (GemmTally* tally = gemm_tally())
     for (std::size_t z = 0; z < batch; ++z) tally->products.push_back({m, n, k});
+  if constexpr (std::is_same_v<S, float>) {
+    if (const Half h = products_16(); h != Half::none) {  // autocast, as gemm() does
+      const Stack16<D> a16 = alloc<Stack16<D>>("pipebench::autocast16_a", a.extent(0), a.extent(1), a.extent(2));
+      const Stack16<D> b16 = alloc<Stack16<D>>("pipebench::autocast16_b", b.extent(0), b.extent(1), b.extent(2));
+      cast_to_16<D>(a, a16, h);
+      cast_to_16<D>(b, b16, h);
+      return detail::gemm_batched_16_uncounted<D>(ta, tb, m, n, k, alpha, a16, b16, beta, c, h);
+    }
+  }
   [[maybe_unused]] const std::size_t lda = a.extent(2), ldb = b.extent(2);
 #if defined(PIPEBENCH_SPLIT_HOST_GEMM)
   if constexpr (std::is_same_v<typename D::execution_space, Kokkos::OpenMP>)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/schedule.hpp"
+#include "kernels/precision.hpp"
 #include "kernels/transformer_config.hpp"
 #include "kernels/workload.hpp"
 
@@ -16,12 +17,7 @@ namespace pipebench::kernels {
 enum class Optimizer { sgd, adam };
 const char* to_string(Optimizer o);
 
-// --precision. fp32 and fp64 store and compute in that type; bf16 and fp16 (mixed precision, on the
-// host) keep 16-bit values where a 16-bit run stores them and compute in fp32 (docs/transformer.md
-// "16-bit training state"): TransformerWorkloadConfig's fp64 and half (set_precision) say which.
-enum class Precision { fp32, fp64, bf16, fp16 };
-enum class Half { none, bf16, fp16 };
-const char* to_string(Precision p);
+const char* to_string(Precision p);  // Precision and Half: kernels/precision.hpp
 
 // What --layers-per-stage auto balances: per-micro-batch F+I+W costs measured in a calibration step
 // (measure_stage_costs), or FLOPs (stage_flops; the embedding's lookups count 0).

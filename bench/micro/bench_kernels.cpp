@@ -190,7 +190,7 @@ void register_kernels(const Shape& sh) {
   register_ends(sh);
 }
 
-void register_block_vs_sgemm(const Shape& sh, pk::Attention attention);
+void register_block_vs_sgemm(const Shape& sh, pk::Attention attention, pk::Half half);
 
 // One decoder layer through TransformerStage. Every iteration runs F, I and W; the benchmark reports
 // the time of the pass it is named after (manual time), so each pass sees the state a schedule gives it.
@@ -238,16 +238,20 @@ void register_block(const Shape& sh) {
     }
   }
 
-  for (const pk::Attention attention : pk::kAttentions)
-    register_block_vs_sgemm(sh, attention);
+  for (const pk::Half half : {pk::Half::none, pk::Half::bf16})
+    for (const pk::Attention attention : pk::kAttentions) register_block_vs_sgemm(sh, attention, half);
 }
 
 // The target as one paired measurement: each iteration times the baseline product (repeated to last
 // about as long as the block) and then the block's F+I+W, so both see the same load; "ratio" is the
 // block's FLOP rate over the baseline's, both summed over the iterations. The unfused row is named as
 // before ("none"); the fused one counts the model FLOPs of no recomputation (it is the same model).
-void register_block_vs_sgemm(const Shape& sh, pk::Attention attention) {
-  const std::string name = std::string("block/FIW_vs_sgemm/") + (attention == pk::Attention::fused ? "fused" : "none");
+// With a 16-bit `half` (block/FIW_vs_gemm16/bf16/...) the baseline is the 16-bit product of 16-bit
+// operands (gemm_16: cuBLAS on the tensor cores on a CUDA build) and the block runs its products inside
+// a Products16 scope (operands rounded on the way in, fp32 sums; everything else fp32).
+void register_block_vs_sgemm(const Shape& sh, pk::Attention attention, pk::Half half) {
+  const std::string name = std::string(half == pk::Half::none ? "block/FIW_vs_sgemm/" : "block/FIW_vs_gemm16/bf16/") +
+                           (attention == pk::Attention::fused ? "fused" : "none");
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
     pk::TransformerConfig c = pk::TransformerConfig::whole_model(sh.h, sh.a, sh.s, sh.b, sh.vocab, 1);
     c.embedding = c.head = false;
@@ -257,6 +261,9 @@ void register_block_vs_sgemm(const Shape& sh, pk::Attention attention) {
     const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.h);
     const auto a = mat(n, h, 1), b = mat(h, 4 * h, 2);
     V::Mat out("c", n, 4 * h);
+    const pk::Mat16<V::Device> a16("a16", n, h), b16("b16", h, 4 * h);
+    pk::cast_to_16<V::Device>(a, a16, half == pk::Half::none ? pk::Half::bf16 : half);
+    pk::cast_to_16<V::Device>(b, b16, half == pk::Half::none ? pk::Half::bf16 : half);
     const auto x = filled(V::Act("x", static_cast<std::size_t>(sh.b), static_cast<std::size_t>(sh.s), h), 30);
     const auto dy = filled(V::Act("dy", x.extent(0), x.extent(1), x.extent(2)), 31, 1e-3);
     const double gemm_flops = 2 * sh.n() * sh.h * 4.0 * sh.h, block_flops = pk::stage_flops(model).total();
@@ -266,12 +273,19 @@ void register_block_vs_sgemm(const Shape& sh, pk::Attention attention) {
     for (auto _ : st) {
       const auto t0 = clock::now();
       const double c0 = cpu_seconds();
-      for (int r = 0; r < reps; ++r) pk::gemm('N', 'N', S(1), a, b, S(0), out);
+      for (int r = 0; r < reps; ++r)
+        if (half == pk::Half::none)
+          pk::gemm('N', 'N', S(1), a, b, S(0), out);
+        else
+          pk::gemm_16<V::Device>('N', 'N', 1.0f, a16, b16, 0.0f, out, half);
       Kokkos::fence();
       const auto t1 = clock::now();
       const double c1 = cpu_seconds();
-      stage.forward(0, x);
-      stage.backward(0, dy);
+      {
+        pk::Products16 scope(half);
+        stage.forward(0, x);
+        stage.backward(0, dy);
+      }
       Kokkos::fence();
       const auto t2 = clock::now();
       c_gemm += c1 - c0;
@@ -281,7 +295,7 @@ void register_block_vs_sgemm(const Shape& sh, pk::Attention attention) {
       st.SetIterationTime(std::chrono::duration<double>(t2 - t0).count());
     }
     const double iters = static_cast<double>(st.iterations());
-    st.counters["sgemm_GFLOP/s"] = reps * gemm_flops * iters / t_gemm / 1e9;
+    st.counters[half == pk::Half::none ? "sgemm_GFLOP/s" : "gemm16_GFLOP/s"] = reps * gemm_flops * iters / t_gemm / 1e9;
     st.counters["block_GFLOP/s"] = block_flops * iters / t_block / 1e9;
     st.counters["ratio"] = (block_flops / t_block) / (reps * gemm_flops / t_gemm);
     st.counters["ratio_cpu"] = (block_flops / c_block) / (reps * gemm_flops / c_gemm);
@@ -320,7 +334,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
     }
     for (const auto& [name, ratios] : paired_) {
       const bool is_block = name.rfind("block/", 0) == 0;
-      out << "# " << (is_block ? "block F+I+W / sgemm, paired" : "unfused / fused attention F+I time, paired") << " ("
+      const char* what = !is_block ? "unfused / fused attention F+I time, paired"
+                         : name.find("gemm16") != std::string::npos ? "block F+I+W / 16-bit GEMM, paired"
+                                                                    : "block F+I+W / sgemm, paired";
+      out << "# " << what << " ("
           << name << "):";
       for (double r : ratios) out << " " << r;
       std::vector<double> sorted = ratios;
@@ -375,6 +392,7 @@ int main(int argc, char** argv) {
                                             " h=" + std::to_string(shape.h) + " a=" + std::to_string(shape.a) +
                                             " V=" + std::to_string(shape.vocab) + ", fp32");
     benchmark::AddCustomContext("blas", pk::blas_description());
+    benchmark::AddCustomContext("gemm16", pk::gemm16_path());
     benchmark::AddCustomContext("kokkos", pk::kokkos_version() + ", " + pk::kokkos_backends());
     benchmark::AddCustomContext("kokkos_threads", std::to_string(E().concurrency()));
     benchmark::Initialize(&argc, argv);
