@@ -226,7 +226,8 @@ void align_records(MeasureInput& in, const std::vector<double>& t0) {
   }
   for (auto& c : in.comms) {
     c.t_posted = align(c.t_posted, c.global_rank, c.step);
-    c.t_wait = c.kind == CommKind::Recv ? align(c.t_wait, c.global_rank, c.step) : 0;
+    const bool waited = c.kind == CommKind::Recv || c.kind == CommKind::AllToAll;  // the kinds whose wait is recorded
+    c.t_wait = waited ? align(c.t_wait, c.global_rank, c.step) : 0;
     c.t_done = align(c.t_done, c.global_rank, c.step);
   }
 }

@@ -28,9 +28,10 @@ pipebench_mpirun_test(ep_with_transformer NP 2 RC 2 ONCE "pipebench: error:"
 pipebench_mpirun_test(ep_not_dividing_d NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "^pipebench: error: [^\n]*ep \\(expert-parallel size\\) = 2 does not divide cp\\*d = 1"
   ARGS --expert-parallel 2 --ep-alltoall-bytes 64KiB ${_ep})
-# A valid run: the exchanges' line under the row, and the records in the results file.
+# A valid run: the exchanges' line under the row; in the file, dualpipev p=2 m=4 v=2: 32 exchanges per rank
+# and step, member 0 taking 2 x 48 KiB of each (X = 1.5: 1.5 x 64 KiB / 2 from each member).
 pipebench_mpirun_test(ep_traffic_runs NP 4 RC 0
   MATCH "\n#   expert all-to-all per step, busiest rank: [0-9]+ exchanges, [0-9.]+ MiB, in flight [0-9.]+ ms, exposed a2a [0-9.]+ ms"
   ARGS --schedule dualpipev -m 4 --mapping 1x2x2 --expert-parallel 2 --ep-alltoall-bytes 64KiB --routing-imbalance 1.5
        --tf 1ms --tb 2ms --tw 1ms --warmup 0 --steps 1 -o ep.h5
-  THEN report ep.h5 --run 1 --json THEN_MATCH "\"group\": \"ep\"")
+  THEN report ep.h5 --run 1 --json THEN_MATCH "\"ep_bytes\": 3145728.0,[^}]*\"ep_exchanges\": 32.0,")

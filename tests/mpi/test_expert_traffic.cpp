@@ -96,8 +96,9 @@ TEST(ExpertTraffic, ExchangesAndTheirBytesAreTheFormula) {
           EXPECT_EQ(total, exchanges_of(s.actions[static_cast<std::size_t>(grid.coords(g).pp)])) << "rank " << g;
           // Each (chunk, micro-batch) of the rank: its F's dispatch and combine, its backward's two.
           for (const auto& a : s.actions[static_cast<std::size_t>(grid.coords(g).pp)])
-            if (a.kind == analysis::Kind::F || a.kind == analysis::Kind::FB)
+            if (a.kind == analysis::Kind::F || a.kind == analysis::Kind::FB) {
               for (int e : {0, 1}) EXPECT_EQ(mine.count({a.stage, a.mb, e}), 1u) << "rank " << g << " " << a.stage << "F" << a.mb;
+            }
         }
     }
 }
@@ -126,14 +127,17 @@ TEST(ExpertTraffic, DualPipeVOverlapKeepsEachExchangeInFlightDuringCompute) {
       if (r.group != CommGroup::ep || !in_pair.count({r.step, r.global_rank, r.stage, r.mb * 4 + r.tag})) continue;
       const double waited = std::max(0.0, r.t_done - r.t_wait), in_flight = r.t_done - r.t_posted;
       EXPECT_LE(waited, in_flight + 1e-9);  // the exposed part is part of the transfer
-      if (overlap)
+      if (overlap) {
         EXPECT_GE(r.t_wait - r.t_posted, 0.9 * piece) << "the wait began before a piece of compute ran";
-      else
+      } else {
         EXPECT_GE(waited, in_flight - 1e-3) << "without overlap the whole exchange is waited for";
+      }
       exposed[overlap ? 0 : 1] += waited;
       ++checked;
     }
     EXPECT_GT(checked, 0);
   }
-  if (world->rank() == 0) EXPECT_LT(exposed[0], exposed[1]) << "exposed with overlap " << exposed[0] << " s, without " << exposed[1];
+  if (world->rank() == 0) {
+    EXPECT_LT(exposed[0], exposed[1]) << "exposed with overlap " << exposed[0] << " s, without " << exposed[1];
+  }
 }
