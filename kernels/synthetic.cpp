@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/error.hpp"
+#include "comm/bench_ops.hpp"
 #include "kernels/device.hpp"
 
 namespace pipebench::kernels {
@@ -32,13 +33,33 @@ constexpr std::int32_t kMagic = 0x70697065;  // "pipe"
 
 }  // namespace
 
-SyntheticWorkload::SyntheticWorkload(SyntheticConfig cfg, TpAllReduce tp_allreduce)
-    : cfg_(std::move(cfg)), tp_allreduce_(std::move(tp_allreduce)) {
+EpCounts ep_counts(EpExchange e, std::size_t bytes, int ep, int member, double imbalance) {
+  const auto blocks = comm::bench::uneven_blocks(bytes / static_cast<std::size_t>(ep), ep, imbalance);
+  EpCounts c;
+  c.send.assign(blocks.begin(), blocks.end());
+  c.recv.assign(static_cast<std::size_t>(ep), static_cast<std::size_t>(blocks[static_cast<std::size_t>(member)]));
+  // A combine returns what the dispatch brought: the same blocks the other way.
+  if (e == EpExchange::f_combine || e == EpExchange::b_dispatch) std::swap(c.send, c.recv);
+  return c;
+}
+
+SyntheticWorkload::SyntheticWorkload(SyntheticConfig cfg, TpAllReduce tp_allreduce, EpOps ep_ops)
+    : cfg_(std::move(cfg)), tp_allreduce_(std::move(tp_allreduce)), ep_ops_(std::move(ep_ops)) {
   if (cfg_.v < 1) throw UsageError("synthetic workload: v = " + std::to_string(cfg_.v) + ", must be >= 1");
   if (!cfg_.stage_mult.empty() && static_cast<int>(cfg_.stage_mult.size()) != cfg_.stages_per_pipe)
     throw UsageError("stage cost list has " + std::to_string(cfg_.stage_mult.size()) + " entries, the pipeline has " +
                      std::to_string(cfg_.stages_per_pipe) + " stages (p*v)");
   if (cfg_.tp_allreduce_bytes && tp_allreduce_) tp_buffer_ = comm_buffer(cfg_.tp_allreduce_bytes, "pipebench::synthetic_tp");
+  if (expert_traffic()) {
+    if (!ep_ops_.post || !ep_ops_.wait) throw Error("synthetic workload: expert traffic needs the ep exchanges");
+    // The larger side of a dispatch (the busiest member receives more than it sends).
+    std::size_t most = cfg_.ep_alltoall_bytes;
+    for (std::size_t b : ep_counts(EpExchange::f_dispatch, cfg_.ep_alltoall_bytes, cfg_.ep, cfg_.ep_rank,
+                                   cfg_.routing_imbalance).recv)
+      most = std::max(most, b * static_cast<std::size_t>(cfg_.ep));
+    ep_send_ = comm_buffer(most, "pipebench::synthetic_ep_send");
+    ep_recv_ = comm_buffer(most, "pipebench::synthetic_ep_recv");
+  }
   // The default 50 us timer slack would add that much to every sleep: ask for 1 us.
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 }
@@ -101,6 +122,22 @@ void SyntheticWorkload::work_with_tp(double seconds, std::size_t allreduces, dou
   }
 }
 
+void SyntheticWorkload::pieces(const std::vector<Piece>& list, bool overlap, double start) {
+  for (const Piece& p : list) {
+    int h = -1;
+    if (p.exchange >= 0) {
+      const auto e = static_cast<EpExchange>(p.exchange);
+      const EpCounts c = ep_counts(e, cfg_.ep_alltoall_bytes, cfg_.ep, cfg_.ep_rank, cfg_.routing_imbalance);
+      h = ep_ops_.post(ep_send_.get(), c.send, ep_recv_.get(), c.recv, p.stage, p.mb, p.exchange);
+      if (!overlap) ep_ops_.wait(h);
+    }
+    // The wait is polled while the piece computes (work_until's progress calls test the exchange).
+    if (p.seconds > 0) work_with_tp(p.seconds, 1, start);
+    if (h >= 0 && overlap) ep_ops_.wait(h);
+    start = now();
+  }
+}
+
 void SyntheticWorkload::hold(int stage, int mb) {
   const std::size_t bytes = cfg_.activation_bytes / static_cast<std::size_t>(cfg_.v);
   if (bytes == 0) return;
@@ -158,15 +195,27 @@ void SyntheticWorkload::forward(int stage, int mb, const void* in, void* out) {
   const double start = now();
   check_header(in, stage - 1, mb, "activation");
   hold(stage, mb);
-  work_with_tp(chunk_time('F', stage), 2, start);
+  const double f = chunk_time('F', stage);
+  const int d = static_cast<int>(EpExchange::f_dispatch), c = static_cast<int>(EpExchange::f_combine);
+  if (expert_traffic())
+    pieces({{-1, stage, mb, f / 2}, {d, stage, mb, f / 2}, {c, stage, mb, 0}}, false, start);
+  else
+    work_with_tp(f, 2, start);
   write_header(out, stage, mb);
 }
 
 void SyntheticWorkload::backward_input(int stage, int mb, const void* grad_out, void* grad_in) {
   const double start = now();
   check_header(grad_out, stage + 1, mb, "gradient");
-  work_with_tp(chunk_time('I', stage), 2, start);
+  backward_pieces(chunk_time('I', stage), stage, mb, start);
   write_header(grad_in, stage, mb);
+}
+
+void SyntheticWorkload::backward_pieces(double seconds, int stage, int mb, double start) {
+  if (!expert_traffic()) return work_with_tp(seconds, 2, start);
+  pieces({{static_cast<int>(EpExchange::b_combine), stage, mb, seconds / 2},
+          {static_cast<int>(EpExchange::b_dispatch), stage, mb, seconds / 2}},
+         false, start);
 }
 
 void SyntheticWorkload::backward_weight(int stage, int mb) {
@@ -179,7 +228,7 @@ void SyntheticWorkload::backward(int stage, int mb, const void* grad_out, void* 
   const double start = now();
   check_header(grad_out, stage + 1, mb, "gradient");
   release(stage, mb);
-  work_with_tp(chunk_time('B', stage), 2, start);
+  backward_pieces(chunk_time('B', stage), stage, mb, start);
   write_header(grad_in, stage, mb);
 }
 
@@ -192,7 +241,18 @@ void SyntheticWorkload::forward_backward(int f_stage, int f_mb, const void* in, 
   release(b_stage, b_mb);
   const double separate = chunk_time('F', f_stage) + chunk_time('B', b_stage);
   const double factor = cfg_.t_overlap < 0 ? 1.0 : cfg_.t_overlap / (cfg_.tf + cfg_.tb);
-  work_with_tp(factor * separate, 4, start);
+  if (expert_traffic()) {
+    // DualPipe's pair (DeepSeek-V3 report, section 3.2.1): each exchange of one micro-batch is hidden
+    // behind a piece of the other's compute, the backward's combine first, the forward's combine last.
+    const double f = factor * chunk_time('F', f_stage) / 2, b = factor * chunk_time('B', b_stage) / 2;
+    pieces({{static_cast<int>(EpExchange::b_combine), b_stage, b_mb, f},
+            {static_cast<int>(EpExchange::f_dispatch), f_stage, f_mb, b},
+            {static_cast<int>(EpExchange::b_dispatch), b_stage, b_mb, f},
+            {static_cast<int>(EpExchange::f_combine), f_stage, f_mb, b}},
+           cfg_.ep_overlap, start);
+  } else {
+    work_with_tp(factor * separate, 4, start);
+  }
   write_header(out, f_stage, f_mb);
   write_header(grad_in, b_stage, b_mb);
 }

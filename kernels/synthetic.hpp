@@ -30,12 +30,37 @@ struct SyntheticConfig {
   bool device_buffers = false;
   std::size_t tp_allreduce_bytes = 0;  // per all-reduce; two in F and two in I (Megatron's pattern)
   std::size_t grad_bytes = 0;          // weight gradients for the whole share (a chunk holds 1/v)
+  // Expert traffic (docs/run.md "Expert traffic"): one MoE layer per chunk, whose F dispatches
+  // ep_alltoall_bytes of this rank's tokens over the ep members and combines them back, and whose B
+  // (or I) exchanges their gradients the same way, four all-to-all-v over the expert-parallel group of
+  // `ep` members (this rank is member ep_rank). Member 0 holds the busiest experts: it receives
+  // routing_imbalance times the mean (comm::bench::uneven_blocks, the blocks of `comm alltoallv`).
+  // ep_overlap: an overlapped F&B pair posts each exchange and computes a piece of the other
+  // micro-batch before it waits (DualPipe); off, every exchange is waited for as soon as it is posted.
+  int ep = 1, ep_rank = 0;
+  std::size_t ep_alltoall_bytes = 0;  // sent per rank per dispatch; 0: no expert traffic
+  double routing_imbalance = 1;
+  bool ep_overlap = true;
 };
+
+// The four exchanges of a chunk's MoE layer, as the records name them (CommRecord::tag): the forward's
+// dispatch and combine, the backward's exchange of the combine's gradients (shaped as a dispatch) and of
+// the dispatch's gradients (shaped as a combine).
+enum class EpExchange : int { f_dispatch = 0, f_combine = 1, b_combine = 2, b_dispatch = 3 };
+
+// Bytes of one exchange (docs/run.md "Expert traffic"): what `member` of `ep` sends to each member
+// (send) and receives from each (recv) when every rank dispatches `bytes` and member 0 receives
+// `imbalance` times the mean.
+struct EpCounts {
+  std::vector<std::size_t> send, recv;
+};
+EpCounts ep_counts(EpExchange e, std::size_t bytes, int ep, int member, double imbalance);
 
 class SyntheticWorkload final : public Workload {
  public:
   // `tp_allreduce(data, bytes)` runs one tensor-parallel all-reduce; may be empty when t = 1.
-  SyntheticWorkload(SyntheticConfig cfg, TpAllReduce tp_allreduce);
+  // `ep_ops` runs the expert exchanges (needed when cfg.ep_alltoall_bytes > 0).
+  SyntheticWorkload(SyntheticConfig cfg, TpAllReduce tp_allreduce, EpOps ep_ops = {});
   ~SyntheticWorkload() override;
 
   std::string name() const override { return "synthetic"; }
@@ -67,6 +92,17 @@ class SyntheticWorkload final : public Workload {
   void work_until(double deadline);
   // `seconds` of compute from now, split around `allreduces` TP all-reduces (whose time comes on top).
   void work_with_tp(double seconds, std::size_t allreduces, double already_spent);
+  // Expert traffic: an action's compute in pieces, each after its exchange (if any) is posted: computed
+  // before the exchange is waited for (overlap) or after. Every piece with compute has one TP all-reduce.
+  struct Piece {
+    int exchange;  // an EpExchange, or -1: none
+    int stage, mb;
+    double seconds;
+  };
+  void pieces(const std::vector<Piece>& list, bool overlap, double start);
+  // A backward's (B or I) compute, with its two exchanges where there is expert traffic.
+  void backward_pieces(double seconds, int stage, int mb, double start);
+  bool expert_traffic() const { return cfg_.ep_alltoall_bytes > 0; }
   void hold(int stage, int mb);
   void release(int stage, int mb);
   void check_header(const void* in, int stage, int mb, const char* what) const;
@@ -76,6 +112,8 @@ class SyntheticWorkload final : public Workload {
 
   SyntheticConfig cfg_;
   TpAllReduce tp_allreduce_;
+  EpOps ep_ops_;
+  std::shared_ptr<char> ep_send_, ep_recv_;  // one exchange's buffers (one is in flight at a time)
   std::shared_ptr<char> tp_buffer_;  // tp_allreduce_bytes, when there are TP all-reduces
   // Activation memory: device memory in a device build (kernels/device.hpp), else host memory.
   std::map<std::pair<int, int>, std::shared_ptr<char>> held_buffers_;

@@ -41,6 +41,18 @@ struct CpOps {
   int skip_ring_step = -1;
 };
 
+// The experts' token exchange over the expert-parallel group (the synthetic stage's expert traffic,
+// bench/run/executor_ep.cpp): `post` starts an all-to-all-v that sends send_bytes[j] bytes to member j
+// and receives recv_bytes[i] from member i, and returns its handle; the caller (the executor) records it
+// and tests it whenever the workload lets communication progress (set_progress); `wait` blocks until it
+// is done. `exchange` names it in the records (kernels/synthetic.hpp, EpExchange).
+struct EpOps {
+  std::function<int(const void* send, const std::vector<std::size_t>& send_bytes, void* recv,
+                    const std::vector<std::size_t>& recv_bytes, int stage, int mb, int exchange)>
+      post;
+  std::function<void(int handle)> wait;
+};
+
 class Workload {
  public:
   virtual ~Workload() = default;

@@ -62,6 +62,21 @@ std::string dp_notes(const RunResult& run) {
   return s;
 }
 
+// The expert exchanges' line under a run's row (bench/run/measure.cpp, add_ep_figures); empty without them.
+std::string ep_notes(const RunResult& run) {
+  const auto& x = run.summary.extra;
+  if (!x.count("ep_exposed")) return "";
+  auto get = [&x](const char* k) { return x.count(k) ? x.at(k) : 0.0; };
+  const double time = get("ep_time"), exposed = get("ep_exposed");
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "#   expert all-to-all per step, busiest rank: %.0f exchanges, %.4f MiB, in flight %.3f ms, exposed a2a "
+                "%.3f ms (hidden %.1f %%); %.3f GB/s per rank\n",
+                get("ep_exchanges"), get("ep_bytes") / 1048576.0, time * 1e3, exposed * 1e3,
+                time > 0 ? 100 * (1 - exposed / time) : 0.0, get("ep_bandwidth") * 1e-9);
+  return buf;
+}
+
 // The lines printed under a transformer run's row: the figures a model run adds to the table.
 std::string workload_notes(const RunResult& run) {
   const auto& x = run.summary.extra;
@@ -277,7 +292,7 @@ void write_configuration(const RunSettings& rs, const Plan& pl, int k, Progress&
   Record rec;
   rec.cells = run_row(id, run);
   rec.objects.push_back(run_json(id, run, true));
-  rec.lines = rs.workload == WorkloadKind::transformer ? workload_notes(run) : "";
+  rec.lines = (rs.workload == WorkloadKind::transformer ? workload_notes(run) : "") + ep_notes(run);
   // Where the groups sit, once per distinct placement.
   const std::string& placement = run.metadata.at("group_placement");
   if (shown_placements.insert(placement).second) rec.lines += "#   placement " + to_string(pl.mapping) + ": " + placement + '\n';

@@ -59,6 +59,18 @@ void add_synthetic_flags(CLI::App& cmd, RunSettings& r) {
       y.tp_allreduce_bytes);
   add(cmd, {"--dp-grad-bytes", "Synthetic: weight-gradient bytes per rank all-reduced over DP (d > 1)", 0},
       y.dp_grad_bytes);
+  const auto given = [&y](CLI::Option* o) {
+    const std::string name = o->get_name();
+    o->each([&y, name](const std::string&) { y.ep_flags.push_back(name); });
+  };
+  given(add(cmd, {"--ep-alltoall-bytes", "Synthetic: bytes each rank dispatches to the experts (and combines back) "
+                                         "per chunk's F and B, over the --expert-parallel group", 0},
+            y.ep_alltoall_bytes));
+  given(add(cmd, {"--routing-imbalance", "Synthetic: the busiest ep rank receives X times the mean (1 <= X <= ep)"},
+            y.routing_imbalance));
+  given(add(cmd, {"--ep-overlap", "Synthetic: on (default) hides each expert exchange of an overlapped F&B pair "
+                                  "behind the other micro-batch's compute; off waits for it at once"},
+            y.ep_overlap, {{"on", true}, {"off", false}}));
   add(cmd, {"--dp-buckets", "0: DP all-reduce after the flush; k: k buckets per chunk, overlapped", 0}, r.dp_buckets);
 }
 

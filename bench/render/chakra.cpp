@@ -46,7 +46,7 @@ namespace {
 // et_def.proto's numbers (tests/data/chakra_et_def.proto).
 namespace et {
 enum NodeType { COMP_NODE = 4, COMM_SEND_NODE = 5, COMM_RECV_NODE = 6, COMM_COLL_NODE = 7 };
-enum CollectiveCommType { ALL_REDUCE = 0, ALL_GATHER = 2, REDUCE_SCATTER = 7, BARRIER = 9 };
+enum CollectiveCommType { ALL_REDUCE = 0, ALL_TO_ALL = 1, ALL_GATHER = 2, REDUCE_SCATTER = 7, BARRIER = 9 };
 // Node fields
 constexpr int kId = 1, kName = 2, kType = 3, kCtrlDeps = 4, kDataDeps = 5, kStart = 6, kDuration = 7, kAttr = 10;
 // AttributeProto fields
@@ -125,6 +125,7 @@ int coll_type(CommKind k) {
     case CommKind::AllGather: return et::ALL_GATHER;
     case CommKind::ReduceScatter: return et::REDUCE_SCATTER;
     case CommKind::Barrier: return et::BARRIER;
+    case CommKind::AllToAll: return et::ALL_TO_ALL;
     default: return et::ALL_REDUCE;
   }
 }

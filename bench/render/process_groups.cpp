@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <cstdlib>
 
 #include "analysis/error.hpp"
 
@@ -14,16 +15,19 @@ const char* desc_of(CommGroup g) {
     case CommGroup::pp: return "pipeline parallel";
     case CommGroup::tp: return "tensor parallel";
     case CommGroup::dp: return "data parallel";
+    case CommGroup::ep: return "expert parallel";
   }
   return "?";
 }
 
-// The coordinates a group of kind g leaves free: its members agree on the other two.
-bool same_group(CommGroup g, const RankSummary& a, const RankSummary& b) {
+// The coordinates a group of kind g leaves free: its members agree on the other two. An ep group is ep
+// consecutive data-parallel ranks (the default order, where ep varies faster than the expert-data axis).
+bool same_group(CommGroup g, const RankSummary& a, const RankSummary& b, int ep) {
   switch (g) {
     case CommGroup::pp: return a.tp == b.tp && a.dp == b.dp;
     case CommGroup::tp: return a.pp == b.pp && a.dp == b.dp;
     case CommGroup::dp: return a.tp == b.tp && a.pp == b.pp;
+    case CommGroup::ep: return a.tp == b.tp && a.pp == b.pp && a.dp / ep == b.dp / ep;
   }
   return false;
 }
@@ -44,11 +48,15 @@ ProcessGroups::ProcessGroups(const RunResult& run) : ranks_(run.ranks) {
   std::sort(ranks_.begin(), ranks_.end(), [](const RankSummary& a, const RankSummary& b) { return a.global_rank < b.global_rank; });
   world_ = static_cast<int>(ranks_.size());
   std::map<std::string, ProcessGroup> by_name;
-  for (CommGroup g : {CommGroup::pp, CommGroup::tp, CommGroup::dp}) {
+  const std::string ep_text = config_value(run, "expert_parallel");
+  ep_ = ep_text.empty() ? 1 : std::max(1, std::atoi(ep_text.c_str()));
+  std::vector<CommGroup> kinds{CommGroup::pp, CommGroup::tp, CommGroup::dp};
+  if (ep_ > 1) kinds.push_back(CommGroup::ep);
+  for (CommGroup g : kinds) {
     for (const RankSummary& r : ranks_) {
       std::vector<int> members;
       for (const RankSummary& o : ranks_)
-        if (same_group(g, r, o)) members.push_back(o.global_rank);
+        if (same_group(g, r, o, ep_)) members.push_back(o.global_rank);
       const std::string name = kind_name(g, members.front());
       by_name.emplace(name, ProcessGroup{name, desc_of(g), members});
     }
@@ -72,7 +80,7 @@ const ProcessGroup& ProcessGroups::of(const CommRecord& c) const {
   if (c.global_rank < 0 || c.global_rank >= world_) throw Error("trace: rank " + std::to_string(c.global_rank) + " is not a rank of the run");
   const RankSummary& me = ranks_[static_cast<std::size_t>(c.global_rank)];
   for (const RankSummary& o : ranks_)
-    if (same_group(c.group, me, o)) return find(kind_name(c.group, o.global_rank));
+    if (same_group(c.group, me, o, ep_)) return find(kind_name(c.group, o.global_rank));
   throw Error("trace: rank " + std::to_string(c.global_rank) + " has no " + comm_group_name(c.group) + " group");
 }
 

@@ -30,6 +30,7 @@ class ProcessGroups {
   std::vector<ProcessGroup> groups_;
   std::vector<RankSummary> ranks_;  // by global rank
   int world_ = 0;
+  int ep_ = 1;  // the run's expert-parallel size (config expert_parallel)
 };
 
 // A communication's element type and count as PyTorch's traces give them: the run's precision for

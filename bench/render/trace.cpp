@@ -175,7 +175,8 @@ int stream_of(const Event& e) { return e.category == kCompute ? 7 + e.lane : 100
 // is ^nccl), and HTA's "nccl::" arguments (its configs/event_args_formats/event_args_1.0.0.yaml).
 void annotate_nccl(Event& e, const CommRecord& c, const ProcessGroup& pg, const Elements& el, int seq) {
   const bool p2p = c.kind == CommKind::Send || c.kind == CommKind::Recv;
-  const char* kernel = p2p ? "ncclDevKernel_SendRecv"
+  // NCCL runs an all-to-all as grouped sends and receives: the SendRecv kernel.
+  const char* kernel = p2p || c.kind == CommKind::AllToAll ? "ncclDevKernel_SendRecv"
                        : c.kind == CommKind::AllGather ? "ncclDevKernel_AllGather"
                        : c.kind == CommKind::ReduceScatter ? "ncclDevKernel_ReduceScatter_Sum"
                                                            : "ncclDevKernel_AllReduce_Sum";

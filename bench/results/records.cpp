@@ -12,6 +12,7 @@ const char* comm_kind_name(CommKind k) {
     case CommKind::Barrier: return "barrier";
     case CommKind::AllGather: return "allgather";
     case CommKind::ReduceScatter: return "reduce_scatter";
+    case CommKind::AllToAll: return "alltoall";
   }
   return "?";
 }
@@ -26,6 +27,7 @@ const char* comm_group_name(CommGroup g) {
     case CommGroup::pp: return "pp";
     case CommGroup::tp: return "tp";
     case CommGroup::dp: return "dp";
+    case CommGroup::ep: return "ep";
   }
   return "?";
 }

@@ -42,13 +42,16 @@ struct ActionRecord {
   }
 };
 
-enum class CommKind : std::int32_t { Send = 0, Recv = 1, AllReduce = 2, Barrier = 3, AllGather = 4, ReduceScatter = 5 };
-inline constexpr int kNumCommKinds = 6;
+enum class CommKind : std::int32_t {
+  Send = 0, Recv = 1, AllReduce = 2, Barrier = 3, AllGather = 4, ReduceScatter = 5,
+  AllToAll = 6,  // [v6] an expert exchange (all-to-all-v over the ep group)
+};
+inline constexpr int kNumCommKinds = 7;
 const char* comm_kind_name(CommKind k);
 
 // The group a communication ran in. Its numbering is part of the results schema.
-enum class CommGroup : std::int32_t { pp = 0, tp = 1, dp = 2 };
-inline constexpr int kNumCommGroups = 3;
+enum class CommGroup : std::int32_t { pp = 0, tp = 1, dp = 2, ep = 3 /* [v6] */ };
+inline constexpr int kNumCommGroups = 4;
 const char* comm_group_name(CommGroup g);
 
 // One communication: posted when the non-blocking call was made, done when its wait returned.
@@ -61,7 +64,10 @@ struct CommRecord {
   std::int64_t bytes = 0;
   std::int32_t stage = -1;  // the stage and micro-batch the message belongs to, -1 for collectives
   std::int32_t mb = -1;
-  std::int32_t tag = -1;    // point-to-point: a send and its receive carry the same (src, dst, tag)
+  // point-to-point: a send and its receive carry the same (src, dst, tag); an expert exchange (AllToAll):
+  // which of the chunk's four (kernels::EpExchange: 0 F dispatch, 1 F combine, 2 B combine, 3 B dispatch),
+  // its bytes the expert side's (received by a dispatch, 0 and 2; sent by a combine, 1 and 3)
+  std::int32_t tag = -1;
   double t_posted = 0;
   double t_wait = 0;        // receives: when the action that needs the message started waiting for it
   double t_done = 0;

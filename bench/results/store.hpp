@@ -17,8 +17,10 @@ namespace pipebench::bench {
 // each run's attributes; version 3 the /comm groups of `pipebench comm` (bench/results/comm_results.hpp)
 // and the variability over timed steps (step_time_min, ...); version 4 the steps table (every timed
 // step of every repeat), the step time's percentiles, repeats and scoring; version 5 the /gemm groups of
-// `pipebench gemm` (bench/results/gemm_results.hpp). Versions 1 to 4 are still read.
-inline constexpr std::int64_t kResultsSchemaVersion = 5;
+// `pipebench gemm` (bench/results/gemm_results.hpp); version 6 the expert exchanges' comm records (kind
+// alltoall, group ep: two more names in the enumerations). Versions 1 to 5 are still read (HDF5 converts
+// an enumeration by name, so the older, shorter ones read as they are).
+inline constexpr std::int64_t kResultsSchemaVersion = 6;
 inline constexpr std::int64_t kOldestReadableSchemaVersion = 1;
 
 // Before the sweep, on the writing process: makes `path` ready for the sweep's appends. Without

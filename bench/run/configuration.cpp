@@ -45,7 +45,7 @@ void inject_failure(const RunSettings& rs, int config, int step) {
 std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Plan& pl, const topology::Coords& me,
                                                  int pp_rank, const kernels::TpAllReduce& tp,
                                                  const kernels::TpSequenceOps& tp_sequence, const kernels::CpOps& cp,
-                                                 double& blas_rate) {
+                                                 const kernels::EpOps& ep, double& blas_rate) {
   const analysis::Schedule& s = pl.schedule;
   if (rs.workload == WorkloadKind::transformer) {
     kernels::TransformerWorkloadConfig m = pl.model;
@@ -79,7 +79,12 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
   sc.device_buffers = rs.backend == "nccl";
   sc.tp_allreduce_bytes = y.tp_allreduce_bytes;
   sc.grad_bytes = y.dp_grad_bytes;
-  return std::make_unique<kernels::SyntheticWorkload>(sc, tp);
+  sc.ep = rs.ep;
+  sc.ep_rank = me.ep;
+  sc.ep_alltoall_bytes = y.ep_alltoall_bytes;
+  sc.routing_imbalance = y.routing_imbalance;
+  sc.ep_overlap = y.ep_overlap;
+  return std::make_unique<kernels::SyntheticWorkload>(sc, tp, ep);
 }
 
 }  // namespace
@@ -156,6 +161,7 @@ SweepComms::SweepComms(const RunSettings& rs, const std::vector<Plan>& plans, co
     using topology::GroupKind;
     std::vector<GroupKind> kinds(topology::kGroupKinds.begin(), topology::kGroupKinds.end());
     if (rs.cp > 1) kinds.insert(kinds.end(), {GroupKind::cp, GroupKind::dp_cp});
+    if (rs.ep > 1) kinds.push_back(GroupKind::ep);
     g.grid = std::make_unique<topology::MpiGrid>(run_grid(rs, mp), MPI_COMM_WORLD, kinds);
     g.pp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::pp).get(), "pp", opts);
     if (mp.t > 1) g.tp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::tp).get(), "tp", opts);
@@ -164,6 +170,7 @@ SweepComms::SweepComms(const RunSettings& rs, const std::vector<Plan>& plans, co
       g.cp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::cp).get(), "cp", opts);
       g.dp_cp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::dp_cp).get(), "dp-cp", opts);
     }
+    if (rs.ep > 1) g.ep = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::ep).get(), "ep", opts);
   }
   // NCCL matches point-to-point by order and runs a communicator's operations in turn: the pipeline's
   // messages take one link per direction (bench/run/links.hpp), built for the links every schedule of
@@ -318,7 +325,15 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   };
   RankRecords mine;
   const kernels::CpOps cp_ops = groups.cp ? make_cp_ops(*groups.cp) : kernels::CpOps{};
-  const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, tp_seq, cp_ops, mine.blas_rate);
+  kernels::EpOps ep_ops;
+  if (groups.ep) {
+    ep_ops.post = [&exec](const void* send, const std::vector<std::size_t>& sb, void* recv,
+                          const std::vector<std::size_t>& rb, int stage, int mb, int exchange) {
+      return exec->ep_post(send, sb, recv, rb, stage, mb, exchange);
+    };
+    ep_ops.wait = [&exec](int h) { exec->ep_wait(h); };
+  }
+  const auto work = make_workload(rs, pl, mg.coords(), pp->rank(), tp_fn, tp_seq, cp_ops, ep_ops, mine.blas_rate);
   ExecutorConfig ec;
   ec.dp_buckets = rs.dp_buckets;
   ec.zero = rs.zero;
@@ -326,6 +341,7 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   ec.prefetch = rs.gather_prefetch;
   ec.roll = &sweep.roll();
   ec.links = groups.links.get();
+  ec.ep = groups.ep.get();
   ec.where = "configuration " + std::to_string(pl.index);
   const bool faulty = test_fault().rank == world_rank() && test_fault().config == pl.index;
   ec.test_stop = faulty && test_fault().mode == 'a';

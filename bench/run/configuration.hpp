@@ -42,6 +42,7 @@ class SweepComms {
     std::unique_ptr<comm::Communicator> pp, tp, dp;  // tp, dp: null when their size is 1
     // Context-parallel (cp > 1): the cp group and the dp-cp group the gradients are reduced over.
     std::unique_ptr<comm::Communicator> cp, dp_cp;
+    std::unique_ptr<comm::Communicator> ep;  // the expert-parallel group (ep > 1), else null
     std::unique_ptr<Links> links;  // per-direction pipeline links (NCCL; bench/run/links.hpp), else null
   };
   // Collective over `world`. A rank that does not come to the start is named by the roll; one that

@@ -90,6 +90,7 @@ Executor::Executor(const analysis::Schedule& schedule, comm::Communicator& pp, c
 void Executor::progress() {
   poll_sends(false);
   if (fsdp_) zero3_progress();
+  if (!ep_pending_.empty()) ep_progress();
   while (first_pending_need_ < next_need_ && !recvs_[needs_[first_pending_need_].tag].active) ++first_pending_need_;
   if (first_pending_need_ < next_need_) {
     PendingRecv& r = recvs_[needs_[first_pending_need_].tag];
@@ -306,9 +307,10 @@ void Executor::begin_step(int step, std::vector<ActionRecord>* actions, std::vec
   // Room for the step's records up front, so that recording never reallocates between actions.
   if (actions) reserve_more(*actions, list.size());
   if (comms) {
-    // Two messages per action at most, four TP all-reduces (an F&B pair), the DP buckets of each chunk.
+    // Two messages per action at most, four TP all-reduces and four expert exchanges (an F&B pair), the
+    // DP buckets of each chunk.
     const std::size_t dp = dp_ ? s_.stages_of_rank(me_).size() * static_cast<std::size_t>(std::max(cfg_.dp_buckets, 1)) : 0;
-    reserve_more(*comms, (tp_ ? 6 : 2) * list.size() + dp);
+    reserve_more(*comms, ((tp_ ? 6 : 2) + (cfg_.ep ? 4 : 0)) * list.size() + dp);
   }
   // Receives are posted before the barrier so that no message of this step arrives unexpected.
   post_receives_up_to(0);

@@ -50,6 +50,9 @@ struct ExecutorConfig {
   // every receive of a step is posted at its start, in the order the sender sends (bench/run/links.hpp),
   // with tag 0 on the wire (recv_ahead_bytes does not apply). Needed by NCCL; null for MPI.
   const Links* links = nullptr;
+  // The expert-parallel group of the synthetic stage's expert traffic (bench/run/executor_ep.cpp); null
+  // without it.
+  comm::Communicator* ep = nullptr;
   // Test-only (PIPEBENCH_TEST_FAULT ...:step, bench/run/configuration.hpp): stop this process (SIGSTOP)
   // after the first action of the first timed step.
   bool test_stop = false;
@@ -87,6 +90,13 @@ class Executor {
   // the whole buffer's bytes as nccl-tests counts them: the gathered output, the scattered input).
   void tp_allgather(const void* send, void* recv, std::size_t bytes_per_rank, int element_bytes);
   void tp_reduce_scatter(const void* send, void* recv, std::size_t bytes_per_rank, int element_bytes);
+
+  // The experts' exchanges the workload posts and waits for (kernels::EpOps): an all-to-all-v over
+  // cfg.ep, tested by progress() while the workload computes, recorded with its post, the start of its
+  // wait and its completion (its exposed time: the part after the wait began).
+  int ep_post(const void* send, const std::vector<std::size_t>& send_bytes, void* recv,
+              const std::vector<std::size_t>& recv_bytes, int stage, int mb, int exchange);
+  void ep_wait(int handle);
 
   int pp_rank() const { return me_; }
 
@@ -138,6 +148,7 @@ class Executor {
   void complete_gather(int stage);
   void release_weights(int stage);
   void zero3_progress();
+  void ep_progress();
   void note(CommRecord r);
 
   const analysis::Schedule& s_;
@@ -197,6 +208,12 @@ class Executor {
     std::vector<unsigned char> send, recv;  // ZeRO-1: padded copies (the bucket, this rank's shard)
   };
   std::vector<PendingDp> dp_pending_;
+  struct PendingEp {
+    comm::Request req;
+    CommRecord rec;
+    bool active = false;
+  };
+  std::vector<PendingEp> ep_pending_;  // by handle; a slot is reused once its exchange was waited for
   int reduce_scatters_ = 0;  // this step's, for test_drop_reduce_scatter
   // ZeRO: per stage its gathers in flight (one per bucket) and whether its weights are whole now;
   // ZeRO-3 (fsdp_): the rank's gather plan (analysis/zero.hpp).

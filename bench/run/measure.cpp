@@ -179,6 +179,39 @@ void add_dp_figures(const MeasureInput& in, RunResult& out) {
   }
 }
 
+// The expert exchanges (synthetic expert traffic), in RunSummary::extra where there are any, per step and
+// rank, the largest rank's, median over steps: ep_exchanges, ep_bytes (the expert side's, as DeepEP
+// counts them), ep_time (posted to done), ep_exposed (after the wait began: what compute did not hide);
+// ep_bandwidth: ep_bytes over ep_time, the median rank's (with --ep-overlap off, the transfer's rate).
+void add_ep_figures(const MeasureInput& in, RunResult& out) {
+  struct Sums {
+    double n = 0, bytes = 0, time = 0, exposed = 0;
+  };
+  std::map<std::pair<int, int>, Sums> sums;  // (step, rank)
+  for (const auto& c : in.comms) {
+    if (c.group != CommGroup::ep) continue;
+    Sums& s = sums[{c.step, c.global_rank}];
+    s.n += 1;
+    s.bytes += static_cast<double>(c.bytes);
+    s.time += c.t_done - c.t_posted;
+    s.exposed += std::max(0.0, c.t_done - c.t_wait);
+  }
+  if (sums.empty()) return;
+  std::map<int, Sums> most;  // per step
+  std::vector<double> rates;
+  for (const auto& [key, s] : sums) {
+    Sums& m = most[key.first];
+    m = {std::max(m.n, s.n), std::max(m.bytes, s.bytes), std::max(m.time, s.time), std::max(m.exposed, s.exposed)};
+    if (s.time > 0) rates.push_back(s.bytes / s.time);
+  }
+  std::vector<double> fig[4];
+  for (const auto& [step, m] : most)
+    for (int k = 0; k < 4; ++k) fig[k].push_back(k == 0 ? m.n : k == 1 ? m.bytes : k == 2 ? m.time : m.exposed);
+  const char* names[4] = {"ep_exchanges", "ep_bytes", "ep_time", "ep_exposed"};
+  for (int k = 0; k < 4; ++k) out.summary.extra[names[k]] = median(fig[k]);
+  if (!rates.empty()) out.summary.extra["ep_bandwidth"] = median(rates);
+}
+
 // The step starts at the earliest aligned barrier exit of any rank: t0[step] on rank 0's clock.
 std::vector<double> step_starts(const MeasureInput& in) {
   const std::size_t steps = in.timing[0].size();
@@ -197,7 +230,8 @@ void align_records(MeasureInput& in, const std::vector<double>& t0) {
   }
   for (auto& c : in.comms) {
     c.t_posted = align(c.t_posted, c.global_rank, c.step);
-    c.t_wait = c.kind == CommKind::Recv ? align(c.t_wait, c.global_rank, c.step) : 0;
+    const bool waited = c.kind == CommKind::Recv || c.kind == CommKind::AllToAll;  // the kinds whose wait is recorded
+    c.t_wait = waited ? align(c.t_wait, c.global_rank, c.step) : 0;
     c.t_done = align(c.t_done, c.global_rank, c.step);
   }
 }
@@ -384,6 +418,7 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
   set_analytic(sum, pred.analytic);
   add_workload_figures(grid, in, out);
   add_dp_figures(in, out);
+  add_ep_figures(in, out);
   sum.extra["executor_overhead_per_action"] = pred.executor_overhead_per_action;
   sum.extra["p2p_time"] = pred.costs.p2p;
   if (pred.costs.p2p_pair >= 0) sum.extra["p2p_pair_time"] = pred.costs.p2p_pair;

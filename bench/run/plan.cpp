@@ -142,6 +142,11 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
             {"p2p_bytes", std::to_string(y.p2p_bytes)},
             {"tp_allreduce_bytes", std::to_string(y.tp_allreduce_bytes)},
             {"dp_grad_bytes", std::to_string(y.dp_grad_bytes)}});
+  if (rs.ep > 1)
+    m.insert({{"expert_parallel", std::to_string(rs.ep)},
+              {"ep_alltoall_bytes", std::to_string(y.ep_alltoall_bytes)},
+              {"routing_imbalance", num(y.routing_imbalance, 9)},
+              {"ep_overlap", y.ep_overlap ? "on" : "off"}});
   return m;
 }
 
@@ -154,7 +159,7 @@ std::string key_of(const std::map<std::string, std::string>& config) {
 // The settings that do not depend on the configuration; returns the synthetic times in seconds.
 Times check_settings(const RunSettings& rs, int world_size) {
   check_moe(rs);
-  refuse_cp_ep(1, rs.ep, "run");
+  check_expert_traffic(rs);
   check_context_parallel(rs, world_size);
   auto need_unit = [](const Duration& d, const char* flag) {
     if (!d.has_unit) throw UsageError(std::string(flag) + " '" + to_text(d) + "' needs a unit: s, ms, us or ns (e.g. 2ms)");
@@ -262,11 +267,11 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
 }  // namespace
 
 std::string run_order(const RunSettings& s) {
-  return s.cp > 1 && s.order == topology::default_order() ? topology::default_order(s.cp) : s.order;
+  return (s.cp > 1 || s.ep > 1) && s.order == topology::default_order() ? topology::default_order(s.cp, s.ep) : s.order;
 }
 
 topology::Grid run_grid(const RunSettings& s, const Mapping& m) {
-  return topology::Grid(topology::Sizes{m.t, s.cp, m.p, m.d, 1}, 1, run_order(s));
+  return topology::Grid(topology::Sizes{m.t, s.cp, m.p, m.d, s.ep}, 1, run_order(s));
 }
 
 std::vector<Mapping> sweep_mappings(const RunSettings& s, int world_size) {

@@ -32,6 +32,13 @@ struct SyntheticSettings {
   std::uint64_t p2p_bytes = 64 << 10;
   std::uint64_t tp_allreduce_bytes = 0;
   std::uint64_t dp_grad_bytes = 0;
+  // Expert traffic over the ep group (kernels/synthetic.hpp, docs/run.md "Expert traffic"): bytes each
+  // rank dispatches per chunk's F (and B), the busiest member's share, the F&B pairs' overlap; the flags
+  // given, by name (refused without --ep-alltoall-bytes).
+  std::uint64_t ep_alltoall_bytes = 0;
+  double routing_imbalance = 1;
+  bool ep_overlap = true;
+  std::vector<std::string> ep_flags;
 };
 
 // The transformer `run` builds unless told otherwise: 8 layers, h = 256, 8 heads, s = 128, b = 1, V = 1024.
@@ -46,7 +53,7 @@ struct RunSettings {
   std::vector<int> vs{0};         // 0: the schedule's default
   int group = 0;                  // interleaved micro-batch group (0: p)
   std::string order = topology::default_order();
-  int cp = 1, ep = 1;  // cp: context parallelism of the transformer (model.cp_*); ep refused above 1
+  int cp = 1, ep = 1;  // cp: context parallelism of the transformer (model.cp_*); ep: the synthetic expert traffic
   bool cp_comm_given = false, cp_chunks_given = false;  // --cp-comm, --cp-chunks: refused without cp > 1
   std::string backend = "mpi";
   WorkloadKind workload = WorkloadKind::synthetic;
@@ -144,6 +151,9 @@ topology::Grid run_grid(const RunSettings& s, const Mapping& m);
 // The MoE flags: only with the transformer, all but --experts only with experts, E split evenly over ep
 // (bench/run/plan_axes.cpp). UsageError naming the flag.
 void check_moe(const RunSettings& rs);
+// --expert-parallel and the synthetic expert traffic's flags (bench/run/plan_axes.cpp): ep > 1 only with
+// the synthetic workload's traffic over MPI, bytes a multiple of ep, 1 <= imbalance <= ep.
+void check_expert_traffic(const RunSettings& rs);
 // --context-parallel and its flags: the transformer over MPI only, a cp that divides the job.
 void check_context_parallel(const RunSettings& rs, int world_size);
 

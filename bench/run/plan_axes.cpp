@@ -1,6 +1,7 @@
 // The checks of the flags of the context- and expert-parallel axes in `run` (bench/run/plan.hpp): the
 // MoE layer's flags and the context-parallel exchange's, before MPI starts.
 #include "analysis/error.hpp"
+#include "analysis/text.hpp"
 #include "analysis/transformer/shape.hpp"
 #include "bench/run/plan.hpp"
 
@@ -20,6 +21,36 @@ void check_moe(const RunSettings& rs) {
       if (flag != "--experts")
         throw UsageError(flag + " needs --experts E >= 1: without experts no layer is an MoE layer");
   analysis::transformer::check_expert_parallel(moe, rs.ep);
+}
+
+// --expert-parallel in run: the synthetic stage's expert traffic (docs/run.md "Expert traffic"); the
+// transformer stage has no MoE layer yet. Its flags only with bytes to send, over MPI.
+void check_expert_traffic(const RunSettings& rs) {
+  const SyntheticSettings& y = rs.synthetic;
+  const std::string ep = "--expert-parallel " + std::to_string(rs.ep);
+  if (rs.ep > 1 && rs.workload == WorkloadKind::transformer)
+    throw UsageError(ep + " needs --workload synthetic in pipebench run: the transformer stage has no MoE layer yet");
+  if (y.ep_flags.empty()) return;
+  const std::string& first = y.ep_flags.front();
+  if (rs.workload != WorkloadKind::synthetic)
+    throw UsageError(first + " needs --workload synthetic (it is the synthetic stage's expert traffic)");
+  if (y.ep_alltoall_bytes == 0) {
+    for (const std::string& flag : y.ep_flags)
+      if (flag != "--ep-alltoall-bytes")
+        throw UsageError(flag + " needs --ep-alltoall-bytes B > 0: without it there is no expert traffic");
+    return;
+  }
+  const std::string bytes = "--ep-alltoall-bytes " + std::to_string(y.ep_alltoall_bytes);
+  if (rs.ep == 1) throw UsageError(bytes + " needs --expert-parallel > 1 (it is 1): the exchanges run over the ep group");
+  if (y.ep_alltoall_bytes % static_cast<std::uint64_t>(rs.ep))
+    throw UsageError(bytes + " is not allowed with " + ep + ": expected a multiple of ep (one block per member)");
+  // The busiest member's receive buffer is one MPI call's count, an int (comm/mpi_communicator.cpp).
+  if (y.ep_alltoall_bytes * static_cast<std::uint64_t>(rs.ep) > 2147483647ull)
+    throw UsageError(bytes + " is not allowed with " + ep + ": ep x B must be at most 2147483647 (MPI's message size limit)");
+  if (!(y.routing_imbalance >= 1) || y.routing_imbalance > rs.ep)
+    throw UsageError("--routing-imbalance " + num(y.routing_imbalance, 9) + " is not allowed with " + ep +
+                     ": expected 1 to ep (the busiest rank receives X times the mean, at most every block)");
+  if (rs.backend != "mpi") throw UsageError(bytes + " needs --backend mpi (the expert exchanges are not run over NCCL yet)");
 }
 
 // --context-parallel and its flags: the transformer over MPI only, a cp that divides the job.

@@ -37,10 +37,11 @@ pipebench_comm_test(pp_not_last NP 4 RC 2 ONCE "pipebench: error:"
   MATCH "^pipebench: error: order 'tp-ep-pp-dp' with p = 2, cp = 1 and ep = 2: pp must be the last axis unless p = 1 or ep = cp"
   ARGS --mapping 1x2x2 --expert-parallel 2 --order tp-ep-pp-dp ${_comm_quick})
 
-# run: --expert-parallel refused with one line until the issue that uses it lands (on every rank, in
-# the meeting that shares the verdict of the checks); --context-parallel: tests/cli/run_context_parallel.cmake.
+# run: --expert-parallel carries the synthetic stage's expert traffic (tests/cli/expert_traffic.cmake); an
+# ep that does not divide d is refused with the grid's one line (on every rank, in the meeting that shares
+# the verdict of the checks); --context-parallel: tests/cli/run_context_parallel.cmake.
 pipebench_mpirun_test(run_expert-parallel_refused NP 2 RC 2 ONCE "pipebench: error:"
-  MATCH "pipebench: error: --expert-parallel 4 is not allowed in pipebench run yet: expected 1 \\(pipebench topology and pipebench comm take it\\)\n"
+  MATCH "pipebench: error: [^\n]*ep \\(expert-parallel size\\) = 4 does not divide cp\\*d = 1"
   ARGS --expert-parallel 4 -o never.h5)
 # plan predicts and searches context- and expert-parallel layouts (t cp p d GPUs, ep drawn from cp d;
 # docs/model.md): a dense model refuses ep, an MoE preset's search shows the ep column.

@@ -20,7 +20,7 @@ report_case(report_one_run RC 0
   MATCH "# run 2 of .*# bubble 25.00 % measured, 24.50 % simulated, no formula.*\n +1 +0 +1 +0  node02 +6.000 +6.000 +1.000 +1 +1 +0.0 +0.0 +- +-2.5 +0.1\n# metadata:\n.*env.OMP_NUM_THREADS: 1"
   ARGS report ${_rf}/results.h5 --run 2)
 report_case(report_json RC 0
-  MATCH "^{\n  \"file\": .*\"schema_version\": 5,.*\"id\": 2,.*\"bubble_formula\": null.*\"incomplete_runs\": \\[\n    3\n  \\],\n  \"damaged_runs\": \\[\\],\n  \"comm\": \\[\\]\n}"
+  MATCH "^{\n  \"file\": .*\"schema_version\": 6,.*\"id\": 2,.*\"bubble_formula\": null.*\"incomplete_runs\": \\[\n    3\n  \\],\n  \"damaged_runs\": \\[\\],\n  \"comm\": \\[\\]\n}"
   ARGS report ${_rf}/results.h5 --json)
 # A file of `pipebench comm` results only: its /comm groups and no runs table; in JSON under "comm".
 # (An unmatched '[' would stop CMake splitting the arguments: '.' stands for the lists' opening.)
@@ -45,7 +45,7 @@ report_case(report_not_pipebench RC 2
   MATCH "pipebench: error: '.*plain.h5' is an HDF5 file but not a pipebench results file \\(it has no pipebench_schema_version attribute\\)\n$"
   ARGS report ${_rf}/plain.h5)
 report_case(report_other_schema RC 2
-  MATCH "pipebench: error: '.*schema99.h5' holds pipebench results of schema version 99. this pipebench writes version 5 and reads versions 1-5: read it with the pipebench that wrote it\n$"
+  MATCH "pipebench: error: '.*schema99.h5' holds pipebench results of schema version 99. this pipebench writes version 6 and reads versions 1-6: read it with the pipebench that wrote it\n$"
   ARGS report ${_rf}/schema99.h5)
 # Issue 8 item 14: one line naming the value and what is allowed (CLI11's range printed DBL_MAX in full).
 report_case(report_bad_run_id RC 2 MATCH "^pipebench: error: --run '0' is not allowed: expected a decimal integer from 1 to 16777216\n$"

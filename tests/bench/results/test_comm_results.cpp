@@ -85,8 +85,8 @@ TEST_F(CommResults, VersionTwoFileIsReadWithoutComm) {
   }
   EXPECT_TRUE(read_comms(file).empty());
   EXPECT_EQ(usage_error([&] { append_comm(file, sample()); }),
-            "'" + file + "' holds pipebench results of schema version 2; this pipebench writes version 5 and reads "
-            "versions 1-5: write to a new file");
+            "'" + file + "' holds pipebench results of schema version 2; this pipebench writes version 6 and reads "
+            "versions 1-6: write to a new file");
 }
 
 // A group whose operation has no row in comm/bench_ops.cpp (a damaged file, a newer pipebench's) is

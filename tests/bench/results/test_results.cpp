@@ -239,8 +239,8 @@ TEST_F(Results, OtherSchemaVersionIsRefused) {
   const std::string file = path("v99.h5");
   write_foreign(file, 99, true, true);
   const std::string expected = "'" + file +
-                               "' holds pipebench results of schema version 99; this pipebench writes version 5 and "
-                               "reads versions 1-5: ";
+                               "' holds pipebench results of schema version 99; this pipebench writes version 6 and "
+                               "reads versions 1-6: ";
   EXPECT_EQ(usage_error([&] { prepare_results_file(file, true); }), expected + "write to a new file");
   EXPECT_EQ(usage_error([&] { list_runs(file); }), expected + "read it with the pipebench that wrote it");
   EXPECT_EQ(usage_error([&] { append_run(file, sample_run()); }), expected + "write to a new file");
@@ -276,8 +276,8 @@ TEST_F(Results, VersionOneFileIsReadButNotAppendedTo) {
   EXPECT_EQ(back.actions, run.actions);
   EXPECT_EQ(list_runs(file).runs.size(), 1u);
   const std::string refused = "'" + file +
-                              "' holds pipebench results of schema version 1; this pipebench writes version 5 and "
-                              "reads versions 1-5: write to a new file";
+                              "' holds pipebench results of schema version 1; this pipebench writes version 6 and "
+                              "reads versions 1-6: write to a new file";
   EXPECT_EQ(usage_error([&] { prepare_results_file(file, true); }), refused);
   EXPECT_EQ(usage_error([&] { append_run(file, sample_run()); }), refused);
 }
@@ -315,7 +315,7 @@ TEST_F(Results, FileIsSelfDescribing) {
   const std::string file = path("r.h5");
   append_run(file, sample_run());
   h5::Id f = h5::open_file(file, false);
-  EXPECT_EQ(h5::read_int_attr(f.get(), "pipebench_schema_version"), 5);
+  EXPECT_EQ(h5::read_int_attr(f.get(), "pipebench_schema_version"), 6);
   EXPECT_NE(h5::read_string_attr(f.get(), "pipebench_schema").find("docs/results-schema.md"), std::string::npos);
   h5::Id run = h5::open_group(f.get(), "runs/000001");
   EXPECT_EQ(h5::read_int_attr(run.get(), "complete"), 1);
