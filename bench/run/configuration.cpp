@@ -79,7 +79,8 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
   sc.device_buffers = rs.backend == "nccl";
   sc.tp_allreduce_bytes = y.tp_allreduce_bytes;
   sc.grad_bytes = y.dp_grad_bytes;
-  return std::make_unique<kernels::SyntheticWorkload>(sc, tp);
+  // At t = 1 there is no tensor-parallel group: no all-reduce, so no buffer for one (issue 27).
+  return std::make_unique<kernels::SyntheticWorkload>(sc, pl.mapping.t > 1 ? tp : kernels::TpAllReduce{});
 }
 
 }  // namespace
