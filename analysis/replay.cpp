@@ -18,8 +18,12 @@ const char* ReplayEngine::part_rule(Part p) {
 }
 const char* ReplayEngine::part_name(Part p) { return p == kFwd ? "F" : "I/B"; }
 
-ReplayEngine::ReplayEngine(const Schedule& s, double p2p, double gap, double p2p_pair)
-    : s_(s), p2p_(p2p), p2p_pair_(p2p_pair < 0 ? p2p : p2p_pair), gap_(gap), S_(s.num_stages()), m_(s.m) {
+ReplayEngine::ReplayEngine(const Schedule& s, double p2p, double gap, double p2p_pair, const std::vector<double>& link_p2p)
+    : s_(s), p2p_(p2p), p2p_pair_(p2p_pair), gap_(gap), S_(s.num_stages()), m_(s.m) {
+  // One time per stage boundary, p2p where none is given: the lookup needs no test per message.
+  link_.assign(S_ > 1 ? S_ - 1 : 0, p2p);
+  for (std::size_t b = 0; b < link_.size() && b < link_p2p.size(); ++b)
+    if (link_p2p[b] >= 0) link_[b] = link_p2p[b];
   // Outputs an action can produce that another action waits for, per (stage, micro-batch): the
   // activation and the input gradient. A weight gradient is waited for by nobody, so it is not tracked.
   done_.assign(static_cast<std::size_t>(2) * S_ * m_, kNotDone);
@@ -89,10 +93,11 @@ std::string ReplayEngine::deadlock_message() const {
 
 }  // namespace detail
 
-Timeline replay(const Schedule& s, const DurationFn& duration, double p2p, double gap, double p2p_pair) {
+Timeline replay(const Schedule& s, const DurationFn& duration, double p2p, double gap, double p2p_pair,
+                const std::vector<double>& link_p2p) {
   Timeline tl;
   tl.reserve(s.num_actions());
-  detail::ReplayEngine(s, p2p, gap, p2p_pair).run(duration, [&tl](int r, std::size_t, const Action& a, double start, double end) {
+  detail::ReplayEngine(s, p2p, gap, p2p_pair, link_p2p).run(duration, [&tl](int r, std::size_t, const Action& a, double start, double end) {
     tl.push_back(TimedOp{r, a, start, end});
   });
   return tl;

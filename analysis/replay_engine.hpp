@@ -14,7 +14,7 @@ namespace pipebench::analysis::detail {
 
 class ReplayEngine {
  public:
-  ReplayEngine(const Schedule& s, double p2p, double gap, double p2p_pair = -1);
+  ReplayEngine(const Schedule& s, double p2p, double gap, double p2p_pair = -1, const std::vector<double>& link_p2p = {});
 
   // Calls duration(rank, action) -> double for each action, and sink(rank, step, action, start, end)
   // once per action: each rank's actions in its own order (so in time order), the ranks interleaved as
@@ -32,6 +32,9 @@ class ReplayEngine {
   static constexpr double kNotDone = -std::numeric_limits<double>::infinity();
 
   int key(const Dep& d) const { return (d.part * S_ + d.stage) * m_ + d.mb; }
+  // The link an input crosses: an activation from stage b to b + 1 and a gradient from b + 1 to b
+  // both cross boundary b.
+  double link_time(const Dep& d) const { return link_[d.part == kFwd ? d.stage : d.stage - 1]; }
   int forward_deps(int stage, int mb, Dep* out) const {
     if (first_[stage]) return 0;
     out[0] = {kFwd, stage - 1, mb};
@@ -91,7 +94,8 @@ class ReplayEngine {
 
   const Schedule& s_;
   double p2p_;
-  double p2p_pair_;  // p2p for an action with two inputs from other ranks
+  double p2p_pair_;           // for an action with two inputs from other ranks; < 0: each input its link's time
+  std::vector<double> link_;  // per stage boundary
   double gap_;
   int S_, m_;
   std::vector<char> first_, last_;  // stage is the first / last of its model copy
@@ -125,14 +129,15 @@ void ReplayEngine::run(const Duration& duration, Sink&& sink) {
       double start = free;
       int missing = -1, remote = 0;
       for (int d = 0; d < n; ++d) remote += s_.stage_rank[deps[d].stage] != r;
-      const double link = remote > 1 ? p2p_pair_ : p2p_;
+      const bool pair = remote > 1 && p2p_pair_ >= 0;
       for (int d = 0; d < n; ++d) {
         const double t = done_[key(deps[d])];
         if (t == kNotDone) {
           missing = key(deps[d]);
           break;
         }
-        const double arrive = t + (s_.stage_rank[deps[d].stage] != r ? link : 0.0);
+        const double arrive =
+            t + (s_.stage_rank[deps[d].stage] != r ? (pair ? p2p_pair_ : link_time(deps[d])) : 0.0);
         start = start < arrive ? arrive : start;
       }
       if (missing >= 0) {  // park on the missing output; its producer wakes us

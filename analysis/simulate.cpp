@@ -44,6 +44,9 @@ void check_costs(const Schedule& s, const SimCosts& costs) {
   if (static_cast<int>(costs.stage.size()) != s.num_stages())
     throw Error("simulate: costs for " + std::to_string(costs.stage.size()) + " stages, schedule has " +
                 std::to_string(s.num_stages()));
+  if (!costs.link_p2p.empty() && static_cast<int>(costs.link_p2p.size()) != s.num_stages() - 1)
+    throw Error("simulate: link times for " + std::to_string(costs.link_p2p.size()) + " stage boundaries, schedule has " +
+                std::to_string(s.num_stages() - 1));
 }
 
 // The duration of an action from the per-stage times.
@@ -68,7 +71,7 @@ SimResult simulate(const Schedule& s, const SimCosts& costs) {
   check_costs(s, costs);
   const CostOf cost{costs.stage.data(), costs.overlap_factor};
   SimResult r;
-  r.timeline = replay(s, cost, costs.p2p, costs.gap, costs.p2p_pair);
+  r.timeline = replay(s, cost, costs.p2p, costs.gap, costs.p2p_pair, costs.link_p2p);
   r.metrics = compute_metrics(s, r.timeline);
   return r;
 }
@@ -78,7 +81,7 @@ SimResult simulate(const Schedule& s, const SimCosts& costs, const SimOptions& o
   const CostOf cost{costs.stage.data(), costs.overlap_factor};
   SimResult r;
   MetricsBuilder metrics(s.p);
-  detail::ReplayEngine engine(s, costs.p2p, costs.gap, costs.p2p_pair);
+  detail::ReplayEngine engine(s, costs.p2p, costs.gap, costs.p2p_pair, costs.link_p2p);
   if (!options.timeline) {
     engine.run(cost, [&metrics](int rank, std::size_t, const Action& a, double start, double end) {
       metrics.add(rank, a.kind, start, end);

@@ -22,6 +22,9 @@ struct SimCosts {
   double overlap_factor = 1.0;
   // Time for an activation or gradient to cross between two different ranks (0 on the same rank).
   double p2p = 0;
+  // Per stage boundary b (between stage b and b + 1, either direction): that link's time instead of
+  // p2p, so a link inside a node and one across nodes each cost their own; empty, or an entry < 0: p2p.
+  std::vector<double> link_p2p;
   // Time a rank spends between two of its actions (an executor's own work; 0 in an ideal pipeline).
   double gap = 0;
   // For an action that waits for two inputs from other ranks (an overlapped F&B pair): the time from

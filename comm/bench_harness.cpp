@@ -19,6 +19,22 @@ double seconds_since(clock::time_point t0) { return std::chrono::duration<double
 
 }  // namespace
 
+namespace {
+
+// One buffer's bytes: the larger of the send and the receive side of the largest size.
+std::size_t buffer_size(const Spec& spec, std::uint64_t max_bytes, int n) {
+  const std::size_t es = dtype_size(spec.dtype);
+  const Shape big = shape_of(spec.op, max_bytes, es, n, spec.imbalance);
+  return std::max(big.count, big.recv_elems) * es;
+}
+
+}  // namespace
+
+std::uint64_t Harness::buffer_bytes(const Spec& spec, std::uint64_t max_bytes, int n) {
+  // send, recv (and recv2 for pp-pairs), and the host vector of ones they are filled from.
+  return buffer_size(spec, max_bytes, n) * (spec.group == GroupChoice::pp_pairs ? 4u : 3u);
+}
+
 Harness::Harness(Communicator& group, Communicator& world, const Spec& spec, bool takes_part, std::uint64_t max_bytes)
     : group_(group),
       world_(world),
@@ -29,9 +45,7 @@ Harness::Harness(Communicator& group, Communicator& world, const Spec& spec, boo
       n_(group.size()) {
   if (auto* mpi = dynamic_cast<MpiCommunicator*>(&group_); mpi && spec_.blocking) mpi->set_blocking_collectives(true);
   if (!takes_part_) return;
-  const std::size_t es = dtype_size(spec_.dtype);
-  const Shape big = shape_of(spec_.op, max_bytes, es, n_, spec_.imbalance);
-  const std::size_t bytes = std::max(big.count, big.recv_elems) * es;
+  const std::size_t bytes = buffer_size(spec_, max_bytes, n_);
   send_ = group_.allocate(bytes);
   recv_ = group_.allocate(bytes);
   if (spec_.group == GroupChoice::pp_pairs) recv2_ = group_.allocate(bytes);

@@ -48,6 +48,9 @@ class Harness {
   // rank, for the start of each size. `takes_part`: false for the ranks that wait (--one-group).
   // Allocates the buffers for `max_bytes` now (Error when memory is short), before any traffic.
   Harness(Communicator& group, Communicator& world, const Spec& spec, bool takes_part, std::uint64_t max_bytes);
+  // The bytes one taking-part rank's constructor allocates for `max_bytes` in a group of `n`: the
+  // buffers and the host copy they are first written from (what a memory check must count).
+  static std::uint64_t buffer_bytes(const Spec& spec, std::uint64_t max_bytes, int n);
 
   // Collective over `world`: a barrier, then warm-up and timed iterations of each variant (with -c 1 a
   // checked run first).

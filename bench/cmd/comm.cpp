@@ -30,6 +30,7 @@
 #include "bench/results/metadata.hpp"
 #include "bench/results/store.hpp"
 #include "bench/run/job.hpp"
+#include "bench/run/plan.hpp"
 #include "bench/run/stop.hpp"
 #include "comm/bench_harness.hpp"
 #include "comm/factory.hpp"
@@ -327,9 +328,16 @@ void run_comm(CommSettings& s) {
   job.check("", [&] { resolve_world(s, r, job.size()); });  // every rank finds the same: no traffic
   const Waits waits = waits_of(s);
   job.open_world(waits.world);
-  // Rank 0's checks of the results file; the verdict reaches every rank before any traffic.
+  // Rank 0's checks of memory (the harness's buffers, under MemAvailable, memory.max and ulimit -v:
+  // an allocation failing later is exit 1) and of the results file; the verdict reaches every rank
+  // before any traffic.
+  job.roll().meet("the start of the checks");  // tells rank 0 every rank's host: those on its node share its memory
   job.check("the check of the flags", [&] {
-    if (job.rank() == 0) claim_results_file(s.out, s.append);
+    if (job.rank() != 0) return;
+    const double need = static_cast<double>(comm::bench::Harness::buffer_bytes(bench_spec(s, r), r.sizes.back(), r.group_size));
+    check_fits("comm -e " + std::to_string(r.sizes.back()), need, "", memory_per_rank_bytes(std::max(job.roll().members_on_root_host(), 1)),
+               "its send, receive and fill buffers; a smaller -e would fit");
+    claim_results_file(s.out, s.append);
   }, {}, std::chrono::duration<double>(kResultsReadLimit));
   std::int64_t wrong = 0;
   job.guarded([&] { wrong = benchmark(s, r, job, waits); });

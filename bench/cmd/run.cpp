@@ -176,6 +176,10 @@ Sweep prepare(RunSettings& rs, Job& job, const std::function<void()>& start_kokk
   // usable device stops the process with its own message (exit 1) instead of the refusal (exit 2).
   job.check("the check of the plans and the device", [&] {
     sw.plans = plan_sweep(rs, job.size(), &duplicates);
+    // Memory before the calibration of --layers-per-stage auto, which runs a layer at the planned
+    // micro-batch size (a micro-batch of 100000 aborted inside Kokkos there: issue 27); checked again
+    // on the balanced plans below.
+    if (job.rank() == 0) check_memory(sw.plans, memory_per_rank_bytes(local));
     if (job.rank() == 0) check_device(rs, local, job.size());
   });
   start_kokkos();

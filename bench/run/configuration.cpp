@@ -84,7 +84,8 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
   sc.ep_alltoall_bytes = y.ep_alltoall_bytes;
   sc.routing_imbalance = y.routing_imbalance;
   sc.ep_overlap = y.ep_overlap;
-  return std::make_unique<kernels::SyntheticWorkload>(sc, tp, ep);
+  // At t = 1 there is no tensor-parallel group: no all-reduce, so no buffer for one (issue 27).
+  return std::make_unique<kernels::SyntheticWorkload>(sc, pl.mapping.t > 1 ? tp : kernels::TpAllReduce{}, ep);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ namespace {
   // The launcher forwards a rank's stderr asynchronously and drops what it has not forwarded when the
   // abort tears the job down: about 1 in 10 aborts lost this line under load without the pause.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  if (mpi_abort) MPI_Abort(MPI_COMM_WORLD, 1);
+  if (mpi_abort) abort_world(1);
   std::_Exit(1);
 }
 

@@ -47,19 +47,29 @@ namespace {
 // send being posted to the receive completing, averaged. The mean, not the median: the delays have a
 // long tail (a rank polling with a growing sleep, a rendezvous waiting for the sender's next progress
 // call), and the tail is what lengthens a step. 0 when no action ever waited for a message.
-double measured_p2p(const std::vector<CommRecord>& comms) {
+// Also per stage boundary (`links`, one per boundary b between stages b and b + 1, sized by the
+// caller): the same mean over the receives that crossed b, an activation received by stage b + 1 or a
+// gradient by stage b (the tag's lowest bit, comm/tags.hpp); -1 where none waited (the simulator then
+// charges the overall mean). Inside a node and across nodes the links differ by a factor of ten and
+// more (docs/netns.md): one mean for all of them would charge a shared-memory link the slow one's cost.
+double measured_p2p(const std::vector<CommRecord>& comms, std::vector<double>* links = nullptr) {
   std::map<std::tuple<int, int, int, int>, double> posted;  // (src, dst, tag, step) -> send posted
   for (const auto& c : comms)
     if (c.kind == CommKind::Send) posted[{c.global_rank, c.peer, c.tag, c.step}] = c.t_posted;
-  std::vector<double> lat;
+  const std::size_t nb = links ? links->size() : 0;
+  std::vector<double> sum_of(nb, 0.0), count_of(nb, 0.0);
+  double sum = 0, count = 0;
   for (const auto& c : comms) {
     if (c.kind != CommKind::Recv || c.t_done <= c.t_wait) continue;
     const auto it = posted.find({c.peer, c.global_rank, c.tag, c.step});
-    if (it != posted.end() && it->second >= c.t_wait) lat.push_back(std::max(0.0, c.t_done - it->second));
+    if (it == posted.end() || it->second < c.t_wait) continue;
+    const double x = std::max(0.0, c.t_done - it->second);
+    sum += x, count += 1;
+    const long b = (c.tag & 1) ? c.stage : c.stage - 1;
+    if (b >= 0 && static_cast<std::size_t>(b) < nb) sum_of[b] += x, count_of[b] += 1;
   }
-  double sum = 0;
-  for (double x : lat) sum += x;
-  return lat.empty() ? 0 : sum / static_cast<double>(lat.size());
+  for (std::size_t b = 0; b < nb; ++b) (*links)[b] = count_of[b] > 0 ? sum_of[b] / count_of[b] : -1;
+  return count > 0 ? sum / count : 0;
 }
 
 // The same for an action that waited for two inputs from other ranks (an overlapped F&B pair): from
@@ -384,7 +394,9 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
   add_flops_and_memory(in, steps.step_times, out.ranks);
 
   // The prediction from what was measured.
-  pred.costs = measured_costs(s, in.actions, measured_p2p(in.comms));
+  std::vector<double> links(static_cast<std::size_t>(std::max(s.num_stages() - 1, 0)));
+  pred.costs = measured_costs(s, in.actions, measured_p2p(in.comms, &links));
+  pred.costs.link_p2p = std::move(links);
   pred.costs.p2p_pair = measured_p2p_pair(in.actions, in.comms);
   pred.executor_overhead_per_action = median(steps.overheads);
   pred.costs.gap = pred.executor_overhead_per_action;
@@ -422,6 +434,8 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
   sum.extra["executor_overhead_per_action"] = pred.executor_overhead_per_action;
   sum.extra["p2p_time"] = pred.costs.p2p;
   if (pred.costs.p2p_pair >= 0) sum.extra["p2p_pair_time"] = pred.costs.p2p_pair;
+  for (std::size_t b = 0; b < pred.costs.link_p2p.size(); ++b)
+    if (pred.costs.link_p2p[b] >= 0) sum.extra["p2p_time." + std::to_string(b)] = pred.costs.link_p2p[b];
 
   out.actions = std::move(in.actions);
   out.comms = std::move(in.comms);

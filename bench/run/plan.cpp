@@ -56,9 +56,15 @@ void plan_memory(const RunSettings& rs, Plan& pl) {
     pl.stash.assign(s.num_stages(), {b, b});
     pl.memory_need = analysis::peak_activation_bytes(s, pl.stash);
     // The executor holds at least a received input and an output of p2p_bytes each (more when
-    // receives are posted ahead: bench/run/executor.cpp).
-    if (s.p > 1)
-      for (auto& need : pl.memory_need) need += 2.0 * static_cast<double>(rs.synthetic.p2p_bytes);
+    // receives are posted ahead: bench/run/executor.cpp); the workload one TP all-reduce buffer
+    // where t > 1 and as much again for MPI's scratch of it (MPICH's MPI_Iallreduce ran out of memory
+    // there: issue 27), the gradients of its stages (dp_grad_bytes in all) where d > 1, and with two model
+    // copies (DualPipe) those and the twin's received copy (bench/run/executor_sync.cpp).
+    const double grads = static_cast<double>(rs.synthetic.dp_grad_bytes);
+    const double more = (s.p > 1 ? 2.0 * static_cast<double>(rs.synthetic.p2p_bytes) : 0.0) +
+                        (pl.mapping.t > 1 ? 2.0 * static_cast<double>(rs.synthetic.tp_allreduce_bytes) : 0.0) +
+                        (s.pipes > 1 ? 2.0 * grads : pl.mapping.d > 1 ? grads : 0.0);
+    for (auto& need : pl.memory_need) need += more;
     return;
   }
   const auto mem = stage_memories(pl.model, s);
@@ -394,18 +400,21 @@ double memory_per_rank_bytes(int local_ranks) {
   return per_rank;
 }
 
+void check_fits(const std::string& what, double need_bytes, const std::string& where, double per_rank_bytes,
+                const std::string& counted) {
+  if (per_rank_bytes <= 0 || need_bytes <= 0.9 * per_rank_bytes) return;
+  const double gib = 1073741824.0;
+  throw UsageError(what + " needs about " + fmt("%.2f", need_bytes / gib) + " GiB" + where + ", but this node has " +
+                   fmt("%.2f", per_rank_bytes / gib) +
+                   " GiB available per rank (MemAvailable, the cgroup's memory limit and ulimit -v) (" + counted + ")");
+}
+
 void check_memory(const std::vector<Plan>& plans, double per_rank_bytes) {
-  if (per_rank_bytes <= 0) return;
   for (const auto& pl : plans) {
     const auto worst = std::max_element(pl.memory_need.begin(), pl.memory_need.end());
-    if (*worst > 0.9 * per_rank_bytes) {
-      const double gib = 1073741824.0;
-      throw UsageError("configuration " + pl.label + " needs about " + fmt("%.2f", *worst / gib) + " GiB on pipeline rank " +
-                       std::to_string(worst - pl.memory_need.begin()) + ", but this node has " +
-                       fmt("%.2f", per_rank_bytes / gib) +
-                       " GiB available per rank (MemAvailable, the cgroup's memory limit and ulimit -v)" +
-                       " (weights, gradients and peak activations; a smaller model, more stages or --recompute would fit)");
-    }
+    check_fits("configuration " + pl.label, *worst, " on pipeline rank " + std::to_string(worst - pl.memory_need.begin()),
+               per_rank_bytes,
+               "weights, gradients and peak activations; a smaller model, more stages or --recompute would fit");
   }
 }
 

@@ -175,6 +175,12 @@ std::vector<Plan> plan_sweep(const RunSettings& s, int world_size, std::vector<s
 // `per_rank_bytes` (this node's available memory shared by its ranks); 0 skips the check.
 void check_memory(const std::vector<Plan>& plans, double per_rank_bytes);
 
+// Refuses (UsageError) `what` ("configuration X", "comm -e 4G") needing `need_bytes` `where` (" on
+// pipeline rank 1", or empty) beyond 90 % of `per_rank_bytes` (memory_per_rank_bytes), saying what
+// was counted and what would fit; 0 skips the check. The one wording of every memory refusal.
+void check_fits(const std::string& what, double need_bytes, const std::string& where, double per_rank_bytes,
+                const std::string& counted);
+
 // MemAvailable of /proc/meminfo in bytes; 0 where it cannot be read.
 double available_memory_bytes();
 // What one of this node's `local_ranks` ranks may use: MemAvailable over the ranks, no more than the

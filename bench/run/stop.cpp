@@ -1,6 +1,7 @@
 #include "bench/run/stop.hpp"
 
 #include <mpi.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -46,12 +47,20 @@ void arm_stop_deadline(double limit_s, int rank, std::function<std::string()> wh
     // 75 (hydra returned 0 now and then when the ranks just left), after the launcher forwarded its
     // line; the others leave by themselves 1 s later if the launcher has not ended them by then.
     std::this_thread::sleep_for(std::chrono::milliseconds(rank == 0 ? 200 : 1200));
-    if (rank == 0) MPI_Abort(MPI_COMM_WORLD, kStoppedExitCode);
+    if (rank == 0) abort_world(kStoppedExitCode);
     _exit(kStoppedExitCode);
   }).detach();
 }
 
 int stop_signal() { return g_stop; }
+
+void abort_world(int code) {
+  std::fflush(stderr);
+  const int null = open("/dev/null", O_WRONLY);
+  if (null >= 0) dup2(null, STDERR_FILENO);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  _exit(code);
+}
 
 void request_stop(int sig) { on_stop_signal(sig); }
 

@@ -32,6 +32,11 @@ void request_stop(int sig);
 // "SIGUSR1", "SIGTERM", "signal 12".
 const char* signal_name(int sig);
 
+// MPI_Abort(MPI_COMM_WORLD, code) without MPICH's own "Abort(code) on node N (rank N in comm 0): ..."
+// line, which would follow the one line pipebench has already printed (issue 27): standard error
+// goes to /dev/null first (MPICH's MPIR_CVAR_SUPPRESS_ABORT_MESSAGE empties only the line's text).
+[[noreturn]] void abort_world(int code);
+
 // Thrown on every rank at once by the step that the verdict stops (Executor::run_step): the
 // configuration is abandoned. Not a std::exception: only the sweep loop catches it.
 struct SweepStopped {

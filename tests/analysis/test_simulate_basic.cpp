@@ -114,3 +114,31 @@ TEST(SimulateBasic, PairLinkTimeAppliesToActionsWithTwoRemoteInputs) {
   k.p2p_pair = 0.5;
   EXPECT_DOUBLE_EQ(simulate(f, k).metrics.makespan, makespan);
 }
+
+// One link time per stage boundary (issue 27: a shared-memory link inside a node and a slow one
+// across nodes): GPipe, p = 3, m = 1, F = 1, B = 2, boundary 0 (ranks 0-1) 0.1, boundary 1 (ranks 1-2)
+// 2. 0F0 [0, 1], 1F0 [1.1, 2.1], 2F0 [4.1, 5.1], 2B0 [5.1, 7.1], 1B0 [9.1, 11.1], 0B0 [11.2, 13.2].
+// One time for both links (their mean, 1.05) puts 1F0 at 2.05 and 1B0 at 8.15.
+TEST(SimulateBasic, LinkTimePerStageBoundary) {
+  const Schedule s = make_schedule({"gpipe", 3, 1});
+  SimCosts c = uniform_costs(s, 1, 2, 0, -1, {}, 1.05);
+  auto start_of = [&s](const SimCosts& k, int rank, Kind kind) {
+    for (const TimedOp& op : simulate(s, k).timeline)
+      if (op.rank == rank && op.action.kind == kind) return op.start;
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(start_of(c, 1, Kind::F), 2.05);
+  EXPECT_DOUBLE_EQ(start_of(c, 1, Kind::B), 8.15);
+  c.link_p2p = {0.1, 2.0};
+  EXPECT_DOUBLE_EQ(start_of(c, 1, Kind::F), 1.1);
+  EXPECT_DOUBLE_EQ(start_of(c, 2, Kind::F), 4.1);
+  EXPECT_DOUBLE_EQ(start_of(c, 1, Kind::B), 9.1);
+  EXPECT_DOUBLE_EQ(start_of(c, 0, Kind::B), 11.2);
+  EXPECT_DOUBLE_EQ(simulate(s, c).metrics.makespan, 13.2);
+  EXPECT_DOUBLE_EQ(simulate(s, c, SimOptions{false}).metrics.makespan, 13.2);
+  c.link_p2p = {-1, 2.0};  // a boundary without a figure gets p2p
+  EXPECT_DOUBLE_EQ(start_of(c, 1, Kind::F), 2.05);
+  EXPECT_DOUBLE_EQ(start_of(c, 2, Kind::F), 5.05);
+  c.link_p2p = {0.1};
+  EXPECT_THROW(simulate(s, c), pipebench::Error);
+}

@@ -1,16 +1,45 @@
 #!/bin/bash
-# Issue 27: under an address-space limit (ulimit -v, as a batch system may set) a sweep that cannot fit
-# is refused up front, one line and exit 2 before anything runs, instead of std::bad_alloc mid-run: an
-# activation of 4 GiB + 1 byte with two in flight per rank under ulimit -v 8000000 (7.6 GiB).
-# Usage: memory_limit.sh MPIEXEC PIPEBENCH WORKDIR
+# Issue 27: under an address-space limit (ulimit -v, as a batch system may set) what cannot fit is
+# refused up front, one line and exit 2 before anything runs, instead of failing mid-run:
+#   activation: an activation of 4 GiB + 1 byte with two in flight per rank (std::bad_alloc before);
+#   transformer: --micro-batch-size 100000 (a Kokkos abort in the stage-balancing calibration before);
+#   comm: comm -e 4G, whose send, receive and fill buffers are 12 GiB (exit 1 after the allocation before);
+#   tp: --tp-allreduce-bytes 4 GiB at t = 2 is counted twice (the buffer, MPI's scratch) and refused, and at t = 1, where there is no
+#       tensor-parallel all-reduce, it is not allocated: that run succeeds under ulimit -v 4000000 (3.8 GiB;
+#       std::bad_alloc before).
+# The transformer case passed before the change as well under this limit (the issue's Kokkos abort was
+# not reproduced here): it guards the order of the checks.
+# ulimit -v 8000000 is 7.6 GiB. Usage: memory_limit.sh MPIEXEC PIPEBENCH WORKDIR
 set -u
 MPIEXEC=$1 B=$2 WORK=$3
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
-(ulimit -v 8000000; "$MPIEXEC" -n 2 "$B" run --schedule 1f1b -m 4 --activation-bytes 4294967297 --tf 500us --tb 1ms \
-  --tw 500us --warmup 0 --steps 1 -o "$WORK/never.h5" >out.txt 2>err.txt)
+SMALL=(--tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1)
+fails=0
+# refused NAME REGEX ARGS...: exit 2, one line on stderr matching REGEX, no results file.
+refused() {
+  local name=$1 re=$2; shift 2
+  rm -f never.h5
+  (ulimit -v 8000000; "$MPIEXEC" -n 2 "$B" "$@" >out.txt 2>err.txt)
+  local rc=$?
+  if [ $rc -ne 2 ] || [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -Eq "$re" err.txt || [ -e never.h5 ]; then
+    echo "FAIL ($name): exit $rc, expected 2 and one line matching '$re', no never.h5: $(head -c 600 err.txt)"
+    fails=$((fails + 1))
+  else
+    echo "ok ($name): $(cat err.txt)"
+  fi
+}
+AVAIL="but this node has [0-9.]+ GiB available per rank \(MemAvailable, the cgroup's memory limit and ulimit -v\)"
+refused activation "needs about 8.00 GiB on pipeline rank 0, $AVAIL" \
+  run --schedule 1f1b -m 4 --activation-bytes 4294967297 "${SMALL[@]}" -o never.h5
+refused transformer "configuration .* needs about [0-9.]+ GiB on pipeline rank [01], $AVAIL" \
+  run --workload transformer --micro-batch-size 100000 --schedule 1f1b -m 2 --warmup 0 --steps 1 -o never.h5
+refused comm "comm -e 4294967296 needs about 12.00 GiB, $AVAIL \(its send, receive and fill buffers" \
+  comm all_reduce -b 4G -e 4G -n 1 -w 0 --out never.h5
+refused tp "needs about 8\.[0-9]+ GiB on pipeline rank 0, $AVAIL" \
+  run --mapping 2x1x1 --schedule 1f1b -m 2 --tp-allreduce-bytes 4294967296 "${SMALL[@]}" -o never.h5
+(ulimit -v 4000000; "$MPIEXEC" -n 2 "$B" run --schedule 1f1b -m 2 --tp-allreduce-bytes 4294967296 "${SMALL[@]}" \
+  -o t1.h5 >out.txt 2>err.txt)
 rc=$?
-[ $rc -eq 2 ] || { echo "FAIL: exit $rc, expected 2: $(cat err.txt)"; exit 1; }
-[ "$(wc -l <err.txt)" -eq 1 ] && grep -q "needs about 8.00 GiB on pipeline rank 0, but this node has [0-9.]* GiB available per rank (MemAvailable, the cgroup's memory limit and ulimit -v)" err.txt ||
-  { echo "FAIL: message: $(cat err.txt)"; exit 1; }
-[ ! -e never.h5 ] || { echo "FAIL: the refused sweep left its results file"; exit 1; }
+if [ $rc -ne 0 ]; then echo "FAIL (tp at t = 1): exit $rc: $(head -c 600 err.txt)"; fails=$((fails + 1)); else echo "ok (tp at t = 1 runs)"; fi
+[ $fails -eq 0 ] || exit 1
 echo "ok: refused up front under ulimit -v"

@@ -1,6 +1,6 @@
 # Stop tests of `pipebench run` (tests/mpi/stop.sh): SIGUSR1/SIGTERM stop every rank at the same
 # point, exit code 75, the file keeps what was written, --append --resume runs exactly the rest.
-foreach(_case usr1_root_between usr1_rank_between term_in_step launcher)
+foreach(_case usr1_root_between usr1_rank_between term_in_step term_root_in_step launcher)
   add_test(NAME mpi.stop.${_case}
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/stop.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:pipebench>
                    ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/stop_${_case} ${_case})
@@ -25,7 +25,7 @@ set_tests_properties(mpi.stop.comm PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60
 if(NOT PIPEBENCH_SANITIZE)
   add_test(NAME mpi.memory_limit COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/mpi/memory_limit.sh ${MPIEXEC_EXECUTABLE}
                                          $<TARGET_FILE:pipebench> ${CMAKE_CURRENT_BINARY_DIR}/mpi_work/memory_limit)
-  set_tests_properties(mpi.memory_limit PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 60)
+  set_tests_properties(mpi.memory_limit PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 180)
 endif()
 
 # Issue 26: --repeats visit the sweep round-robin (or consecutively), and a stop inside an interleaved
