@@ -130,7 +130,9 @@ TEST(ExpertTraffic, DualPipeVOverlapKeepsEachExchangeInFlightDuringCompute) {
       if (overlap) {
         EXPECT_GE(r.t_wait - r.t_posted, 0.9 * piece) << "the wait began before a piece of compute ran";
       } else {
-        EXPECT_GE(waited, in_flight - 1e-3) << "without overlap the whole exchange is waited for";
+        // Only the post lies between t_posted and t_wait (no compute): 5 ms covers a rank descheduled
+        // on the oversubscribed cores in the middle of it.
+        EXPECT_GE(waited, in_flight - 5e-3) << "without overlap the whole exchange is waited for";
       }
       exposed[overlap ? 0 : 1] += waited;
       ++checked;
