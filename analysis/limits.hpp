@@ -28,6 +28,19 @@ inline constexpr std::int64_t kMaxListedItems = std::int64_t{1} << 20;
 // Grattafiori et al. 2024, section 3.4.1).
 inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 16;
 
+// (stage, micro-batch) pairs the planner's exact simulations of one search may run together, about 1 s
+// at 200 ns a pair: the finalists are simulated in order of their closed-form estimate, and one whose
+// simulation would go past this is counted as infeasible ("budget") and left out. Before the bound a
+// search on 1024 layers and 1024 GPUs simulated 23 M pairs in 4.5 s and L = N = 2^24 took 90 s (issue
+// 27); the Llama 3 405B search on 16,384 GPUs simulates 0.48 M, DeepSeek-V3's on 16,384 0.20 M.
+inline constexpr std::int64_t kMaxPlanSimulatedPairs = std::int64_t{1} << 22;
+
+// Layers of a model (run, plan): 16,384, a hundred times the deepest published dense models (GPT 1T:
+// 128, Narayanan et al. 2021 Table 1; Llama 3 405B: 126). The planner's screening is linear in the
+// stages of a layout, so L = N = 2^24 took 90 s before this bound (issue 27); L = 16,384 on 2^20 GPUs
+// takes about 9 s on a loaded 2-core machine.
+inline constexpr std::int64_t kMaxModelLayers = std::int64_t{1} << 14;
+
 // Bytes of an input file (a schedule CSV, a hostfile): 64 MiB, read from a regular file only.
 inline constexpr std::int64_t kMaxInputBytes = std::int64_t{64} << 20;
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "analysis/catalog.hpp"
+#include "analysis/limits.hpp"
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
 
@@ -16,6 +17,7 @@ namespace {
 struct Candidate {
   Layout layout;
   double estimate = 0, lower = 0;
+  std::int64_t pairs = 0;  // (stage, micro-batch) pairs its exact simulation runs: p*v*m
 };
 
 class Counter {
@@ -93,8 +95,8 @@ Lists lists_of(const SearchSpace& space, const ModelSpec& md, int cp) {
 
 // Screens one layout in closed form: counted by its reason when refused, else a candidate.
 void screen_one(const Problem& pr, const Layout& l, std::vector<Candidate>& cands, Counter& refused) {
-  int m = 0;
-  const Refusal r = check_layout(pr, l, &m);
+  int m = 0, v = 0;
+  const Refusal r = check_layout(pr, l, &m, &v);
   if (!r.reason.empty()) {
     refused.add(r.reason, describe(l, m) + ": " + r.detail, 1e300);
     return;
@@ -107,7 +109,7 @@ void screen_one(const Problem& pr, const Layout& l, std::vector<Candidate>& cand
                 sc.memory_lower_bound / pr.machine.memory_bytes);
     return;
   }
-  cands.push_back({l, sc.step_estimate, sc.step_lower_bound});
+  cands.push_back({l, sc.step_estimate, sc.step_lower_bound, std::int64_t{l.p} * v * m});
 }
 
 // Every layout of the lists, screened; SP only where t > 1 and ZeRO-1 only where d > 1 unless listed
@@ -145,12 +147,22 @@ void screen_all(const Problem& pr, const Lists& x, int cp, SearchResult& res, Co
     }
 }
 
-// Simulates the candidates in order of their estimate, skipping one that cannot beat the K-th best.
+// Simulates the candidates in order of their estimate, skipping one that cannot beat the K-th best and
+// one whose simulation would take the search past kMaxPlanSimulatedPairs (counted as "budget").
 void simulate_best(const Problem& pr, std::vector<Candidate>& cands, std::size_t K, SearchResult& res,
                    Counter& refused) {
   std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.estimate < b.estimate; });
+  std::int64_t spent = 0;  // pairs simulated so far
   for (const Candidate& c : cands) {
     if (res.top.size() >= K && c.lower >= res.top.back().step_time) continue;  // cannot win
+    if (spent + c.pairs > kMaxPlanSimulatedPairs) {
+      refused.add("budget", describe(c.layout, 0) + ": its simulation of " + std::to_string(c.pairs) +
+                                " (stage, micro-batch) pairs would take the search past its " +
+                                std::to_string(kMaxPlanSimulatedPairs) + " (" + std::to_string(spent) + " spent)",
+                  static_cast<double>(c.pairs));
+      continue;
+    }
+    spent += c.pairs;
     Prediction pd;
     try {
       pd = evaluate(pr, c.layout);

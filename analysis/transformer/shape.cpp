@@ -3,6 +3,7 @@
 #include <string>
 
 #include "analysis/error.hpp"
+#include "analysis/limits.hpp"
 
 namespace pipebench::analysis::transformer {
 
@@ -16,6 +17,9 @@ void at_least(long long v, long long low, const char* flag) {
 
 void check_sizes(const Shape& m) {
   at_least(m.layers, 1, "--layers");
+  if (m.layers > kMaxModelLayers)
+    throw UsageError("--layers " + str(m.layers) + " is not allowed: at most " + str(kMaxModelLayers) +
+                     " (a hundred times the deepest published models)");
   at_least(m.hidden, 1, "--hidden");
   at_least(m.heads, 1, "--heads");
   at_least(m.seq, 1, "--seq");

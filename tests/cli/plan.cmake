@@ -120,6 +120,16 @@ pipebench_cli_test(plan_negative_price RC 2
 pipebench_cli_test(plan_global_batch_too_large RC 2
   MATCH "^pipebench: error: --global-batch 16777216 is not allowed: expected 1 to 65536 sequences"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 16777216)
+pipebench_cli_test(plan_layers_too_many RC 2
+  MATCH "^pipebench: error: --layers 16777216 is not allowed: at most 16384 [^\n]*\n$"
+  ARGS plan --layers 16777216 --gpus 16777216 --global-batch 1024 --hidden 256 --heads 8 --seq 128 --vocab 1024)
+set_tests_properties(cli.plan_layers_too_many PROPERTIES TIMEOUT 5)
+# The finalists' exact simulations share one budget of (stage, micro-batch) pairs: a search of 4096
+# stages' worth of layouts ends in seconds (23 s before the budget) and says what it left out.
+pipebench_cli_test(plan_simulation_budget RC 0
+  MATCH "budget [0-9]+.*infeasible \\(budget\\): [0-9]+, e.g. [^\n]* pairs would take the search past its 4194304"
+  ARGS plan --layers 4096 --gpus 4096 --global-batch 1024 --hidden 256 --heads 8 --seq 128 --vocab 1024)
+set_tests_properties(cli.plan_simulation_budget PROPERTIES TIMEOUT 20)
 pipebench_cli_test(plan_machine_tiny_peak RC 2
   MATCH "^pipebench: error: --machine '[^']*tiny_peak.toml' line 2: key 'peak_tflops' = '1e-308' is not allowed: expected 0.001 to 1000000\n$"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --machine ${CMAKE_CURRENT_SOURCE_DIR}/cli/tiny_peak.toml)

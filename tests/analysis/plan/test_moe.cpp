@@ -113,7 +113,9 @@ TEST(PlanMoe, SearchCoversEpAndCp) {
     x.eps = {1};
     return x;
   }());
-  if (!no_ep.top.empty()) EXPECT_LT(r.top[0].step_time, no_ep.top[0].step_time);
+  if (!no_ep.top.empty()) {
+    EXPECT_LT(r.top[0].step_time, no_ep.top[0].step_time);
+  }
   EXPECT_GT(r.evaluated, 2 * no_ep.evaluated);
   // Both cp sizes were screened: t p d = 256 and 128.
   SearchSpace one_cp = space;
