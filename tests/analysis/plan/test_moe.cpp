@@ -50,7 +50,8 @@ TEST(PlanMoe, AllToAllPerTier) {
   const Layout base = layout(1, 2, 16, "1f1b", 1, Recompute::none);
   const AxisStrides s = strides_of(pr, base);
   EXPECT_EQ(op(layer_part(pr, with_ep(base, 1), s, true).ops, "ep-alltoall"), nullptr);
-  const OpCost* a8 = op(layer_part(pr, with_ep(base, 8), s, true).ops, "ep-alltoall");
+  const auto part8 = layer_part(pr, with_ep(base, 8), s, true);  // a8 points into it
+  const OpCost* a8 = op(part8.ops, "ep-alltoall");
   ASSERT_NE(a8, nullptr);
   EXPECT_GT(a8->f, 0);
   EXPECT_DOUBLE_EQ(a8->i, a8->f);
