@@ -102,8 +102,10 @@ def split_commands(body):
     return cmds
 
 
-INNER = re.compile(r"\d+(?:\\\.\d+)?")  # a number inside an escaped word
-INNER_ANY = r"\d+(?:\.\d+)?"
+# A number inside an escaped word (`0.5,`, `1x4x1`), with its exponent: a JSON value before its comma
+# prints as 7.6e-05 on one run and 0.00054 on the next.
+INNER = re.compile(r"\d+(?:\\\.\d+)?(?:[eE](?:\\[-+])?\d+)?")
+INNER_ANY = r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 NUM = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|-)"
 
 
