@@ -108,16 +108,4 @@ void cast_from_16(const X& x, const O& out, Half h) {
       KOKKOS_LAMBDA(std::size_t i) { op[i] = detail::decode16(xp[i], bf); });
 }
 
-// out[i] = x[i] rounded to the nearest 16-bit value, kept as a float: what a 16-bit product multiplies.
-template <class D, class X, class O>
-void round_through_16(const X& x, const O& out, Half h) {
-  using E = typename D::execution_space;
-  const float* xp = x.data();
-  float* op = out.data();
-  const bool bf = h == Half::bf16;
-  Kokkos::parallel_for(
-      "pipebench::round_through_16", Kokkos::RangePolicy<E>(0, x.span()),
-      KOKKOS_LAMBDA(std::size_t i) { op[i] = detail::decode16(detail::encode16(xp[i], bf), bf); });
-}
-
 }  // namespace pipebench::kernels
