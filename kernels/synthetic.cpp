@@ -130,8 +130,8 @@ void SyntheticWorkload::pieces(const std::vector<Piece>& list, bool overlap, dou
       const EpCounts c = ep_counts(e, cfg_.ep_alltoall_bytes, cfg_.ep, cfg_.ep_rank, cfg_.routing_imbalance);
       h = ep_ops_.post(ep_send_.get(), c.send, ep_recv_.get(), c.recv, p.stage, p.mb, p.exchange);
       if (!overlap) ep_ops_.wait(h);
-      // The piece computes its whole time after the post (and, without overlap, after the wait): the
-      // post's count exchange and a wait are the exchange's cost, not time taken from the compute.
+      // The piece computes its whole time after the post (and, without overlap, after the wait): posting
+      // and waiting are the exchange's cost, not time taken from the compute.
       start = now();
     }
     // The wait is polled while the piece computes (work_until's progress calls test the exchange).
