@@ -221,7 +221,7 @@ struct Progress {
   explicit Progress(int n) : skipped(n, 0), written(n, 0), pending(n) {}
   std::vector<char> skipped, written;
   std::vector<std::vector<Measurement>> pending;
-  int visits_run = 0, configurations_written = 0;
+  int visits_run = 0;
   int warmed = -1;       // the configuration the job warm-up ran before, -1: none yet
   double warm_seconds = 0;
 };
@@ -240,7 +240,8 @@ void report_stop(const RunSettings& rs, const Sweep& sw, const Progress& pr, int
                "pipebench: stopped by %s %s configuration %d of %d%s%s: %d configuration(s) written to %s by this "
                "sweep, %d missing%s; the same command with --append --resume runs exactly those (exit code %d)\n",
                signal_name(signal), abandoned ? "during" : "before", at.config + 1, n, repeat.c_str(),
-               abandoned ? " (abandoned, not written)" : "", pr.configurations_written, rs.out.c_str(), missing,
+               abandoned ? " (abandoned, not written)" : "",
+               static_cast<int>(std::count(pr.written.begin(), pr.written.end(), 1)), rs.out.c_str(), missing,
                lost.c_str(),
                kStoppedExitCode);
 }
@@ -292,7 +293,6 @@ void write_configuration(const RunSettings& rs, const Plan& pl, int k, Progress&
   const RunResult& run = measured.run;
   const int id = append_run(rs.out, run);
   pr.written[k] = 1;
-  ++pr.configurations_written;
   Record rec;
   rec.cells = run_row(id, run);
   rec.objects.push_back(run_json(id, run, true));
