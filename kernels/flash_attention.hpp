@@ -21,15 +21,16 @@
 
 namespace pipebench::kernels {
 
+// Host and device functions: device code calls both (nvcc warning #20013 for constexpr host-only ones).
 template <class E>
-constexpr bool host_space() {
+KOKKOS_INLINE_FUNCTION constexpr bool host_space() {
   return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename E::memory_space>::accessible;
 }
 
 // Scratch level of a team's tiles: level 0 (shared memory) on a device; on the host, where both levels
 // are the same memory, level 1, whose limit (20 MB) holds any tile (level 0's is 32 KB there).
 template <class E>
-constexpr int flash_level() {
+KOKKOS_INLINE_FUNCTION constexpr int flash_level() {
   return host_space<E>() ? 1 : 0;
 }
 
