@@ -54,14 +54,15 @@ int flash_tile(int d) {
 
 namespace flash {
 
-// Hands out consecutive pieces of a team's one scratch array.
+// Hands out consecutive pieces of a team's one scratch array of `values` (flash_scratch_values, a host
+// function: computed before the kernel).
 template <class S, class E>
 struct Carve {
   S* next;
   template <class Team>
-  KOKKOS_INLINE_FUNCTION Carve(const Team& t, int tile, int d)
+  KOKKOS_INLINE_FUNCTION Carve(const Team& t, std::size_t values)
       : next(Kokkos::View<S*, typename E::scratch_memory_space, Kokkos::MemoryUnmanaged>(
-                 t.team_scratch(flash_level<E>()), flash_scratch_values(tile, d))
+                 t.team_scratch(flash_level<E>()), values)
                  .data()) {}
   KOKKOS_INLINE_FUNCTION S* take(std::size_t n) {
     S* p = next;
@@ -140,12 +141,13 @@ void flash_attention_forward(const typename Views<S, E>::Heads& q, const typenam
   const int tile = flash_tile<S, E>(d), nb = (s + tile - 1) / tile;
   const bool interleave = interleave_causal_rows<E>();
   const std::size_t tt = static_cast<std::size_t>(tile) * tile, td = static_cast<std::size_t>(tile) * d;
+  const std::size_t values = flash_scratch_values(tile, d);
   Kokkos::parallel_for(
       "pipebench::flash_attention_forward", flash::policy<E>(z * nb, flash_scratch_bytes<S, E>(tile, d)),
       KOKKOS_LAMBDA(const Team& t) {
         const int l = causal_row(t.league_rank(), z * nb, nb, interleave);  // heavy and light tiles mixed
         const int zi = l / nb, qb = l % nb, i0 = qb * tile, rows = s - i0 < tile ? s - i0 : tile;
-        flash::Carve<S, E> scr(t, tile, d);
+        flash::Carve<S, E> scr(t, values);
         S *sc = scr.take(tt), *kt = scr.take(td), *acc = scr.take(td), *mrow = scr.take(tile), *lrow = scr.take(tile);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(t, rows), [&](int i) {
           mrow[i] = S(-1e30);

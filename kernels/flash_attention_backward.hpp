@@ -18,6 +18,7 @@ struct QueryTile {
   typename Views<S, E>::Mat lse, dsum;  // [z, s]
   int s, d, tile, nb;
   bool interleave;
+  std::size_t values;  // flash_scratch_values(tile, d)
 
 
   KOKKOS_INLINE_FUNCTION void operator()(const Team& t) const {
@@ -25,7 +26,7 @@ struct QueryTile {
     const int l = causal_row(t.league_rank(), z * nb, nb, interleave);
     const int zi = l / nb, qb = l % nb, i0 = qb * tile, rows = s - i0 < tile ? s - i0 : tile;
     const std::size_t tt = static_cast<std::size_t>(tile) * tile, td = static_cast<std::size_t>(tile) * d;
-    Carve<S, E> scr(t, tile, d);
+    Carve<S, E> scr(t, values);
     S *kt = scr.take(td), *vt = scr.take(td), *acc = scr.take(td), *sc = scr.take(tt), *dp = scr.take(tt);
     S *mrow = scr.take(tile), *lrow = scr.take(tile), *drow = scr.take(tile);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(t, rows), [&](int i) {
@@ -99,6 +100,7 @@ struct KeyTile {
   typename Views<S, E>::Mat lse, dsum;
   int s, d, tile, nb;
   bool interleave;
+  std::size_t values;  // flash_scratch_values(tile, d)
 
 
   KOKKOS_INLINE_FUNCTION void operator()(const Team& t) const {
@@ -106,7 +108,7 @@ struct KeyTile {
     const int l = causal_row(t.league_rank(), z * nb, nb, interleave);
     const int zi = l / nb, kb = nb - 1 - l % nb, j0 = kb * tile, cols = s - j0 < tile ? s - j0 : tile;
     const std::size_t tt = static_cast<std::size_t>(tile) * tile, td = static_cast<std::size_t>(tile) * d;
-    Carve<S, E> scr(t, tile, d);
+    Carve<S, E> scr(t, values);
     S *kt = scr.take(td), *vt = scr.take(td), *dka = scr.take(td), *dva = scr.take(td), *pc = scr.take(tt),
       *dsc = scr.take(tt);
     load_transposed(t, k, zi, j0, cols, d, tile, kt);
@@ -163,11 +165,12 @@ void flash_attention_backward(const typename Views<S, E>::Heads& q, const typena
   const int z = static_cast<int>(q.extent(0)), s = static_cast<int>(q.extent(1)), d = static_cast<int>(q.extent(2));
   const int tile = flash_tile<S, E>(d), nb = (s + tile - 1) / tile;
   const bool interleave = interleave_causal_rows<E>();
+  const std::size_t values = flash_scratch_values(tile, d);
   const Mat lse = alloc<Mat>("pipebench::flash_lse", z, s), dsum = alloc<Mat>("pipebench::flash_dsum", z, s);
-  const flash::QueryTile<S, E> qt{q, k, v, o, dout, dq, lse, dsum, s, d, tile, nb, interleave};
+  const flash::QueryTile<S, E> qt{q, k, v, o, dout, dq, lse, dsum, s, d, tile, nb, interleave, values};
   const std::size_t bytes = flash_scratch_bytes<S, E>(tile, d);
   Kokkos::parallel_for("pipebench::flash_attention_dq", flash::policy<E>(z * nb, bytes), qt);
-  const flash::KeyTile<S, E> kt{q, k, v, dout, dk, dv, lse, dsum, s, d, tile, nb, interleave};
+  const flash::KeyTile<S, E> kt{q, k, v, dout, dk, dv, lse, dsum, s, d, tile, nb, interleave, values};
   Kokkos::parallel_for("pipebench::flash_attention_dkv", flash::policy<E>(z * nb, bytes), kt);
 }
 
