@@ -229,8 +229,11 @@ struct Progress {
 // After a stop (bench/run/stop.hpp), rank 0 says where the sweep stopped and how to complete it.
 void report_stop(const RunSettings& rs, const Sweep& sw, const Progress& pr, int signal, const Visit& at, bool abandoned) {
   const int n = static_cast<int>(sw.plans.size());
-  int missing = 0;
-  for (int k = 0; k < n; ++k) missing += sw.done[k] || pr.written[k] ? 0 : 1;
+  int written = 0, missing = 0;
+  for (int k = 0; k < n; ++k) {
+    written += pr.written[k];
+    missing += sw.done[k] || pr.written[k] ? 0 : 1;
+  }
   const std::string repeat = rs.repeats > 1 ? ", repeat " + std::to_string(at.repeat + 1) + " of " + std::to_string(rs.repeats) : "";
   // A configuration is written with its last repeat: the repeats measured of the others are dropped.
   std::size_t dropped = 0;
@@ -240,9 +243,7 @@ void report_stop(const RunSettings& rs, const Sweep& sw, const Progress& pr, int
                "pipebench: stopped by %s %s configuration %d of %d%s%s: %d configuration(s) written to %s by this "
                "sweep, %d missing%s; the same command with --append --resume runs exactly those (exit code %d)\n",
                signal_name(signal), abandoned ? "during" : "before", at.config + 1, n, repeat.c_str(),
-               abandoned ? " (abandoned, not written)" : "",
-               static_cast<int>(std::count(pr.written.begin(), pr.written.end(), 1)), rs.out.c_str(), missing,
-               lost.c_str(),
+               abandoned ? " (abandoned, not written)" : "", written, rs.out.c_str(), missing, lost.c_str(),
                kStoppedExitCode);
 }
 
