@@ -5,6 +5,12 @@
 
 namespace pipebench::analysis {
 
+StateParts sharded_state(const StateParts& widths, int zero, double whole, double shard) {
+  const auto held = [&](int from) { return zero >= from ? shard : whole; };
+  return {widths.weights * held(3), widths.gradients * held(2), widths.main_weights * held(1),
+          widths.optimizer * held(1)};
+}
+
 int GatherPlan::gathers() const {
   int n = 0;
   for (const auto& g : gather_before) n += static_cast<int>(g.size());

@@ -39,4 +39,16 @@ double gathered_peak_bytes(const GatherPlan& g, const std::vector<double>& stage
 // separate actions (tests/analysis/test_zero.cpp checks the catalog's schedules).
 std::int64_t gathers_per_stage(int m, bool reshard_after_forward);
 
+// The training state a rank holds between steps, in bytes per part, and what a ZeRO stage shards
+// (Rajbhandari et al. 2020, section 5; Megatron-Core's distributed optimizer is stage 1): 1 the
+// optimizer's state and the main weights, 2 the gradients too, 3 the weights too. `widths` are the
+// bytes each part keeps per parameter, `whole` the parameters of the rank's stages and `shard` the
+// rank's share of them (whole where nothing is split). The one rule both the run's formula
+// (kernels::state_bytes, at the widths its buffers have) and the planner (analysis/plan/state.cpp, at
+// Megatron's mixed-precision widths) apply.
+struct StateParts {
+  double weights = 0, gradients = 0, main_weights = 0, optimizer = 0;
+};
+StateParts sharded_state(const StateParts& widths, int zero, double whole, double shard);
+
 }  // namespace pipebench::analysis

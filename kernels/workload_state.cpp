@@ -2,6 +2,7 @@
 // the precision, each stage's TransformerConfig, the model's check, and the bytes of training state a
 // rank holds (the formulas the run's measured state is set beside). Split from transformer_workload.cpp.
 #include "analysis/error.hpp"
+#include "analysis/zero.hpp"
 #include "kernels/transformer_config.hpp"
 #include "kernels/transformer_workload.hpp"
 
@@ -67,15 +68,16 @@ StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Sched
     whole += params;
     for (const ZeroShard& z : zero_shards(params, buckets, dp, dp_rank)) shards += z.hi - z.lo;
   }
-  // A ZeRO stage z shards what it names (docs/transformer.md "ZeRO"): 1 the optimizer's state and the
-  // main weights, 2 the gradients too, 3 the weights too; without data parallelism nothing.
-  const auto held = [&](int from) { return zero >= from && dp > 1 ? shards : whole; };
-  StateBytes b;
-  b.weights = e * held(3);
-  b.gradients = e * held(2);
-  b.main_weights = c.half != Half::none && !c.fp64 ? 4 * held(1) : 0;
-  b.optimizer = c.optimizer == Optimizer::adam ? 2 * e * held(1) : 0;
-  return b;
+  // What the rank's buffers keep per parameter: e-byte weights and gradients, fp32 main weights beside
+  // 16-bit ones, Adam's two e-byte moments; the stage shards what analysis::sharded_state says.
+  analysis::StateParts widths;
+  widths.weights = widths.gradients = static_cast<double>(e);
+  widths.main_weights = c.half != Half::none && !c.fp64 ? 4 : 0;
+  widths.optimizer = c.optimizer == Optimizer::adam ? 2.0 * static_cast<double>(e) : 0;
+  const analysis::StateParts p = analysis::sharded_state(widths, dp > 1 ? zero : 0, static_cast<double>(whole),
+                                                         static_cast<double>(shards));
+  const auto bytes = [](double x) { return static_cast<std::uint64_t>(x); };  // integers below 2^53: exact
+  return {bytes(p.weights), bytes(p.gradients), bytes(p.main_weights), bytes(p.optimizer)};
 }
 
 void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe) {

@@ -13,7 +13,8 @@ namespace {
 // Per parameter, Megatron-LM's mixed-precision layout ("Distributed Optimizer" docs): 16-bit weights,
 // 32-bit main gradients, and 12 bytes of optimizer state (fp32 master weights, Adam's m and v), which
 // ZeRO-1 / the distributed optimizer shards over the d replicas: 18 bytes, or 6 + 12/d.
-constexpr double kWeightBytes = 2, kGradBytes = 4, kOptimizerBytes = 12;
+constexpr double kWeightBytes = 2, kGradBytes = 4;
+constexpr StateParts kWidths{kWeightBytes, kGradBytes, 4, 8};
 // An Adam step moves about 30 bytes per parameter through device memory (reads fp32 weight, gradient,
 // m, v; writes weight, m, v and the 16-bit copy): a memory-bound pass.
 constexpr double kOptimizerTraffic = 30;
@@ -33,11 +34,11 @@ void static_and_dp(const Problem& pr, const Layout& l, double params, double exp
   // The dense parameters shard over the cp d ranks, the routed experts over the cp d / ep that hold
   // the same ones (Megatron-Core's expert data parallelism).
   const double dense = params - expert, z = shards, ze = double(shards) / ep;
-  const auto sharded = [&](double bytes, bool on) { return on ? bytes * (dense / z + expert / ze) : bytes * params; };
-  sp.weights = sharded(kWeightBytes, l.zero >= 3);
+  const StateParts held = sharded_state(kWidths, l.zero, params, dense / z + expert / ze);
+  sp.weights = held.weights;
   if (l.zero >= 3) sp.weights += 2 * kWeightBytes * double(transformer::layer_params(pr.model)) / l.t;
-  sp.gradients = sharded(kGradBytes, l.zero >= 2);
-  sp.optimizer_state = sharded(kOptimizerBytes, l.zero >= 1);
+  sp.gradients = held.gradients;
+  sp.optimizer_state = held.main_weights + held.optimizer;
   sp.static_bytes = sp.weights + sp.gradients + sp.optimizer_state + mc.memory_reserve_bytes;
   // Inside a node when the block of a group fits in one: the t d ranks of a pipeline stage in the order
   // tp-dp-pp, all t p d in tp-pp-dp (context-parallel ranks join the group, Megatron-Core's dp-cp).
