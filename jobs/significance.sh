@@ -7,8 +7,11 @@
 # counts and the load, then the totals.
 # Usage: jobs/significance.sh [PAIRS=2] [WORKDIR=results/significance] [extra `compare` flags, e.g. --threshold 0]
 # RUN_FLAGS adds `run` flags to every sweep (RUN_FLAGS="--repeat-order consecutive" for the order
-# before issue 26's fix). Needs build/release/bench/pipebench and mpiexec; 1.5 to 3 minutes per pair on a
-# 2-core VM.
+# before issue 26's fix). Every sweep runs OMP_NUM_THREADS threads per rank (1 unless set), so on a
+# Kokkos OpenMP build too the taskset sweep differs from the others in its cores only (OpenMP's default
+# is one thread per CPU of the mask: two on every CPU, one under taskset); the release build's Kokkos is
+# Serial and its BLAS runs --blas-threads 1. Needs build/release/bench/pipebench and mpiexec; 1.5 to 3
+# minutes per pair on a 2-core VM.
 set -eu
 PAIRS=${1:-2}
 WORK=${2:-results/significance}
@@ -17,6 +20,7 @@ B=${PIPEBENCH:-$(pwd)/build/release/bench/pipebench}
 [ -x "$B" ] || { echo "jobs/significance.sh: $B not built (cmake --build --preset release --target pipebench)" >&2; exit 2; }
 command -v taskset >/dev/null || { echo "jobs/significance.sh: taskset (util-linux) is missing" >&2; exit 2; }
 mkdir -p "$WORK"
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 SWEEP=(run --workload transformer --layers 4 --hidden 128 --heads 4 --seq 64 --schedule 1f1b,zb-h1 -m 4,8
        --steps 5 --repeats 5 ${RUN_FLAGS:-})
 load() { cut -d' ' -f1-3 /proc/loadavg; }
