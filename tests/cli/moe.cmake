@@ -41,7 +41,7 @@ pipebench_mpirun_test(moe_with_zero NP 2 RC 2 ONCE "pipebench: error:"
   ARGS ${_moe} --mapping 1x1x2 --expert-parallel 2 --experts 4 --zero 1 -o never.h5)
 # A valid MoE model on 2 ranks, experts split over ep = 2: the aux loss and dropped routes in the file.
 pipebench_mpirun_test(moe_runs NP 2 RC 0
-  MATCH "# pipebench run: 2 ranks"
+  MATCH "\n#   MoE aux loss [0-9.]+ per micro-batch, [0-9]+ routes dropped by capacity\n"
   ARGS ${_moe} --mapping 1x1x2 --expert-parallel 2 --experts 4 --top-k 2 --capacity-factor 1.25 --router sigmoid
        --aux-loss-coeff 0.01 -o moe_runs.h5
   THEN report moe_runs.h5 --json THEN_MATCH "\"moe_dropped_tokens\"")

@@ -25,14 +25,14 @@ TransformerConfig moe_model(Recompute mode) {
   return c;
 }
 
-struct Run {
+struct Outcome {
   double loss = 0, aux = 0;
   long dropped = 0;
   std::vector<double> grads;
 };
 
 TEST(MoeStage, ParametersAndStashAreTheFormulaAndRecomputationChangesNothing) {
-  Run none;
+  Outcome none;
   for (Recompute mode : {Recompute::none, Recompute::selective, Recompute::full}) {
     SCOPED_TRACE(analysis::recompute_name(mode));
     const TransformerConfig c = moe_model(mode);
@@ -60,7 +60,7 @@ TEST(MoeStage, ParametersAndStashAreTheFormulaAndRecomputationChangesNothing) {
     EXPECT_EQ(st.stash_bytes(0), 0u);
     st.forward(1);
     st.backward(1);
-    const Run r{st.loss(0) + st.loss(1), st.aux_loss(0) + st.aux_loss(1), st.dropped_tokens(), host(st.gradients())};
+    const Outcome r{st.loss(0) + st.loss(1), st.aux_loss(0) + st.aux_loss(1), st.dropped_tokens(), host(st.gradients())};
     EXPECT_GT(r.aux, 0);
     if (mode == Recompute::none) {
       none = r;
