@@ -73,6 +73,32 @@ TEST(MoeStage, ParametersAndStashAreTheFormulaAndRecomputationChangesNothing) {
   }
 }
 
+// The whole model with an MoE layer (0) and a dense one (1) on one stage: every gradient, the router's
+// and the experts' included, against central finite differences of the objective, the cross-entropy
+// plus the aux loss (its coefficient included). Weights random, so that no gain or bias is neutral.
+TEST(MoeStage, WholeModelObjectiveMatchesFiniteDifferences) {
+  TransformerConfig c = TransformerConfig::whole_model(8, 2, 4, 2, 7, 2);
+  c.experts = 4, c.top_k = 2, c.expert_ffn = 6, c.shared_experts = 1, c.moe_every = 2, c.aux_loss_coeff = 0.05;
+  StageD st(c);
+  set(st.weights(), random_vec(st.weights().extent(0), 5, 0.4));
+  st.forward(3);
+  st.backward(3);
+  const auto grads = host(st.gradients());
+  auto pw = host(st.weights());
+  const auto numeric = numeric_gradient(pw, [&](const std::vector<double>& p) {
+    set(st.weights(), p);
+    st.zero_grad();  // forgets the aux loss of the previous forward
+    st.forward(3);
+    st.discard(3);
+    return st.loss(3) + st.aux_loss(3);
+  });
+  for (const ParamInfo& p : st.parameters()) {
+    const std::vector<double> a(grads.begin() + p.offset, grads.begin() + p.offset + p.size()),
+        n(numeric.begin() + p.offset, numeric.begin() + p.offset + p.size());
+    expect_close(a, n, 1e-6, p.name.c_str());
+  }
+}
+
 TEST(MoeStage, TheKernelsRefuseExpertsWithTensorOrContextParallelism) {
   TransformerConfig c = moe_model(Recompute::none);
   c.tp_size = 2;
