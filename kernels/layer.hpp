@@ -103,12 +103,13 @@ void all_reduce(const AllReduceHook<S, E>& hook, const typename Views<S, E>::Mat
   hook(m, where);
 }
 
-// F. Fills `st` (probabilities only if keep_probs) and returns the layer output.
+// F's first half, up to the MLP's input: fills `st` to y2 (probabilities only if keep_probs) and returns
+// x2 = x + proj(...) + bo, this rank's rows (an MoE layer, kernels/moe_stage.hpp, feeds y2 to its experts).
 template <class S, class E>
-typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<S, E>& w,
-                                        const typename Views<S, E>::Act& in, LayerStash<S, E>& st, bool keep_probs,
-                                        const AllReduceHook<S, E>& hook, const SeqParallel<S, E>* sp = nullptr,
-                                        const ContextParallel<S, E>* cp = nullptr) {
+typename Views<S, E>::Mat layer_attention_forward(const LayerShape& sh, const LayerParams<S, E>& w,
+                                                  const typename Views<S, E>::Act& in, LayerStash<S, E>& st,
+                                                  bool keep_probs, const AllReduceHook<S, E>& hook,
+                                                  const SeqParallel<S, E>* sp, const ContextParallel<S, E>* cp) {
   using V = Views<S, E>;
   using Mat = typename V::Mat;
   using Vec = typename V::Vec;
@@ -162,6 +163,20 @@ typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<
     residual_layernorm_forward<S, E>(x2, w.bo, x, w.ln2_g, w.ln2_b, y2, st.xhat2, st.rstd2);  // x2 += bo + x first
     st.y2 = sp ? sp->gather(y2, TpPoint::mlp_in_forward) : y2;
   }
+  return x2;
+}
+
+// F. Fills `st` (probabilities only if keep_probs) and returns the layer output.
+template <class S, class E>
+typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<S, E>& w,
+                                        const typename Views<S, E>::Act& in, LayerStash<S, E>& st, bool keep_probs,
+                                        const AllReduceHook<S, E>& hook, const SeqParallel<S, E>* sp = nullptr,
+                                        const ContextParallel<S, E>* cp = nullptr) {
+  using V = Views<S, E>;
+  using Mat = typename V::Mat;
+  const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.hidden), ht = sh.local();
+  const std::size_t m = sp ? sp->local_rows() : n;
+  const Mat x2 = layer_attention_forward<S, E>(sh, w, in, st, keep_probs, hook, sp, cp);
   st.u = alloc<Mat>("pipebench::u", n, 4 * ht);
   linear_forward<S, E>(st.y2, w.w1, typename V::ConstVec(), st.u);
   st.g = alloc<Mat>("pipebench::g", n, 4 * ht);
@@ -181,6 +196,14 @@ typename Views<S, E>::Act layer_forward(const LayerShape& sh, const LayerParams<
   return out;
 }
 
+template <class S, class E>
+typename Views<S, E>::Act layer_attention_backward_input(const LayerShape& sh, const LayerParams<S, E>& w,
+                                                         LayerStash<S, E>& st, const typename Views<S, E>::Mat& dy_local,
+                                                         const AllReduceHook<S, E>& hook, const SeqParallel<S, E>* sp,
+                                                         const ContextParallel<S, E>* cp);
+template <class S, class E>
+void layer_attention_backward_weight(const LayerParams<S, E>& gw, LayerStash<S, E>& st);
+
 // I: input gradient from the output gradient `dout`; keeps what W needs.
 template <class S, class E>
 typename Views<S, E>::Act layer_backward_input(const LayerShape& sh, const LayerParams<S, E>& w,
@@ -189,10 +212,8 @@ typename Views<S, E>::Act layer_backward_input(const LayerShape& sh, const Layer
                                                const ContextParallel<S, E>* cp = nullptr) {
   using V = Views<S, E>;
   using Mat = typename V::Mat;
-  using Heads = typename V::Heads;
-  const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.hidden), ht = sh.local(), z = sh.stacks();
-  const std::size_t s = static_cast<std::size_t>(sh.seq), d = static_cast<std::size_t>(sh.head_dim);
-  const S scale = S(1) / math::sqrt(static_cast<S>(sh.head_dim));
+  const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.hidden), ht = sh.local();
+  const std::size_t s = static_cast<std::size_t>(sh.seq);
   const std::size_t m = sp ? sp->local_rows() : n;
   const Mat dy_local = as_matrix<Mat>(dout, m, h);
   if (sp) {  // the mirror of F's reduce-scatter: W needs the gradient of every row
@@ -213,6 +234,23 @@ typename Views<S, E>::Act layer_backward_input(const LayerShape& sh, const Layer
     st.dy2 = sp->scatter(st.dy2, TpPoint::mlp_in_backward);
   else
     all_reduce<S, E>(hook, st.dy2, TpPoint::mlp_in_backward);
+  return layer_attention_backward_input<S, E>(sh, w, st, dy_local, hook, sp, cp);
+}
+
+// I's second half, from st.dy2 (the MLP input's gradient) and dy_local (the output gradient of this
+// rank's rows, the residual's): the layer input's gradient.
+template <class S, class E>
+typename Views<S, E>::Act layer_attention_backward_input(const LayerShape& sh, const LayerParams<S, E>& w,
+                                                         LayerStash<S, E>& st, const typename Views<S, E>::Mat& dy_local,
+                                                         const AllReduceHook<S, E>& hook, const SeqParallel<S, E>* sp,
+                                                         const ContextParallel<S, E>* cp) {
+  using V = Views<S, E>;
+  using Mat = typename V::Mat;
+  using Heads = typename V::Heads;
+  const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.hidden), ht = sh.local(), z = sh.stacks();
+  const std::size_t s = static_cast<std::size_t>(sh.seq), d = static_cast<std::size_t>(sh.head_dim);
+  const S scale = S(1) / math::sqrt(static_cast<S>(sh.head_dim));
+  const std::size_t m = sp ? sp->local_rows() : n;
   Mat dx2_local = alloc<Mat>("pipebench::dx2", m, h);
   layernorm_backward_input<S, E>(st.dy2, st.xhat2, st.rstd2, w.ln2_g, dy_local, dx2_local);
   st.rstd2 = typename V::Vec();
@@ -265,6 +303,13 @@ void layer_backward_weight(const LayerShape& sh, const LayerParams<S, E>& gw, La
   st.dout = typename V::Act();
   linear_backward_weight<S, E>(st.y2, st.du, gw.w1, gw.b1);
   st.y2 = st.du = Mat();
+  layer_attention_backward_weight<S, E>(gw, st);
+}
+
+// W's second half: LN2, the projection, QKV and LN1 (what an MoE layer's W shares with the dense one).
+template <class S, class E>
+void layer_attention_backward_weight(const LayerParams<S, E>& gw, LayerStash<S, E>& st) {
+  using Mat = typename Views<S, E>::Mat;
   layernorm_backward_weight<S, E>(st.dy2, st.xhat2, gw.ln2_g, gw.ln2_b);
   st.dy2 = st.xhat2 = Mat();
   linear_backward_weight<S, E>(st.ctx, st.dx2, gw.wo, gw.bo);

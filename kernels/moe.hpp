@@ -34,9 +34,11 @@ namespace pipebench::kernels {
 
 // Expert parallelism's exchange over the ep group (the caller's communicator, host memory): an
 // all-to-all-v, send_bytes[j] bytes of `send` to ep rank j and recv_bytes[i] bytes from rank i into
-// `recv`, blocks back to back; returns once complete.
+// `recv`, blocks back to back; returns once complete. `exchange` says which (kernels/synthetic.hpp's
+// EpExchange numbers): 0 F's dispatch, 1 F's combine, 2 I's rows to the experts (the combine's
+// gradient), 3 I's rows back (the dispatch's gradient), 4 F's counts per expert.
 using MoeAllToAll = std::function<void(const void* send, const std::vector<std::size_t>& send_bytes, void* recv,
-                                       const std::vector<std::size_t>& recv_bytes)>;
+                                       const std::vector<std::size_t>& recv_bytes, int exchange)>;
 
 template <class S, class E>
 class MoeLayer {
@@ -82,6 +84,13 @@ class MoeLayer {
            MoeAllToAll exchange = {})
       : h_(hidden), f_(static_cast<int>(ffn)), ep_(ep), local_(moe.experts / ep), first_(ep_rank * local_), moe_(moe),
         exchange_(std::move(exchange)), w_(make()), g_(make()) {}
+  // The same over weights and gradients the caller holds (a stage's flat buffers, kernels/moe_stage.hpp).
+  MoeLayer(int hidden, const analysis::transformer::Moe& moe, std::int64_t ffn, int ep, int ep_rank,
+           MoeAllToAll exchange, Weights w, Weights g)
+      : h_(hidden), f_(static_cast<int>(ffn)), ep_(ep), local_(moe.experts / ep), first_(ep_rank * local_), moe_(moe),
+        exchange_(std::move(exchange)), w_(std::move(w)), g_(std::move(g)) {}
+  void bind(Weights w, Weights g) { w_ = std::move(w), g_ = std::move(g); }
+  int local_experts() const { return local_; }
   Weights& weights() { return w_; }
   Weights& grads() { return g_; }
   int first_expert() const { return first_; }
@@ -105,9 +114,9 @@ class MoeLayer {
     plan(st);
     Mat perm("moe.perm", st.routing.kept(), h_);
     moe::gather_rows<S, E>(x, st.perm_token, {}, perm);
-    st.routed.x = to_experts(perm, st, "moe.dispatch");
+    st.routed.x = to_experts(perm, st, "moe.dispatch", 0);
     mlp_forward(w_.routed, st.routed);
-    st.out = from_experts(st.routed.o, st, "moe.combine");
+    st.out = from_experts(st.routed.o, st, "moe.combine", 1);
     moe::combine<S, E>(st.out, st.route_perm, moe_.top_k, st.gate, y);
     if (moe_.shared_experts == 0) return;
     st.shared.x = St("moe.shared_x", moe_.shared_experts, n, h_);
@@ -123,10 +132,10 @@ class MoeLayer {
     moe::gather_rows<S, E>(dy, st.perm_token, st.perm_gate, perm);
     typename V::Vec dgate("moe.dgate", static_cast<std::size_t>(n) * k);
     moe::gate_gradients<S, E>(dy, st.out, st.route_perm, k, dgate);
-    st.routed.dout = to_experts(perm, st, "moe.dispatch_grad");
+    st.routed.dout = to_experts(perm, st, "moe.dispatch_grad", 2);
     St dx_rows("moe.dx_rows", local_, st.dispatch.rows, h_);
     mlp_backward_input(w_.routed, st.routed, dx_rows);
-    moe::combine<S, E>(from_experts(dx_rows, st, "moe.combine_grad"), st.route_perm, k, {}, dx);
+    moe::combine<S, E>(from_experts(dx_rows, st, "moe.combine_grad", 3), st.route_perm, k, {}, dx);
     if (moe_.shared_experts > 0) {
       st.shared.dout = St("moe.shared_dout", moe_.shared_experts, n, h_);
       moe::replicate<S, E>(dy, st.shared.dout);
@@ -184,7 +193,7 @@ class MoeLayer {
     std::vector<int> counts_in(r.count);
     if (ep_ > 1) {
       const std::vector<std::size_t> bytes(static_cast<std::size_t>(ep_), sizeof(int) * static_cast<std::size_t>(local_));
-      exchange_(r.count.data(), bytes, counts_in.data(), bytes);
+      exchange_(r.count.data(), bytes, counts_in.data(), bytes, 4);
     }
     st.dispatch = plan_dispatch(r.count, counts_in, ep_);
     std::vector<int> perm_token(static_cast<std::size_t>(r.kept()));
@@ -204,7 +213,7 @@ class MoeLayer {
 
   // The rows of `send`, send_rows[j] of them to ep rank j, and recv_rows[i] from each rank i; itself at ep 1.
   Mat exchange(const Mat& send, const std::vector<std::size_t>& send_rows, const std::vector<std::size_t>& recv_rows,
-               const char* label) const {
+               const char* label, int kind) const {
     if (ep_ == 1) return send;
     std::size_t rows = 0;
     std::vector<std::size_t> send_bytes, recv_bytes;
@@ -214,23 +223,23 @@ class MoeLayer {
     E().fence();
     auto out = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), send);
     auto in = Kokkos::create_mirror_view(recv);
-    exchange_(out.data(), send_bytes, in.data(), recv_bytes);
+    exchange_(out.data(), send_bytes, in.data(), recv_bytes, kind);
     Kokkos::deep_copy(E(), recv, in);
     return recv;
   }
 
   // Permuted rows [kept, h] to the local experts' stack [local, rows, h] (dispatch).
-  St to_experts(const Mat& perm, const Stash& st, const char* label) const {
-    const Mat in = exchange(perm, st.dispatch.send_rows, st.dispatch.recv_rows, label);
+  St to_experts(const Mat& perm, const Stash& st, const char* label, int kind) const {
+    const Mat in = exchange(perm, st.dispatch.send_rows, st.dispatch.recv_rows, label, kind);
     St stack(std::string(label), local_, st.dispatch.rows, h_);
     moe::gather_rows<S, E>(in, st.arrival_of, {}, flat(stack));
     return stack;
   }
   // The stack's rows back to the ranks and the permuted order they came in (combine).
-  Mat from_experts(const St& stack, const Stash& st, const char* label) const {
+  Mat from_experts(const St& stack, const Stash& st, const char* label, int kind) const {
     Mat back(std::string(label), st.dispatch.stack_row_of.size(), h_);
     moe::gather_rows<S, E>(flat(stack), st.stack_row_of, {}, back);
-    return exchange(back, st.dispatch.recv_rows, st.dispatch.send_rows, label);
+    return exchange(back, st.dispatch.recv_rows, st.dispatch.send_rows, label, kind);
   }
 
   void mlp_forward(const Experts& w, Acts& a) const {

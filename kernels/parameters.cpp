@@ -1,6 +1,7 @@
 #include "kernels/parameters.hpp"
 
 #include <cmath>
+#include <tuple>
 
 namespace pipebench::kernels {
 
@@ -31,6 +32,15 @@ std::vector<ParamInfo> parameter_table(const TransformerConfig& c) {
     offset += p.size();
     table.push_back(std::move(p));
   };
+  // An MoE layer's experts as stacks, fc1 weights [h, F] of each in turn, then the fc1 biases, fc2
+  // weights [F, h] and fc2 biases; each named by its global index (the values do not depend on ep).
+  auto experts = [&](const std::string& p, int l, int first, int n) {
+    const std::size_t f = static_cast<std::size_t>(c.expert_ffn_size());
+    for (const auto& [what, rows, cols, init, sd] :
+         {std::tuple{".fc1.weight", h, f, Init::normal, std_w}, std::tuple{".fc1.bias", std::size_t{1}, f, Init::zeros, 0.0},
+          std::tuple{".fc2.weight", f, h, Init::normal, std_out}, std::tuple{".fc2.bias", std::size_t{1}, h, Init::zeros, 0.0}})
+      for (int e = first; e < first + n; ++e) add(p + std::to_string(e) + what, l, rows, cols, init, sd, Split::none);
+  };
   if (c.embedding) {
     add("embedding.tokens", -1, vocab, h, Init::normal, std_w, vrows);
     add("embedding.positions", -1, s, h, Init::normal, std_w, Split::none);
@@ -45,6 +55,11 @@ std::vector<ParamInfo> parameter_table(const TransformerConfig& c) {
     add(p + "proj.bias", l, 1, h, Init::zeros, 0, Split::none);
     add(p + "ln2.gamma", l, 1, h, Init::ones, 0, Split::none);
     add(p + "ln2.beta", l, 1, h, Init::zeros, 0, Split::none);
+    if (c.moe_layer(l)) {  // the router and the shared experts here, the routed experts after the head
+      add(p + "router.weight", l, h, static_cast<std::size_t>(c.experts), Init::normal, std_w, Split::none);
+      experts(p + "shared.", l, 0, c.shared_experts);
+      continue;
+    }
     add(p + "fc1.weight", l, h, 4 * ht, Init::normal, std_w, Split::columns);
     add(p + "fc1.bias", l, 1, 4 * ht, Init::zeros, 0, Split::columns);
     add(p + "fc2.weight", l, 4 * ht, h, Init::normal, std_out, Split::rows);
@@ -59,6 +74,10 @@ std::vector<ParamInfo> parameter_table(const TransformerConfig& c) {
     else if (!c.embedding)
       add("embedding.tokens", -1, vocab, h, Init::normal, std_w, vrows);
   }
+  // The routed experts last: the one range whose gradients reduce over the expert-data-parallel group.
+  const int local = c.experts / c.ep_size;
+  for (int l = c.first_layer; l < c.first_layer + c.num_layers; ++l)
+    if (c.moe_layer(l)) experts("layers." + std::to_string(l) + ".experts.", l, c.ep_rank * local, local);
   return table;
 }
 

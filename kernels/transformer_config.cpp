@@ -33,7 +33,9 @@ TransformerConfig TransformerConfig::whole_model(int hidden, int heads, int seq,
 
 namespace tf = analysis::transformer;
 
-tf::Split TransformerConfig::split() const { return {tp_size, sequence_parallel, vocab_parallel, context_parallel}; }
+tf::Split TransformerConfig::split() const {
+  return {tp_size, sequence_parallel, vocab_parallel, context_parallel, ep_size};
+}
 
 tf::StageParts TransformerConfig::parts() const { return {first_layer, num_layers, embedding, head}; }
 
@@ -51,6 +53,8 @@ void refuse(const std::string& what, const std::string& why) {
 }
 
 void check_stage(const TransformerConfig& c) {
+  if (c.ep_rank < 0 || c.ep_rank >= c.ep_size)
+    throw UsageError("expert-parallel rank " + std::to_string(c.ep_rank) + " is outside [0, " + std::to_string(c.ep_size) + ")");
   if (c.tp_rank < 0 || c.tp_rank >= c.tp_size)
     throw UsageError("tensor-parallel rank " + std::to_string(c.tp_rank) + " is outside [0, " +
                      std::to_string(c.tp_size) + ")");
@@ -70,7 +74,7 @@ void check_stage(const TransformerConfig& c) {
 
 }  // namespace
 
-void check_runnable_by_kernels(const tf::Shape& m, const tf::Split& /*split*/) {
+void check_runnable_by_kernels(const tf::Shape& m, const tf::Split& split) {
   const std::string kernels = "the transformer kernels run ";
   if (m.kv() != m.heads)
     refuse("--kv-heads " + std::to_string(m.kv_heads), kernels + "multi-head attention only (--kv-heads = --heads " +
@@ -78,8 +82,14 @@ void check_runnable_by_kernels(const tf::Shape& m, const tf::Split& /*split*/) {
   if (m.gated_mlp) refuse("a gated MLP (SwiGLU)", kernels + "a GELU MLP");
   if (m.ffn_size() != 4LL * m.hidden)
     refuse("--ffn " + std::to_string(m.ffn), kernels + "an MLP of 4 x --hidden = " + std::to_string(4LL * m.hidden));
-  // The MoE layer (kernels/moe.hpp) is tested on its own; the stage does not run it yet.
-  if (m.experts > 0) refuse("--experts " + std::to_string(m.experts), kernels + "dense layers only so far");
+  // The MoE layer (kernels/moe_stage.hpp): its experts are not split over t (no expert tensor
+  // parallelism) and its routing and aux loss see a micro-batch's tokens whole (no cp).
+  if (m.experts > 0 && split.t > 1)
+    refuse("--experts " + std::to_string(m.experts) + " with t = " + std::to_string(split.t),
+           kernels + "MoE layers at t = 1 only (no expert tensor parallelism; use a mapping 1xPxD)");
+  if (m.experts > 0 && split.cp > 1)
+    refuse("--experts " + std::to_string(m.experts) + " with --context-parallel " + std::to_string(split.cp),
+           kernels + "MoE layers without context parallelism (the router sees a micro-batch's tokens whole)");
   if (!m.learned_positions) refuse("a model without learned positions", kernels + "a learned [s, h] position table");
 }
 
@@ -175,8 +185,13 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   const tf::Stash layer = tf::stash(c, split, modelled_recompute(c), tf::Part::layer, e);
   m.layer_forward_stash = layer.forward;
   m.layer_weight_stash = layer.weight;
-  m.forward_stash = mul(static_cast<u64>(c.num_layers), layer.forward);
-  m.weight_stash = mul(static_cast<u64>(c.num_layers), layer.weight);
+  // An MoE layer's stash depends on its routing: counted here at balanced routing (docs/transformer.md).
+  const tf::Stash moe = c.experts > 0 ? tf::moe_layer_stash(c, split, modelled_recompute(c), tf::balanced_moe_rows(c, split), e)
+                                      : layer;
+  for (int l = c.first_layer; l < c.first_layer + c.num_layers; ++l) {
+    m.forward_stash = add(m.forward_stash, (c.moe_layer(l) ? moe : layer).forward);
+    m.weight_stash = add(m.weight_stash, (c.moe_layer(l) ? moe : layer).weight);
+  }
   for (const auto& [held, part] : {std::pair{c.embedding, tf::Part::embedding}, std::pair{c.head, tf::Part::head}}) {
     if (!held) continue;
     const tf::Stash s = tf::stash(c, split, modelled_recompute(c), part, e);

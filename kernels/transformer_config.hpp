@@ -78,6 +78,10 @@ struct TransformerConfig : analysis::transformer::Shape {
   CpChunks cp_chunks = CpChunks::zigzag;
   CpComm cp_comm = CpComm::ring;
   int cp_seq() const { return seq / context_parallel; }
+  // Expert parallelism (kernels/moe_stage.hpp): this rank, ep_rank of ep_size, holds the routed experts
+  // [ep_rank E/ep, (ep_rank + 1) E/ep) of every MoE layer; the router and shared experts are replicated.
+  int ep_size = 1;
+  int ep_rank = 0;
 
   // This rank's split and this stage's parts, as the cost model names them.
   analysis::transformer::Split split() const;
@@ -88,7 +92,7 @@ struct TransformerConfig : analysis::transformer::Shape {
 };
 
 // UsageError, one line, for what the model describes but the kernels cannot run: grouped-query
-// attention, a gated MLP or another MLP size than 4h, experts, positions that are not learned,
+// attention, a gated MLP or another MLP size than 4h, experts with t > 1 or cp > 1, positions that are not learned,
 // fused attention under cp > 1, s not divisible by 2·cp (zigzag chunks) or cp (contiguous).
 void check_runnable_by_kernels(const analysis::transformer::Shape& m, const analysis::transformer::Split& split);
 

@@ -12,6 +12,7 @@
 #include "kernels/embedding.hpp"
 #include "kernels/head.hpp"
 #include "kernels/layer.hpp"
+#include "kernels/moe_stage.hpp"
 #include "kernels/parameters.hpp"
 #include "kernels/transformer_config.hpp"
 
@@ -50,6 +51,22 @@ class TransformerStage {
   // Context parallelism (config().context_parallel > 1): the exchanges of the keys and values over the
   // cp group (kernels/context_parallel.hpp). Needed before the first forward.
   void set_context_parallel(CpOps ops) { cp_.ops = std::move(ops); }
+  // Expert parallelism (config().ep_size > 1): the all-to-all-v over the ep group (kernels/moe.hpp).
+  void set_expert_parallel(MoeAllToAll exchange) { *moe_.exchange = std::move(exchange); }
+  // The MoE layers' aux loss of micro-batch mb (with its coefficient, summed over the stage's MoE
+  // layers; 0 without) and the routes capacity dropped, every micro-batch's, since zero_grad().
+  double aux_loss(int mb) const { return moe_.aux.count(mb) ? moe_.aux.at(mb) : 0.0; }
+  long dropped_tokens() const { return moe_.dropped; }
+  bool has_moe() const { return !moe_.layers.empty(); }
+  // The rows of micro-batch mb's MoE layers that its stash holds now, layer by layer (none before
+  // its I under full recomputation): what the memory formula needs, since the routing decides them.
+  std::vector<analysis::transformer::MoeRows> moe_rows(int mb) const {
+    std::vector<analysis::transformer::MoeRows> rows;
+    if (const auto it = in_flight_.find(mb); it != in_flight_.end())
+      for (const auto& s : it->second.moe)
+        if (s.routing.tokens > 0) rows.push_back(StageMoe<S, E>::rows_of(s));
+    return rows;
+  }
 
   const TransformerConfig& config() const { return cfg_; }
 
@@ -103,12 +120,13 @@ class TransformerStage {
   struct MicroBatch {
     Phase phase = Phase::forward_done;
     std::vector<LayerStash<S, E>> layers;
+    std::vector<typename StageMoe<S, E>::Stash> moe;  // per layer; empty for a dense one
     HeadStash<S, E> head;
     Activations embedding_grad;  // I -> W on the first stage
     std::size_t bytes() const;
   };
 
-  LayerParams<S, E> layer_views(const Flat& flat, std::size_t first_param) const;
+  LayerParams<S, E> layer_views(const Flat& flat, std::size_t first_param, bool moe) const;
   void bind();  // every parameter's views over weights_ and grads_
   // Where parameter k starts in `f`; null where the buffer is dropped (ZeRO): views over nothing.
   S* start(const Flat& f, std::size_t k) const { return f.data() ? f.data() + table_[k].offset : nullptr; }
@@ -138,6 +156,7 @@ class TransformerStage {
   const SeqParallel<S, E>* sp() const { return cfg_.seq_split() ? &sp_ : nullptr; }
   ContextParallel<S, E> cp_;
   const ContextParallel<S, E>* cp() const { return cfg_.context_parallel > 1 ? &cp_ : nullptr; }
+  StageMoe<S, E> moe_;
   std::vector<Flat> layernorm_grads() const;
 };
 
@@ -180,10 +199,13 @@ void TransformerStage<S, E>::bind() {
     wte_ = mat(weights_, 0), wpe_ = mat(weights_, 1), gwte_ = mat(grads_, 0), gwpe_ = mat(grads_, 1);
     i = 2;
   }
-  for (int l = 0; l < cfg_.num_layers; ++l, i += 12) {
-    layer_w_.push_back(layer_views(weights_, i));
-    layer_g_.push_back(layer_views(grads_, i));
+  for (int l = 0; l < cfg_.num_layers; ++l) {
+    const bool moe = cfg_.moe_layer(cfg_.first_layer + l);
+    layer_w_.push_back(layer_views(weights_, i, moe));
+    layer_g_.push_back(layer_views(grads_, i, moe));
+    i += StageMoe<S, E>::params_in_place(cfg_, cfg_.first_layer + l);
   }
+  moe_.bind(cfg_, table_, weights_.data(), grads_.data());
   if (cfg_.head) {
     auto vec = [&](const Flat& f, std::size_t k) { return Flat(start(f, k), table_[k].size()); };
     const bool shared = cfg_.tie_embeddings && cfg_.embedding;  // the head reads wte_ itself
@@ -197,12 +219,13 @@ void TransformerStage<S, E>::bind() {
 }
 
 template <class S, class E>
-LayerParams<S, E> TransformerStage<S, E>::layer_views(const Flat& f, std::size_t k) const {
+LayerParams<S, E> TransformerStage<S, E>::layer_views(const Flat& f, std::size_t k, bool moe) const {
   auto vec = [&](std::size_t j) { return Flat(start(f, k + j), table_[k + j].size()); };
   auto mat = [&](std::size_t j) { return Matrix(start(f, k + j), table_[k + j].rows, table_[k + j].cols); };
   LayerParams<S, E> p;
   p.ln1_g = vec(0), p.ln1_b = vec(1), p.wqkv = mat(2), p.bqkv = vec(3), p.wo = mat(4), p.bo = vec(5);
-  p.ln2_g = vec(6), p.ln2_b = vec(7), p.w1 = mat(8), p.b1 = vec(9), p.w2 = mat(10), p.b2 = vec(11);
+  p.ln2_g = vec(6), p.ln2_b = vec(7);
+  if (!moe) p.w1 = mat(8), p.b1 = vec(9), p.w2 = mat(10), p.b2 = vec(11);  // an MoE layer's: kernels/moe_stage.hpp
   return p;
 }
 
@@ -249,6 +272,9 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     throw Error("transformer stage: context parallelism needs set_context_parallel() before the first forward");
   MicroBatch st;
   st.layers.resize(static_cast<std::size_t>(cfg_.num_layers));
+  if (has_moe()) st.moe.resize(st.layers.size());
+  typename StageMoe<S, E>::Stash unused;
+  auto moe_stash = [&](std::size_t l) -> typename StageMoe<S, E>::Stash& { return st.moe.empty() ? unused : st.moe[l]; };
   Activations x;
   if (cfg_.embedding) {
     x = alloc<Activations>("pipebench::embedding_out", static_cast<std::size_t>(cfg_.micro_batch),
@@ -285,10 +311,11 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     if (cfg_.recompute == Recompute::full) {
       st.layers[l].input = x;
       LayerStash<S, E> discarded;
-      x = layer_forward<S, E>(shape_, layer_w_[l], x, discarded, false, all_reduce_, sp(), cp());
+      typename StageMoe<S, E>::Stash dropped;
+      x = moe_.forward(l, mb, false, shape_, layer_w_[l], x, discarded, dropped, false, all_reduce_, sp(), cp());
     } else {
-      x = layer_forward<S, E>(shape_, layer_w_[l], x, st.layers[l], modelled_recompute(cfg_) == Recompute::none, all_reduce_,
-                              sp(), cp());
+      x = moe_.forward(l, mb, false, shape_, layer_w_[l], x, st.layers[l], moe_stash(l),
+                       modelled_recompute(cfg_) == Recompute::none, all_reduce_, sp(), cp());
     }
     between_layers();
   }
@@ -316,13 +343,15 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
   }
   for (std::size_t l = st.layers.size(); l-- > 0;) {
     LayerStash<S, E>& ls = st.layers[l];
+    typename StageMoe<S, E>::Stash unused;
+    typename StageMoe<S, E>::Stash& ms = st.moe.empty() ? unused : st.moe[l];
     if (cfg_.recompute == Recompute::full) {
       // Rebuild the complete stash (probabilities included) from the kept input, which it replaces.
       LayerStash<S, E> rebuilt;
-      layer_forward<S, E>(shape_, layer_w_[l], ls.input, rebuilt, true, all_reduce_, sp(), cp());
+      moe_.forward(l, mb, true, shape_, layer_w_[l], ls.input, rebuilt, ms, true, all_reduce_, sp(), cp());
       ls = std::move(rebuilt);
     }
-    dx = layer_backward_input<S, E>(shape_, layer_w_[l], ls, dx, all_reduce_, sp(), cp());
+    dx = moe_.backward_input(l, shape_, layer_w_[l], ls, ms, dx, all_reduce_, sp(), cp());
     between_layers();
   }
   st.phase = Phase::input_done;
@@ -347,7 +376,8 @@ void TransformerStage<S, E>::backward_weight(int mb) {
   MicroBatch& st = in_flight(mb, Phase::input_done, "backward_weight");
   if (cfg_.head) head_backward_weight<S, E>(head_g_, st.head);
   for (std::size_t l = st.layers.size(); l-- > 0;) {
-    layer_backward_weight<S, E>(shape_, layer_g_[l], st.layers[l]);
+    typename StageMoe<S, E>::Stash unused;
+    moe_.backward_weight(l, shape_, layer_g_[l], st.layers[l], st.moe.empty() ? unused : st.moe[l]);
     between_layers();
   }
   if (cfg_.embedding)
@@ -374,72 +404,11 @@ double TransformerStage<S, E>::loss(int mb) const {
   return it->second;
 }
 
-template <class S, class E>
-double TransformerStage<S, E>::grad_norm() const {
-  const Flat g = grads_;
-  double sum = 0;
-  Kokkos::parallel_reduce(
-      "pipebench::grad_norm", Kokkos::RangePolicy<E>(0, g.extent(0)),
-      KOKKOS_LAMBDA(std::size_t i, double& acc) { acc += static_cast<double>(g(i)) * static_cast<double>(g(i)); }, sum);
-  return std::sqrt(sum);
-}
+}  // namespace pipebench::kernels
 
-template <class S, class E>
-std::vector<typename TransformerStage<S, E>::Flat> TransformerStage<S, E>::layernorm_grads() const {
-  std::vector<Flat> v;
-  for (const auto& g : layer_g_) v.insert(v.end(), {g.ln1_g, g.ln1_b, g.ln2_g, g.ln2_b});
-  if (cfg_.head) v.insert(v.end(), {head_g_.ln_g, head_g_.ln_b});
-  return v;
-}
+#include "kernels/transformer_stage_state.hpp"
 
-template <class S, class E>
-void TransformerStage<S, E>::sum_sequence_parallel_grads() {
-  if (!sp()) return;
-  const std::vector<Flat> parts = layernorm_grads();
-  std::size_t total = 0;
-  for (const Flat& p : parts) total += p.extent(0);
-  if (total == 0) return;
-  const Matrix packed = alloc<Matrix>("pipebench::layernorm_grads", 1, total);
-  std::size_t at = 0;
-  for (const Flat& p : parts) {
-    Kokkos::deep_copy(E(), Flat(packed.data() + at, p.extent(0)), p);
-    at += p.extent(0);
-  }
-  reduce(packed, TpPoint::layernorm_grads);
-  at = 0;
-  for (const Flat& p : parts) {
-    Kokkos::deep_copy(E(), p, Flat(packed.data() + at, p.extent(0)));
-    at += p.extent(0);
-  }
-  E().fence();
-}
-
-template <class S, class E>
-void TransformerStage<S, E>::zero_grad() {
-  Kokkos::deep_copy(E(), grads_, S(0));
-  E().fence();
-  losses_.clear();
-}
-
-template <class S, class E>
-std::size_t TransformerStage<S, E>::MicroBatch::bytes() const {
-  std::size_t b = head.bytes() + bytes_of(embedding_grad);
-  for (const auto& l : layers) b += l.bytes();
-  return b;
-}
-
-template <class S, class E>
-std::size_t TransformerStage<S, E>::stash_bytes(int mb) const {
-  auto it = in_flight_.find(mb);
-  return it == in_flight_.end() ? 0 : it->second.bytes();
-}
-
-template <class S, class E>
-std::size_t TransformerStage<S, E>::bytes_held() const {
-  std::size_t b = bytes_of(weights_) + bytes_of(grads_);
-  for (const auto& kv : in_flight_) b += kv.second.bytes();
-  return b;
-}
+namespace pipebench::kernels {
 
 // Compiled once in transformer_stage.cpp for the default execution space.
 extern template class TransformerStage<float, Kokkos::DefaultExecutionSpace>;

@@ -32,7 +32,7 @@ class TransformerWorkload final : public Workload {
 
  public:
   TransformerWorkload(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, TpAllReduce tp,
-                      TpSequenceOps seq, const CpOps& cp)
+                      TpSequenceOps seq, const CpOps& cp, const EpOps& ep)
       : c_(c), s_(s) {
     const auto split = stage_layers(c, s.stages_per_pipe());
     typename Stage::AllReduce hook;
@@ -51,6 +51,11 @@ class TransformerWorkload final : public Workload {
               rs(send.data(), recv.data(), recv.span() * sizeof(S), sizeof(S));
             });
       if (c.context_parallel > 1) stage->set_context_parallel(cp);
+      if (c.ep_size > 1 && ep.post)  // blocking: posted, then waited for (the records give its time)
+        stage->set_expert_parallel([this, ep](const void* send, const std::vector<std::size_t>& sb, void* recv,
+                                              const std::vector<std::size_t>& rb, int kind) {
+          ep.wait(ep.post(send, sb, recv, rb, now_stage_, now_mb_, kind));
+        });
       stage->set_between_layers([this] {
         if (progress_) progress_();
       });
@@ -100,6 +105,7 @@ class TransformerWorkload final : public Workload {
 
   void forward(int st, int mb, const void* in, void* out) override {
     Stage& stage = at(st);
+    now_stage_ = st, now_mb_ = mb;
     const Act y = stage.forward(sample(mb), input(in, in_, false));
     output(out, y, false);
     if (stage.config().head) losses_[st].push_back(stage.loss(sample(mb)));
@@ -108,6 +114,7 @@ class TransformerWorkload final : public Workload {
   }
   void backward_input(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = at(st);
+    now_stage_ = st, now_mb_ = mb;
     const Act gx = stage.backward_input(sample(mb), input(grad_out, grad_, true));
     output(grad_in, gx, true);
     done(stage.flops().backward_input);
@@ -121,6 +128,7 @@ class TransformerWorkload final : public Workload {
   }
   void backward(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = with_grads(st);
+    now_stage_ = st, now_mb_ = mb;
     const Act gx = stage.backward(sample(mb), input(grad_out, grad_, true));
     output(grad_in, gx, true);
     done(stage.flops().backward_input + stage.flops().backward_weight);
@@ -254,6 +262,16 @@ class TransformerWorkload final : public Workload {
       }
     return false;
   }
+  bool expert_grads(int st, std::size_t& offset, std::size_t& count) const override {
+    const Stage& stage = at(st);
+    for (const ParamInfo& p : stage.parameters())
+      if (p.name.find(".experts.") != std::string::npos) {  // the routed experts come last (kernels/parameters.cpp)
+        offset = p.offset;
+        count = stage.parameter_count() - p.offset;
+        return true;
+      }
+    return false;
+  }
   std::int64_t optimizer_bytes() const {
     std::size_t n = 0;
     for (const auto& [key, mv] : adam_state_) n += bytes_of(mv.first) + bytes_of(mv.second);
@@ -280,7 +298,14 @@ class TransformerWorkload final : public Workload {
       f.push_back({st, FigureKind::loss_sum, sum});
       f.push_back({st, FigureKind::loss_count, static_cast<double>(losses.size())});
     }
-    for (const auto& [st, stage] : stages_) f.push_back({st, FigureKind::grad_norm, stage->grad_norm()});
+    for (const auto& [st, stage] : stages_) {
+      f.push_back({st, FigureKind::grad_norm, stage->grad_norm()});
+      if (!stage->has_moe()) continue;
+      double aux = 0;
+      for (int mb = 0; mb < s_.m; ++mb) aux += stage->aux_loss(sample(mb));
+      f.push_back({st, FigureKind::moe_aux_loss_sum, aux});
+      f.push_back({st, FigureKind::moe_dropped_tokens, static_cast<double>(stage->dropped_tokens())});
+    }
     f.push_back({-1, FigureKind::model_flops, model_flops_});
     if (c_.optimizer == Optimizer::adam)
       f.push_back({-1, FigureKind::optimizer_state_bytes, static_cast<double>(optimizer_bytes())});
@@ -392,6 +417,7 @@ class TransformerWorkload final : public Workload {
   double flops_ = 0;        // of the last call, recomputation included (what the hardware did)
   double model_flops_ = 0;  // this step, without recomputation (what the model needs)
   std::int64_t peak_ = 0;
+  int now_stage_ = -1, now_mb_ = -1;  // the action computing now (for the expert exchanges' records)
   int local_seq_ = 0;  // positions per sequence in a stage's input and output (s/t under sequence parallelism)
 };
 
@@ -412,11 +438,12 @@ KokkosSession::~KokkosSession() {
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
                                                     int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence,
-                                                    CpOps cp) {
+                                                    CpOps cp, EpOps ep) {
   if (c.fp64)
     return std::make_unique<TransformerWorkload<double>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence),
-                                                         cp);
-  return std::make_unique<TransformerWorkload<float>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence), cp);
+                                                         cp, ep);
+  return std::make_unique<TransformerWorkload<float>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence), cp,
+                                                      ep);
 }
 
 

@@ -64,6 +64,7 @@ struct TransformerWorkloadConfig {
   int tp_size = 1, tp_rank = 0;
   bool sequence_parallel = false;  // kernels/transformer_config.hpp; needs tp_size > 1 and seq % tp_size == 0
   analysis::transformer::Moe moe;  // the MoE layers (analysis/transformer/shape.hpp); experts 0: dense
+  int ep_size = 1, ep_rank = 0;    // expert parallelism (kernels/transformer_config.hpp)
   // Context parallelism (kernels/transformer_config.hpp): rank cp_rank of context_parallel.
   int context_parallel = 1, cp_rank = 0;
   CpChunks cp_chunks = CpChunks::zigzag;
@@ -135,7 +136,7 @@ StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Sched
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
                                                     int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence = {},
-                                                    CpOps cp = {});
+                                                    CpOps cp = {}, EpOps ep = {});
 
 // Kokkos for the lifetime of a `pipebench run`: initialised here unless the program already did, and
 // then finalised here. Also sets the host BLAS to `blas_threads` threads (ranks share the cores) and

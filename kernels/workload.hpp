@@ -134,6 +134,10 @@ class Workload {
   // Tied embeddings: where the stage's copy of the shared matrix lies in its flat gradients (offset and
   // count, in elements); false where the stage holds none.
   virtual bool tied_copy(int, std::size_t&, std::size_t&) const { return false; }
+  // Expert parallelism: the elements [offset, offset + count) of the stage's flat gradients that are
+  // routed experts' (reduced over the expert-data-parallel group, the rest over the data-parallel one,
+  // as Megatron-Core does); false where the stage holds none.
+  virtual bool expert_grads(int, std::size_t&, std::size_t&) const { return false; }
 
   virtual std::int64_t held_activation_bytes() const = 0;  // activation memory held right now
   // The most activation memory held since the previous call (an overlapped pair holds its new
@@ -152,6 +156,8 @@ class Workload {
     main_weight_bytes,      // 16-bit runs: bytes of fp32 main weights this rank holds (stage -1)
     weight_bytes,           // bytes of weights allocated now, whole buffers and shards (stage -1)
     gradient_bytes,         // bytes of gradients allocated now, whole buffers and shards (stage -1)
+    moe_aux_loss_sum,       // the sum over the step's micro-batches of this stage's MoE aux losses
+    moe_dropped_tokens,     // routes this stage's MoE layers dropped by capacity in the step
   };
   struct Figure {
     std::int32_t stage = -1;

@@ -46,6 +46,8 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
   t.vocab_parallel = c.vocab_parallel;
   t.sequence_parallel = c.sequence_parallel;
   static_cast<analysis::transformer::Moe&>(t) = c.moe;
+  t.ep_size = c.ep_size;
+  t.ep_rank = c.ep_rank;
   t.context_parallel = c.context_parallel;
   t.cp_rank = c.cp_rank;
   t.cp_chunks = c.cp_chunks;

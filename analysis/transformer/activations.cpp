@@ -1,5 +1,7 @@
 #include "analysis/transformer/activations.hpp"
 
+#include <string>
+
 #include <algorithm>
 #include <cmath>
 
@@ -240,6 +242,21 @@ Stash moe_stash(const Shape& m, const Split& split, const MoeRows& r, std::uint6
   Stash s;
   s.forward = add(mul(add(add(rows4, mul(r.kept, h)), gates), value_bytes), mul(indices, 4));
   s.weight = add(mul(add(add(rows4, mul(n, u64(m.experts))), gates), value_bytes), mul(indices, 4));
+  return s;
+}
+
+Stash moe_layer_stash(const Shape& m, const Split& split, Recompute r, const MoeRows& rows, std::uint64_t value_bytes) {
+  Stash s;
+  for (const Kept& k : kept(m, split, r, Part::layer, Convention::pipebench)) {
+    const std::string op = k.op, tensor = k.tensor;
+    if (op == "gelu" || op == "fc2" || tensor == "fc1 output gradient") continue;  // the dense MLP's own
+    const std::uint64_t bytes = mul(k.elements, element_bytes(k.element, value_bytes));
+    if (in_forward(k.life)) s.forward = add(s.forward, bytes);
+    if (in_weight(k.life)) s.weight = add(s.weight, bytes);
+  }
+  const Stash moe = moe_stash(m, split, rows, value_bytes);
+  if (r != Recompute::full) s.forward = add(s.forward, moe.forward);  // full: F keeps the layer input only
+  s.weight = add(s.weight, moe.weight);
   return s;
 }
 

@@ -56,6 +56,9 @@ MoeRows balanced_moe_rows(const Shape& m, const Split& split);
 // inputs, GELUs, output and pre-activation gradients, the router logits' gradient, gates and indices.
 // The host's routing vectors (O(n E)) are not counted.
 Stash moe_stash(const Shape& m, const Split& split, const MoeRows& r, std::uint64_t value_bytes);
+// A whole MoE layer of pipebench's kernels (kernels/moe_stage.hpp): the dense layer's stash less its
+// MLP's tensors (fc1's output and its gradient, GELU's output, fc2's output gradient), plus moe_stash.
+Stash moe_layer_stash(const Shape& m, const Split& split, Recompute r, const MoeRows& rows, std::uint64_t value_bytes);
 
 // Megatron-LM as Korthikanti et al. 2022 count it, what `plan` predicts with. A layer: Korthikanti's
 // closed form, its coefficients summed from the table (16-bit values: s b h (34 + 5 a s/h) at t = 1,

@@ -86,6 +86,11 @@ std::string workload_notes(const RunResult& run) {
   std::snprintf(buf, sizeof buf, "#   loss %.6f, MFU %.1f %% (%.2f GFLOP/step of model work against %.1f GFLOP/s of BLAS), achieved %.1f GFLOP/s\n",
                 get("loss"), 100 * get("mfu"), get("model_flops") * 1e-9, get("blas_flop_rate") * 1e-9, get("flop_rate") * 1e-9);
   s += buf;
+  if (x.count("moe_aux_loss")) {  // MoE: the aux loss beside the cross-entropy, and capacity's drops
+    std::snprintf(buf, sizeof buf, "#   MoE aux loss %.6f per micro-batch, %.0f routes dropped by capacity\n", get("moe_aux_loss"),
+                  get("moe_dropped_tokens"));
+    s += buf;
+  }
   s += "#   per stage F/backward (ms):";
   for (const auto& st : run.stages) {
     std::snprintf(buf, sizeof buf, " %d:%.2f/%.2f", st.stage, st.forward * 1e3, st.backward * 1e3);

@@ -52,6 +52,8 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
     m.tp_rank = me.tp;
     m.cp_rank = me.cp;
     m.mb_offset = me.dp * s.m;  // data-parallel replicas read different samples
+    m.ep_size = rs.ep;
+    m.ep_rank = me.ep;
     m.device_messages = rs.backend == "nccl";
     // Measured once per shape in a sweep: the configurations of one model share it.
     static std::map<std::tuple<int, int, int, bool>, double> measured;
@@ -61,7 +63,7 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
       it = measured.emplace(shape, kernels::measure_gemm_rate(std::get<0>(shape), std::get<1>(shape), std::get<2>(shape),
                                                               m.fp64, 0.2)).first;
     blas_rate = it->second;
-    return kernels::make_transformer_workload(m, s, pp_rank, tp, tp_sequence, cp);
+    return kernels::make_transformer_workload(m, s, pp_rank, tp, tp_sequence, cp, ep);
   }
   const SyntheticSettings& y = rs.synthetic;
   const Times& t = pl.times;
@@ -162,7 +164,7 @@ SweepComms::SweepComms(const RunSettings& rs, const std::vector<Plan>& plans, co
     using topology::GroupKind;
     std::vector<GroupKind> kinds(topology::kGroupKinds.begin(), topology::kGroupKinds.end());
     if (rs.cp > 1) kinds.insert(kinds.end(), {GroupKind::cp, GroupKind::dp_cp});
-    if (rs.ep > 1) kinds.push_back(GroupKind::ep);
+    if (rs.ep > 1) kinds.insert(kinds.end(), {GroupKind::ep, GroupKind::expert_dp});
     g.grid = std::make_unique<topology::MpiGrid>(run_grid(rs, mp), MPI_COMM_WORLD, kinds);
     g.pp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::pp).get(), "pp", opts);
     if (mp.t > 1) g.tp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::tp).get(), "tp", opts);
@@ -172,6 +174,8 @@ SweepComms::SweepComms(const RunSettings& rs, const std::vector<Plan>& plans, co
       g.dp_cp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::dp_cp).get(), "dp-cp", opts);
     }
     if (rs.ep > 1) g.ep = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::ep).get(), "ep", opts);
+    if (rs.ep > 1 && rs.cp * mp.d > rs.ep)
+      g.expert_dp = comm::make_communicator(rs.backend, g.grid->comm(GroupKind::expert_dp).get(), "expert-dp", opts);
   }
   // NCCL matches point-to-point by order and runs a communicator's operations in turn: the pipeline's
   // messages take one link per direction (bench/run/links.hpp), built for the links every schedule of
@@ -343,6 +347,7 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   ec.roll = &sweep.roll();
   ec.links = groups.links.get();
   ec.ep = groups.ep.get();
+  ec.expert_dp = groups.expert_dp.get();
   ec.where = "configuration " + std::to_string(pl.index);
   const bool faulty = test_fault().rank == world_rank() && test_fault().config == pl.index;
   ec.test_stop = faulty && test_fault().mode == 'a';

@@ -43,6 +43,7 @@ class SweepComms {
     // Context-parallel (cp > 1): the cp group and the dp-cp group the gradients are reduced over.
     std::unique_ptr<comm::Communicator> cp, dp_cp;
     std::unique_ptr<comm::Communicator> ep;  // the expert-parallel group (ep > 1), else null
+    std::unique_ptr<comm::Communicator> expert_dp;  // the expert-data-parallel group (cp d / ep > 1), else null
     std::unique_ptr<Links> links;  // per-direction pipeline links (NCCL; bench/run/links.hpp), else null
   };
   // Collective over `world`. A rank that does not come to the start is named by the roll; one that

@@ -53,6 +53,11 @@ struct ExecutorConfig {
   // The expert-parallel group of the synthetic stage's expert traffic (bench/run/executor_ep.cpp); null
   // without it.
   comm::Communicator* ep = nullptr;
+  // The expert-data-parallel group (cp d / ep ranks holding the same experts), over which the routed
+  // experts' gradients (Workload::expert_grads) are all-reduced; null: not reduced (ep = cp d).
+  comm::Communicator* expert_dp = nullptr;
+  // Test-only: the expert gradients' all-reduce leaves out the second half of the range.
+  bool test_half_expert_reduce = false;
   // Test-only (PIPEBENCH_TEST_FAULT ...:step, bench/run/configuration.hpp): stop this process (SIGSTOP)
   // after the first action of the first timed step.
   bool test_stop = false;
@@ -201,6 +206,7 @@ class Executor {
   std::vector<PendingSend> sends_;
   struct PendingDp {
     comm::Request req;
+    comm::Communicator* via = nullptr;  // null: dp_
     CommRecord rec;
     int stage = -1;
     kernels::ZeroShard shard;            // ZeRO-1: the bucket and this rank's part of it

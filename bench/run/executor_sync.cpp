@@ -60,20 +60,31 @@ void Executor::launch_dp(int stage) {
     }
     return;
   }
+  // Routed experts' gradients (the buffer's tail) over the expert-data-parallel group, the rest over dp.
+  std::size_t first = count, n = 0;
+  const bool experts = w_.expert_grads(stage, first, n);
+  const std::size_t dense = experts ? first : count;
   for (std::size_t k = 0; k < buckets; ++k) {
-    const std::size_t lo = count * k / buckets, hi = count * (k + 1) / buckets;
+    const std::size_t lo = dense * k / buckets, hi = dense * (k + 1) / buckets;
     if (hi == lo) continue;
     PendingDp d;
     d.rec = dp_record(CommKind::AllReduce, (hi - lo) * elem, stage);
     d.req = dp_->iallreduce_sum(data + lo * elem, hi - lo, type);
     dp_pending_.push_back(std::move(d));
   }
+  if (!experts || !cfg_.expert_dp || n == 0) return;
+  if (cfg_.test_half_expert_reduce) n /= 2;
+  PendingDp d;
+  d.via = cfg_.expert_dp;
+  d.rec = dp_record(CommKind::AllReduce, n * elem, stage);
+  d.req = cfg_.expert_dp->iallreduce_sum(data + first * elem, n, type);
+  dp_pending_.push_back(std::move(d));
 }
 
 void Executor::finish_dp() {
   const auto elem = static_cast<std::size_t>(w_.element_bytes());
   for (auto& d : dp_pending_) {
-    dp_->wait(d.req);
+    (d.via ? d.via : dp_)->wait(d.req);
     d.rec.t_done = now();
     note(d.rec);
     // ZeRO-1: the shard's sums go where the shard's gradients were (the rest of the buffer is stale);

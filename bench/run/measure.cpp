@@ -118,8 +118,10 @@ double measured_p2p_pair(const std::vector<ActionRecord>& actions, const std::ve
 //                          step (whole buffers and ZeRO's shards, as allocated)
 //   loss_scale, skipped_steps  fp16: the scale after the last step and the steps skipped for an
 //                          overflow (every rank's alike: the verdict is shared)
+//   moe_aux_loss, moe_dropped_tokens  MoE: the aux loss per micro-batch (all MoE layers, coefficient
+//                          included; `loss` is the cross-entropy alone) and the routes capacity dropped
 void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, RunResult& out) {
-  double loss = 0, count = 0, model_flops = 0, blas = 0, rate = 0, state = -1;
+  double loss = 0, count = 0, model_flops = 0, blas = 0, rate = 0, state = -1, aux = -1, dropped = 0;
   for (int r = 0; r < static_cast<int>(in.figures.size()); ++r) {
     const auto c = grid.coords(r);
     for (const auto& f : in.figures[r]) {
@@ -128,6 +130,8 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
       if (f.kind == K::loss_sum && c.tp == 0) loss += f.value;
       if (f.kind == K::loss_count && c.tp == 0) count += f.value;
       if (f.kind == K::model_flops) model_flops += f.value;
+      if (f.kind == K::moe_aux_loss_sum && c.tp == 0) aux = std::max(aux, 0.0) + f.value;
+      if (f.kind == K::moe_dropped_tokens && c.tp == 0) dropped += f.value;
       if (f.kind == K::optimizer_state_bytes) state = std::max(state, f.value);
       if (f.kind == K::grad_norm && c.tp == 0 && c.dp == 0) out.summary.extra["grad_norm." + std::to_string(f.stage)] = f.value;
       const char* most = f.kind == K::main_weight_bytes ? "main_weight_bytes"
@@ -142,6 +146,7 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
   for (double b : in.blas_rate) blas += b;
   for (const auto& rs : out.ranks) rate += rs.flop_rate;
   if (count > 0) out.summary.extra["loss"] = loss / count;
+  if (count > 0 && aux >= 0) out.summary.extra["moe_aux_loss"] = aux / count, out.summary.extra["moe_dropped_tokens"] = dropped;
   if (model_flops > 0) out.summary.extra["model_flops"] = model_flops;
   if (state >= 0) out.summary.extra["optimizer_state_bytes"] = state;
   if (rate > 0) out.summary.extra["flop_rate"] = rate;

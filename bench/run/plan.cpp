@@ -259,6 +259,7 @@ void plan_one(const RunSettings& rs, Plan& pl, const std::string& name, int m, i
   pl.model = rs.model;
   pl.model.tp_size = pl.mapping.t;
   pl.model.context_parallel = rs.cp;
+  pl.model.ep_size = rs.ep;  // every ep rank holds as many experts: the formulas are ep rank 0's
   if (rs.workload == WorkloadKind::transformer) kernels::validate_model(pl.model, s.stages_per_pipe());
   // A schedule with two copies of the model (DualPipe) holds embedding and head copies this run does not tie.
   if (pl.model.tie_embeddings && row.pipes > 1)

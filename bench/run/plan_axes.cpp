@@ -21,15 +21,20 @@ void check_moe(const RunSettings& rs) {
       if (flag != "--experts")
         throw UsageError(flag + " needs --experts E >= 1: without experts no layer is an MoE layer");
   analysis::transformer::check_expert_parallel(moe, rs.ep);
+  if (moe.experts > 0 && rs.zero > 0)
+    throw UsageError("--zero " + std::to_string(rs.zero) + " is not allowed with --experts " + std::to_string(moe.experts) +
+                     ": the MoE transformer runs without ZeRO (--zero 0); the routed experts' shards are not done yet");
 }
 
-// --expert-parallel in run: the synthetic stage's expert traffic (docs/run.md "Expert traffic"); the
-// transformer stage has no MoE layer yet. Its flags only with bytes to send, over MPI.
+// --expert-parallel in run: the synthetic stage's expert traffic (docs/run.md "Expert traffic"), or the
+// transformer's MoE layers (which need experts). Its flags only with bytes to send, over MPI.
 void check_expert_traffic(const RunSettings& rs) {
   const SyntheticSettings& y = rs.synthetic;
   const std::string ep = "--expert-parallel " + std::to_string(rs.ep);
-  if (rs.ep > 1 && rs.workload == WorkloadKind::transformer)
-    throw UsageError(ep + " needs --workload synthetic in pipebench run: the transformer stage has no MoE layer yet");
+  if (rs.ep > 1 && rs.workload == WorkloadKind::transformer && rs.model.moe.experts == 0)
+    throw UsageError(ep + " needs --experts E >= 1 with --workload transformer: without experts there is nothing to split");
+  if (rs.ep > 1 && rs.workload == WorkloadKind::transformer && rs.backend != "mpi")
+    throw UsageError(ep + " with --workload transformer needs --backend mpi (the experts' all-to-all runs over MPI only yet)");
   if (y.ep_flags.empty()) return;
   const std::string& first = y.ep_flags.front();
   if (rs.workload != WorkloadKind::synthetic)

@@ -23,7 +23,7 @@ pipebench_mpirun_test(ep_bytes_with_transformer NP 2 RC 2 ONCE "pipebench: error
   MATCH "^pipebench: error: --ep-alltoall-bytes needs --workload synthetic \\(it is the synthetic stage's expert traffic\\)\n$"
   ARGS --workload transformer --ep-alltoall-bytes 64KiB ${_ep})
 pipebench_mpirun_test(ep_with_transformer NP 2 RC 2 ONCE "pipebench: error:"
-  MATCH "^pipebench: error: --expert-parallel 2 needs --workload synthetic in pipebench run: the transformer stage has no MoE layer yet\n$"
+  MATCH "^pipebench: error: --expert-parallel 2 needs --experts E >= 1 with --workload transformer: without experts there is nothing to split\n$"
   ARGS --workload transformer --mapping 1x1x2 --expert-parallel 2 ${_ep})
 pipebench_mpirun_test(ep_not_dividing_d NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "^pipebench: error: [^\n]*ep \\(expert-parallel size\\) = 2 does not divide cp\\*d = 1"

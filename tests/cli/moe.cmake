@@ -32,10 +32,19 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_work/moe_top_k.toml "[run]\ntop-k = 2
 pipebench_mpirun_test(moe_config_option_without_experts NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "^pipebench: error: --top-k needs --experts E >= 1: without experts no layer is an MoE layer\n$"
   ARGS ${_moe} --config ${CMAKE_CURRENT_BINARY_DIR}/cli_work/moe_top_k.toml -o never.h5)
-# A valid MoE model is refused until the stage runs the MoE layer (kernels/moe.hpp is tested alone).
-pipebench_mpirun_test(moe_layer_not_in_stage_yet NP 2 RC 2 ONCE "pipebench: error:"
-  MATCH "^pipebench: error: configuration 1f1b 1x2x1 m=[0-9]+: --experts 4 is not allowed: the transformer kernels run dense layers only so far\n$"
-  ARGS ${_moe} --experts 4 --top-k 2 --capacity-factor 1.25 --router sigmoid --aux-loss-coeff 0.01 -o never.h5)
+# The stage runs MoE layers at t = 1 without ZeRO: expert tensor parallelism and sharded experts are refused.
+pipebench_mpirun_test(moe_with_tensor_parallel NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: configuration 1f1b 2x1x1 m=[0-9]+: --experts 4 with t = 2 is not allowed: the transformer kernels run MoE layers at t = 1 only"
+  ARGS ${_moe} --mapping 2x1x1 --experts 4 --top-k 2 -o never.h5)
+pipebench_mpirun_test(moe_with_zero NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --zero 1 is not allowed with --experts 4: the MoE transformer runs without ZeRO"
+  ARGS ${_moe} --mapping 1x1x2 --expert-parallel 2 --experts 4 --zero 1 -o never.h5)
+# A valid MoE model on 2 ranks, experts split over ep = 2: the aux loss and dropped routes in the file.
+pipebench_mpirun_test(moe_runs NP 2 RC 0
+  MATCH "\n#   MoE aux loss [0-9.]+ per micro-batch, [0-9]+ routes dropped by capacity\n"
+  ARGS ${_moe} --mapping 1x1x2 --expert-parallel 2 --experts 4 --top-k 2 --capacity-factor 1.25 --router sigmoid
+       --aux-loss-coeff 0.01 -o moe_runs.h5
+  THEN report moe_runs.h5 --json THEN_MATCH "\"moe_dropped_tokens\"")
 
 # comm's alltoallv over the expert-parallel groups: member 0 receives --imbalance times the mean block
 # (the data check counts every element), and the imbalance is kept with the results.

@@ -84,7 +84,9 @@ TEST(TransformerConfig, RefusesWhatTheKernelsCannotRun) {
   c = ok();
   c.experts = 4;
   c.top_k = 2;
-  expect_usage_error(c, "--experts 4 is not allowed: the transformer kernels run dense layers only so far");
+  EXPECT_NO_THROW(validate(c));  // MoE layers at t = 1 (kernels/moe_stage.hpp)
+  c.tp_size = 2;
+  expect_usage_error(c, "--experts 4 with t = 2 is not allowed: the transformer kernels run MoE layers at t = 1 only");
   c = ok();
   c.learned_positions = false;
   expect_usage_error(c, "a model without learned positions is not allowed");

@@ -127,7 +127,8 @@ Result run_case(const Moe& moe, int ep, const Hooks& hooks) {
   auto edp_comm = comm::make_communicator("mpi", mg.comm(topology::GroupKind::expert_dp).get(), "expert-dp");
   auto dp_comm = comm::make_communicator("mpi", mg.comm(topology::GroupKind::dp).get(), "dp");
   int calls = 0;
-  auto exchange = [&](const void* send, const std::vector<std::size_t>& sb, void* recv, const std::vector<std::size_t>& rb) {
+  auto exchange = [&](const void* send, const std::vector<std::size_t>& sb, void* recv, const std::vector<std::size_t>& rb,
+                      int) {
     comm::Request r = ep_comm->ialltoallv(send, sb, recv, rb);
     ep_comm->wait(r);
     // Calls per forward: the counts, the dispatch, the combine.

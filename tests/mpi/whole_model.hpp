@@ -19,6 +19,8 @@ struct Reference {
   std::map<std::string, std::size_t> offset;  // parameter name -> offset in the flat buffers
   std::vector<double> grads, weights;
   double loss = 0;
+  double aux = 0;     // MoE: the aux loss per micro-batch (every MoE layer's), last step
+  long dropped = 0;   // MoE: routes capacity dropped, last step, every micro-batch's
   double grad_scale = 0, weight_scale = 0;
 };
 
@@ -28,6 +30,7 @@ Reference whole_model(kernels::TransformerWorkloadConfig c, int global_mbs, cons
       kernels::TransformerConfig::whole_model(c.hidden, c.heads, c.seq, c.micro_batch, c.vocab, c.layers);
   t.seed = c.seed;
   t.tie_embeddings = o.tie;
+  static_cast<analysis::transformer::Moe&>(t) = c.moe;  // every expert on this one rank
   using Stage = kernels::TransformerStage<double>;
   Stage model(t);
   const std::size_t n = model.weights().extent(0);
@@ -35,13 +38,15 @@ Reference whole_model(kernels::TransformerWorkloadConfig c, int global_mbs, cons
   Reference ref;
   for (int step = 1; step <= o.steps; ++step) {
     model.zero_grad();
-    ref.loss = 0;
+    ref.loss = ref.aux = 0;
     for (int mb = 0; mb < global_mbs; ++mb) {
       model.forward(mb);
       ref.loss += model.loss(mb) / global_mbs;
+      ref.aux += model.aux_loss(mb) / global_mbs;
       model.backward(mb);
     }
     ref.grads.assign(model.gradients().data(), model.gradients().data() + n);
+    ref.dropped = model.dropped_tokens();
     if (o.optimizer == kernels::Optimizer::adam) {
       kernels::AdamSettings a;
       a.lr = o.lr;

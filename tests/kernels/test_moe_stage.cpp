@@ -1,0 +1,112 @@
+// The MoE transformer stage (kernels/moe_stage.hpp) on one rank, in double precision: its parameters
+// are the cost model's (stage_params with MoE layers every --moe-every), what its stash holds after F
+// and after I is the memory formula at the micro-batch's routing (moe_layer_stash for an MoE layer, the
+// dense layer's for the others) under every recomputation mode, and recomputation changes no bit of the
+// loss, the aux loss and the gradients. A missing aux loss, router or expert gradient shows up in the
+// finite-difference test of the layer (test_moe.cpp) and in the whole-model tests (test_moe_model.cpp).
+#include "helpers.hpp"
+
+#include "analysis/error.hpp"
+#include "analysis/transformer/activations.hpp"
+#include "analysis/transformer/params.hpp"
+#include "kernels/transformer_stage.hpp"
+
+namespace pipebench::kernels::test {
+namespace {
+
+namespace tf = analysis::transformer;
+using StageD = TransformerStage<double>;
+
+TransformerConfig moe_model(Recompute mode) {
+  TransformerConfig c = TransformerConfig::whole_model(16, 2, 8, 2, 13, 3);  // layers 0 and 2 MoE
+  c.experts = 4, c.top_k = 2, c.expert_ffn = 24, c.shared_experts = 1, c.moe_every = 2;
+  c.capacity_factor = 1.0, c.aux_loss_coeff = 0.01;
+  c.recompute = mode;
+  return c;
+}
+
+struct Outcome {
+  double loss = 0, aux = 0;
+  long dropped = 0;
+  std::vector<double> grads;
+};
+
+TEST(MoeStage, ParametersAndStashAreTheFormulaAndRecomputationChangesNothing) {
+  Outcome none;
+  for (Recompute mode : {Recompute::none, Recompute::selective, Recompute::full}) {
+    SCOPED_TRACE(analysis::recompute_name(mode));
+    const TransformerConfig c = moe_model(mode);
+    StageD st(c);
+    EXPECT_EQ(st.parameter_count(), tf::stage_params(c, c.split(), c.parts()));
+    const StageMemory m = estimate_memory(c, 8);
+    const tf::Stash balanced = tf::moe_layer_stash(c, c.split(), mode, tf::balanced_moe_rows(c, c.split()), 8);
+    // The formula's stash with the balanced MoE layers replaced by those at the routing the stash holds
+    // (none before I under full recomputation, whose F keeps the layer input only).
+    auto formula = [&](bool after_i) {
+      const auto rows = st.moe_rows(0);
+      std::uint64_t b = after_i ? m.weight_stash : m.forward_stash;
+      for (std::size_t i = 0; i < 2; ++i) {
+        const tf::Stash at = i < rows.size() ? tf::moe_layer_stash(c, c.split(), mode, rows[i], 8) : balanced;
+        b = b - (after_i ? balanced.weight : balanced.forward) + (after_i ? at.weight : at.forward);
+      }
+      return b;
+    };
+    st.forward(0);
+    EXPECT_EQ(st.stash_bytes(0), formula(false));
+    st.backward_input(0);
+    EXPECT_EQ(st.moe_rows(0).size(), 2u);
+    EXPECT_EQ(st.stash_bytes(0), formula(true));
+    st.backward_weight(0);
+    EXPECT_EQ(st.stash_bytes(0), 0u);
+    st.forward(1);
+    st.backward(1);
+    const Outcome r{st.loss(0) + st.loss(1), st.aux_loss(0) + st.aux_loss(1), st.dropped_tokens(), host(st.gradients())};
+    EXPECT_GT(r.aux, 0);
+    if (mode == Recompute::none) {
+      none = r;
+      continue;
+    }
+    EXPECT_EQ(r.loss, none.loss);
+    EXPECT_EQ(r.aux, none.aux);
+    EXPECT_EQ(r.dropped, none.dropped);
+    EXPECT_EQ(r.grads, none.grads);
+  }
+}
+
+// The whole model with an MoE layer (0) and a dense one (1) on one stage: every gradient, the router's
+// and the experts' included, against central finite differences of the objective, the cross-entropy
+// plus the aux loss (its coefficient included). Weights random, so that no gain or bias is neutral.
+TEST(MoeStage, WholeModelObjectiveMatchesFiniteDifferences) {
+  TransformerConfig c = TransformerConfig::whole_model(8, 2, 4, 2, 7, 2);
+  c.experts = 4, c.top_k = 2, c.expert_ffn = 6, c.shared_experts = 1, c.moe_every = 2, c.aux_loss_coeff = 0.05;
+  StageD st(c);
+  set(st.weights(), random_vec(st.weights().extent(0), 5, 0.4));
+  st.forward(3);
+  st.backward(3);
+  const auto grads = host(st.gradients());
+  auto pw = host(st.weights());
+  const auto numeric = numeric_gradient(pw, [&](const std::vector<double>& p) {
+    set(st.weights(), p);
+    st.zero_grad();  // forgets the aux loss of the previous forward
+    st.forward(3);
+    st.discard(3);
+    return st.loss(3) + st.aux_loss(3);
+  });
+  for (const ParamInfo& p : st.parameters()) {
+    const std::vector<double> a(grads.begin() + p.offset, grads.begin() + p.offset + p.size()),
+        n(numeric.begin() + p.offset, numeric.begin() + p.offset + p.size());
+    expect_close(a, n, 1e-6, p.name.c_str());
+  }
+}
+
+TEST(MoeStage, TheKernelsRefuseExpertsWithTensorOrContextParallelism) {
+  TransformerConfig c = moe_model(Recompute::none);
+  c.tp_size = 2;
+  EXPECT_THROW(validate(c), UsageError);
+  c.tp_size = 1;
+  c.context_parallel = 2;
+  EXPECT_THROW(validate(c), UsageError);
+}
+
+}  // namespace
+}  // namespace pipebench::kernels::test
