@@ -66,6 +66,19 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
 // Per stage, the median measured duration of each kind in `actions` as the simulator's costs, with
 // the F&B overlap factor measured too and `p2p` as the point-to-point time. measure() feeds the
 // prediction with it; `pipebench report --html` rebuilds a stored run's simulated timeline with it.
+// With each action's own duration too (SimCosts::action), the median over the records of it.
 analysis::SimCosts measured_costs(const analysis::Schedule& s, const std::vector<ActionRecord>& actions, double p2p);
+
+// Each of the first `steps` timed steps of each pipeline replayed by the simulator with its own actions'
+// measured durations (aligned records) and `costs`' p2p times and gap: per step, the makespan (the
+// slowest pipeline's) and the bubble over all ranks, defined as the measured ones are. What the
+// table's simulated figures are the medians of: the replay charges what each action really took,
+// exposed expert exchanges and waits for ep partners in other pipelines included, and models only the
+// waits between actions (docs/run.md "The prediction").
+struct StepReplays {
+  std::vector<double> makespans, bubbles;
+};
+StepReplays replay_steps(const analysis::Schedule& s, const topology::Grid& grid, const std::vector<ActionRecord>& actions,
+                         const analysis::SimCosts& costs, int steps);
 
 }  // namespace pipebench::bench
