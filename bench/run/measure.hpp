@@ -46,6 +46,8 @@ struct MeasureInput {
 // analysis::plan::Prediction predicts a configuration that has not run.)
 struct Simulation {
   analysis::SimCosts costs;
+  // Fed each action's median duration over steps and pipelines: the drawn timeline and the predicted
+  // peaks. The summary's simulated makespan and bubble are the medians of replay_steps() instead.
   analysis::SimResult sim;
   analysis::AnalyticFigures analytic;  // fed the measured whole-share times
   double executor_overhead_per_action = 0;  // seconds, median over ranks and steps
