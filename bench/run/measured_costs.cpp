@@ -1,6 +1,7 @@
 // The simulator's inputs from the measured records (bench/run/measure.hpp): each stage's median op
 // times, each action's own duration, and the replay of every timed step with its own durations.
 #include <algorithm>
+#include <cstdint>
 
 #include "analysis/stats.hpp"
 #include "bench/run/measure.hpp"
@@ -59,20 +60,25 @@ analysis::SimCosts measured_costs(const analysis::Schedule& s, const std::vector
 StepReplays replay_steps(const analysis::Schedule& s, const topology::Grid& grid, const std::vector<ActionRecord>& actions,
                          const analysis::SimCosts& costs, int steps) {
   const int pipes = grid.num_groups(topology::GroupKind::pp), world = grid.world_size();
-  std::vector<std::vector<double>> own(static_cast<std::size_t>(steps) * pipes,
-                                       std::vector<double>(analysis::action_slots(s), -1.0));
-  for (const auto& a : actions) {
-    const long k = slot_of(s, a);
-    if (k < 0 || a.step < 0 || a.step >= steps || a.global_rank < 0 || a.global_rank >= world) continue;
-    own[static_cast<std::size_t>(a.step) * pipes + grid.group_index(topology::GroupKind::pp, a.global_rank)][k] =
-        a.t_end - a.t_start;
+  // The records of each (step, pipeline), by index: one action-time table at a time, not one per step
+  // and pipeline (rank 0 may hold 2^21 pairs' records: bench/run/plan.hpp).
+  std::vector<std::vector<std::uint32_t>> of(static_cast<std::size_t>(steps) * pipes);
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    const ActionRecord& a = actions[i];
+    if (slot_of(s, a) < 0 || a.step < 0 || a.step >= steps || a.global_rank < 0 || a.global_rank >= world) continue;
+    of[static_cast<std::size_t>(a.step) * pipes + grid.group_index(topology::GroupKind::pp, a.global_rank)].push_back(
+        static_cast<std::uint32_t>(i));
   }
   StepReplays out;
   analysis::SimCosts c = costs;
+  std::vector<double> median_of = costs.action;  // an action without a record in a step: its median, else its stage's
+  median_of.resize(analysis::action_slots(s), -1.0);
   for (int k = 0; k < steps; ++k) {
     double makespan = 0, busy = 0;
     for (int g = 0; g < pipes; ++g) {
-      c.action = std::move(own[static_cast<std::size_t>(k) * pipes + g]);
+      c.action = median_of;
+      for (std::uint32_t i : of[static_cast<std::size_t>(k) * pipes + g])
+        c.action[slot_of(s, actions[i])] = actions[i].t_end - actions[i].t_start;
       const analysis::Metrics m = analysis::simulate(s, c, analysis::SimOptions{false}).metrics;
       makespan = std::max(makespan, m.makespan);
       for (const auto& r : m.ranks) busy += r.busy;
