@@ -44,16 +44,23 @@ void check_costs(const Schedule& s, const SimCosts& costs) {
   if (static_cast<int>(costs.stage.size()) != s.num_stages())
     throw Error("simulate: costs for " + std::to_string(costs.stage.size()) + " stages, schedule has " +
                 std::to_string(s.num_stages()));
+  if (!costs.action.empty() && costs.action.size() != action_slots(s))
+    throw Error("simulate: action times for " + std::to_string(costs.action.size()) + " places, schedule has " +
+                std::to_string(action_slots(s)));
   if (!costs.link_p2p.empty() && static_cast<int>(costs.link_p2p.size()) != s.num_stages() - 1)
     throw Error("simulate: link times for " + std::to_string(costs.link_p2p.size()) + " stage boundaries, schedule has " +
                 std::to_string(s.num_stages() - 1));
 }
 
-// The duration of an action from the per-stage times.
+// The duration of an action: its own where given, else from the per-stage times.
 struct CostOf {
-  const StageTimes* st;
-  double factor;
+  const Schedule& s;
+  const SimCosts& c;
   double operator()(int, const Action& a) const {
+    if (!c.action.empty())
+      if (const double own = c.action[action_slot(s, a)]; own >= 0) return own;
+    const StageTimes* st = c.stage.data();
+    const double factor = c.overlap_factor;
     switch (a.kind) {
       case Kind::F: return st[a.stage].f;
       case Kind::B: return st[a.stage].b;
@@ -69,7 +76,7 @@ struct CostOf {
 
 SimResult simulate(const Schedule& s, const SimCosts& costs) {
   check_costs(s, costs);
-  const CostOf cost{costs.stage.data(), costs.overlap_factor};
+  const CostOf cost{s, costs};
   SimResult r;
   r.timeline = replay(s, cost, costs.p2p, costs.gap, costs.p2p_pair, costs.link_p2p);
   r.metrics = compute_metrics(s, r.timeline);
@@ -78,7 +85,7 @@ SimResult simulate(const Schedule& s, const SimCosts& costs) {
 
 SimResult simulate(const Schedule& s, const SimCosts& costs, const SimOptions& options) {
   check_costs(s, costs);
-  const CostOf cost{costs.stage.data(), costs.overlap_factor};
+  const CostOf cost{s, costs};
   SimResult r;
   MetricsBuilder metrics(s.p);
   detail::ReplayEngine engine(s, costs.p2p, costs.gap, costs.p2p_pair, costs.link_p2p);

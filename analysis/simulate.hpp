@@ -31,7 +31,22 @@ struct SimCosts {
   // the later of the two being produced to both having arrived. Two random delays end later than one
   // on average, so a measurement feeds its own figure; < 0: p2p.
   double p2p_pair = -1;
+  // Per action, its own duration instead of its stage's kind (a measured run: an action's time depends
+  // on where it sits, e.g. an expert exchange exposed in an F alone and hidden in an F&B pair), at
+  // action_slot(); empty, or an entry < 0: the stage times above.
+  std::vector<double> action;
 };
+
+// The place of action `a` of `s` in SimCosts::action: one per (kind, stage, micro-batch), an F&B pair
+// at its forward's; action_slots(s) places in all.
+inline std::size_t action_slot(const Schedule& s, const Action& a) {
+  return (static_cast<std::size_t>(a.kind) * static_cast<std::size_t>(s.num_stages()) + static_cast<std::size_t>(a.stage)) *
+             static_cast<std::size_t>(s.m) +
+         static_cast<std::size_t>(a.mb);
+}
+inline std::size_t action_slots(const Schedule& s) {
+  return static_cast<std::size_t>(kNumKinds) * static_cast<std::size_t>(s.num_stages()) * static_cast<std::size_t>(s.m);
+}
 
 // Per-kind times for one rank's whole share of layers (docs/design.md "Vocabulary"): chunk times are tf/v, tb/v, tw/v,
 // times stage_mult[depth] when given (one multiplier per stage of a model copy). t_overlap is the

@@ -43,6 +43,12 @@ EpCounts ep_counts(EpExchange e, std::size_t bytes, int ep, int member, double i
   return c;
 }
 
+std::size_t ep_buffer_bytes(std::size_t bytes, int ep, int member, double imbalance) {
+  std::size_t received = 0;
+  for (std::size_t b : ep_counts(EpExchange::f_dispatch, bytes, ep, member, imbalance).recv) received += b;
+  return std::max(bytes, received);
+}
+
 SyntheticWorkload::SyntheticWorkload(SyntheticConfig cfg, TpAllReduce tp_allreduce, EpOps ep_ops)
     : cfg_(std::move(cfg)), tp_allreduce_(std::move(tp_allreduce)), ep_ops_(std::move(ep_ops)) {
   if (cfg_.v < 1) throw UsageError("synthetic workload: v = " + std::to_string(cfg_.v) + ", must be >= 1");
@@ -52,11 +58,7 @@ SyntheticWorkload::SyntheticWorkload(SyntheticConfig cfg, TpAllReduce tp_allredu
   if (cfg_.tp_allreduce_bytes && tp_allreduce_) tp_buffer_ = comm_buffer(cfg_.tp_allreduce_bytes, "pipebench::synthetic_tp");
   if (expert_traffic()) {
     if (!ep_ops_.post || !ep_ops_.wait) throw Error("synthetic workload: expert traffic needs the ep exchanges");
-    // The larger side of a dispatch (the busiest member receives more than it sends).
-    std::size_t most = cfg_.ep_alltoall_bytes;
-    for (std::size_t b : ep_counts(EpExchange::f_dispatch, cfg_.ep_alltoall_bytes, cfg_.ep, cfg_.ep_rank,
-                                   cfg_.routing_imbalance).recv)
-      most = std::max(most, b * static_cast<std::size_t>(cfg_.ep));
+    const std::size_t most = ep_buffer_bytes(cfg_.ep_alltoall_bytes, cfg_.ep, cfg_.ep_rank, cfg_.routing_imbalance);
     ep_send_ = comm_buffer(most, "pipebench::synthetic_ep_send");
     ep_recv_ = comm_buffer(most, "pipebench::synthetic_ep_recv");
   }

@@ -55,6 +55,10 @@ struct EpCounts {
   std::vector<std::size_t> send, recv;
 };
 EpCounts ep_counts(EpExchange e, std::size_t bytes, int ep, int member, double imbalance);
+// Bytes of each of the two exchange buffers (send, receive) that `member` holds: the larger side of a
+// dispatch (the busiest member, 0, receives imbalance times what it sends). The workload allocates two
+// of them; the run's memory check counts the same two (bench/run/plan.cpp).
+std::size_t ep_buffer_bytes(std::size_t bytes, int ep, int member, double imbalance);
 
 class SyntheticWorkload final : public Workload {
  public:

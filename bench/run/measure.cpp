@@ -15,32 +15,6 @@ namespace pipebench::bench {
 using analysis::Kind;
 using analysis::median;
 
-analysis::SimCosts measured_costs(const analysis::Schedule& s, const std::vector<ActionRecord>& actions, double p2p) {
-  const int S = s.num_stages();
-  std::vector<std::vector<double>> d(static_cast<std::size_t>(S) * 4);  // F, B, I, W
-  for (const auto& a : actions)
-    if (a.kind != Kind::FB) d[static_cast<std::size_t>(a.stage) * 4 + static_cast<int>(a.kind)].push_back(a.t_end - a.t_start);
-  analysis::SimCosts c;
-  c.stage.resize(S);
-  for (int st = 0; st < S; ++st) {
-    auto med = [&](Kind k) { return median(d[static_cast<std::size_t>(st) * 4 + static_cast<int>(k)]); };
-    const double f = med(Kind::F), b = med(Kind::B), i = med(Kind::I), w = med(Kind::W);
-    // A stage that ran only full backwards has no W part; one that ran split backwards has no B.
-    const bool split = !d[static_cast<std::size_t>(st) * 4 + static_cast<int>(Kind::I)].empty();
-    c.stage[st] = split ? analysis::StageTimes{f, i + w, w} : analysis::StageTimes{f, b, 0};
-  }
-  // F&B pairs: how their duration compares with their two halves run apart.
-  std::vector<double> ratio;
-  for (const auto& a : actions)
-    if (a.kind == Kind::FB) {
-      const double apart = c.stage[a.stage].f + c.stage[a.b_stage].b;
-      if (apart > 0) ratio.push_back((a.t_end - a.t_start) / apart);
-    }
-  c.overlap_factor = ratio.empty() ? 1.0 : median(ratio);
-  c.p2p = p2p;
-  return c;
-}
-
 namespace {
 
 // Effective point-to-point time: for the receives that kept their action waiting, from the matching
@@ -430,8 +404,9 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
   for (std::size_t k = 0; k < steps.step_times.size(); ++k)
     out.steps.push_back({0, static_cast<std::int32_t>(k), steps.step_times[k], steps.makespans[k], steps.bubbles[k]});
   sum.dp_sync_time = std::max(0.0, sum.step_time - sum.makespan);
-  sum.simulated_makespan = pred.sim.metrics.makespan;
-  sum.bubble_simulated = pred.sim.metrics.bubble_fraction;
+  const StepReplays replays = replay_steps(s, grid, in.actions, pred.costs, static_cast<int>(t0.size()));
+  sum.simulated_makespan = median(replays.makespans);
+  sum.bubble_simulated = median(replays.bubbles);
   set_analytic(sum, pred.analytic);
   add_workload_figures(grid, in, out);
   add_dp_figures(in, out);

@@ -46,6 +46,8 @@ struct MeasureInput {
 // analysis::plan::Prediction predicts a configuration that has not run.)
 struct Simulation {
   analysis::SimCosts costs;
+  // Fed each action's median duration over steps and pipelines: the drawn timeline and the predicted
+  // peaks. The summary's simulated makespan and bubble are the medians of replay_steps() instead.
   analysis::SimResult sim;
   analysis::AnalyticFigures analytic;  // fed the measured whole-share times
   double executor_overhead_per_action = 0;  // seconds, median over ranks and steps
@@ -66,6 +68,19 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
 // Per stage, the median measured duration of each kind in `actions` as the simulator's costs, with
 // the F&B overlap factor measured too and `p2p` as the point-to-point time. measure() feeds the
 // prediction with it; `pipebench report --html` rebuilds a stored run's simulated timeline with it.
+// With each action's own duration too (SimCosts::action), the median over the records of it.
 analysis::SimCosts measured_costs(const analysis::Schedule& s, const std::vector<ActionRecord>& actions, double p2p);
+
+// Each of the first `steps` timed steps of each pipeline replayed by the simulator with its own actions'
+// measured durations (aligned records) and `costs`' p2p times and gap: per step, the makespan (the
+// slowest pipeline's) and the bubble over all ranks, defined as the measured ones are. What the
+// table's simulated figures are the medians of: the replay charges what each action really took,
+// exposed expert exchanges and waits for ep partners in other pipelines included, and models only the
+// waits between actions (docs/run.md "The prediction").
+struct StepReplays {
+  std::vector<double> makespans, bubbles;
+};
+StepReplays replay_steps(const analysis::Schedule& s, const topology::Grid& grid, const std::vector<ActionRecord>& actions,
+                         const analysis::SimCosts& costs, int steps);
 
 }  // namespace pipebench::bench

@@ -13,6 +13,7 @@
 #include "analysis/text.hpp"
 #include "analysis/validate.hpp"
 #include "bench/run/zero_formula.hpp"
+#include "kernels/synthetic.hpp"
 #include "topology/grid.hpp"
 
 namespace pipebench::bench {
@@ -59,11 +60,17 @@ void plan_memory(const RunSettings& rs, Plan& pl) {
     // receives are posted ahead: bench/run/executor.cpp); the workload one TP all-reduce buffer
     // where t > 1 and as much again for MPI's scratch of it (MPICH's MPI_Iallreduce ran out of memory
     // there: issue 27), the gradients of its stages (dp_grad_bytes in all) where d > 1, and with two model
-    // copies (DualPipe) those and the twin's received copy (bench/run/executor_sync.cpp).
-    const double grads = static_cast<double>(rs.synthetic.dp_grad_bytes);
-    const double more = (s.p > 1 ? 2.0 * static_cast<double>(rs.synthetic.p2p_bytes) : 0.0) +
-                        (pl.mapping.t > 1 ? 2.0 * static_cast<double>(rs.synthetic.tp_allreduce_bytes) : 0.0) +
-                        (s.pipes > 1 ? 2.0 * grads : pl.mapping.d > 1 ? grads : 0.0);
+    // copies (DualPipe) those and the twin's received copy (bench/run/executor_sync.cpp); with expert
+    // traffic the two exchange buffers of the busiest ep member (0, receiving X times the mean), which
+    // each pipeline rank has in one of its data-parallel replicas.
+    const SyntheticSettings& y = rs.synthetic;
+    const double grads = static_cast<double>(y.dp_grad_bytes);
+    const double ep = y.ep_alltoall_bytes == 0 ? 0.0
+                                               : 2.0 * static_cast<double>(kernels::ep_buffer_bytes(
+                                                           y.ep_alltoall_bytes, rs.ep, 0, y.routing_imbalance));
+    const double more = (s.p > 1 ? 2.0 * static_cast<double>(y.p2p_bytes) : 0.0) +
+                        (pl.mapping.t > 1 ? 2.0 * static_cast<double>(y.tp_allreduce_bytes) : 0.0) +
+                        (s.pipes > 1 ? 2.0 * grads : pl.mapping.d > 1 ? grads : 0.0) + ep;
     for (auto& need : pl.memory_need) need += more;
     return;
   }
@@ -415,7 +422,8 @@ void check_memory(const std::vector<Plan>& plans, double per_rank_bytes) {
     const auto worst = std::max_element(pl.memory_need.begin(), pl.memory_need.end());
     check_fits("configuration " + pl.label, *worst, " on pipeline rank " + std::to_string(worst - pl.memory_need.begin()),
                per_rank_bytes,
-               "weights, gradients and peak activations; a smaller model, more stages or --recompute would fit");
+               "weights, gradients, peak activations and the expert exchange buffers; a smaller model, more stages or "
+               "--recompute would fit");
   }
 }
 

@@ -142,3 +142,26 @@ TEST(SimulateBasic, LinkTimePerStageBoundary) {
   c.link_p2p = {0.1};
   EXPECT_THROW(simulate(s, c), pipebench::Error);
 }
+
+// SimCosts::action: an action's own duration wins over its stage's (a measured run's replay charges what
+// each action took, e.g. an F whose expert exchange was exposed); the others keep the stage times.
+TEST(SimulateBasic, AnActionsOwnDurationIsCharged) {
+  const Schedule s = make_schedule({"1f1b", 4, 4});
+  SimCosts c = uniform_costs(s, 1, 2, 1);
+  c.action.assign(action_slots(s), -1.0);
+  c.action[action_slot(s, Action::make(Kind::F, 0, 0))] = 3;  // 2 more than the stage's F, on the critical path
+  EXPECT_DOUBLE_EQ(simulate(s, c).metrics.makespan, 23);
+  const Schedule v = make_schedule({"dualpipev", 2, 8});
+  SimCosts d = uniform_costs(v, 1, 2, 1);
+  d.action.assign(action_slots(v), -1.0);
+  const auto pair = std::find_if(v.actions[0].begin(), v.actions[0].end(), [](const Action& a) { return a.kind == Kind::FB; });
+  ASSERT_NE(pair, v.actions[0].end());
+  d.action[action_slot(v, *pair)] = 7.5;
+  for (const auto& op : simulate(v, d).timeline) {
+    if (op.action == *pair) {
+      EXPECT_DOUBLE_EQ(op.end - op.start, 7.5);
+    }
+  }
+  d.action.pop_back();
+  EXPECT_THROW(simulate(v, d), pipebench::Error);  // sized for another schedule
+}

@@ -6,7 +6,9 @@
 #   comm: comm -e 4G, whose send, receive and fill buffers are 12 GiB (exit 1 after the allocation before);
 #   tp: --tp-allreduce-bytes 4 GiB at t = 2 is counted twice (the buffer, MPI's scratch) and refused, and at t = 1, where there is no
 #       tensor-parallel all-reduce, it is not allocated: that run succeeds under ulimit -v 4000000 (3.8 GiB;
-#       std::bad_alloc before).
+#       std::bad_alloc before);
+#   ep: the expert exchange buffers (issue 22), send and receive at the busiest member's X·B: ep 2, X = 2,
+#       B = 1 GiB - 2 bytes is 2 x 2 GiB, refused under ulimit -v 4000000 (3.8 GiB; std::bad_alloc before).
 # The transformer case passed before the change as well under this limit (the issue's Kokkos abort was
 # not reproduced here): it guards the order of the checks.
 # ulimit -v 8000000 is 7.6 GiB. Usage: memory_limit.sh MPIEXEC PIPEBENCH WORKDIR
@@ -19,7 +21,7 @@ fails=0
 refused() {
   local name=$1 re=$2; shift 2
   rm -f never.h5
-  (ulimit -v 8000000; "$MPIEXEC" -n 2 "$B" "$@" >out.txt 2>err.txt)
+  (ulimit -v "${LIMIT:-8000000}"; "$MPIEXEC" -n 2 "$B" "$@" >out.txt 2>err.txt)
   local rc=$?
   if [ $rc -ne 2 ] || [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -Eq "$re" err.txt || [ -e never.h5 ]; then
     echo "FAIL ($name): exit $rc, expected 2 and one line matching '$re', no never.h5: $(head -c 600 err.txt)"
@@ -37,6 +39,9 @@ refused comm "comm -e 4294967296 needs about 12.00 GiB, $AVAIL \(its send, recei
   comm all_reduce -b 4G -e 4G -n 1 -w 0 --out never.h5
 refused tp "needs about 8\.[0-9]+ GiB on pipeline rank 0, $AVAIL" \
   run --mapping 2x1x1 --schedule 1f1b -m 2 --tp-allreduce-bytes 4294967296 "${SMALL[@]}" -o never.h5
+LIMIT=4000000 refused ep "configuration 1f1b 1x1x2 m=2 needs about 4\.[0-9]+ GiB on pipeline rank 0, $AVAIL" \
+  run --mapping 1x1x2 --expert-parallel 2 --ep-alltoall-bytes 1073741822 --routing-imbalance 2 --schedule 1f1b -m 2 \
+  "${SMALL[@]}" -o never.h5
 (ulimit -v 4000000; "$MPIEXEC" -n 2 "$B" run --schedule 1f1b -m 2 --tp-allreduce-bytes 4294967296 "${SMALL[@]}" \
   -o t1.h5 >out.txt 2>err.txt)
 rc=$?
