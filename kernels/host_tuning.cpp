@@ -1,12 +1,18 @@
 #include "kernels/host_tuning.hpp"
 
+#include <Kokkos_Macros.hpp>
 #include <dlfcn.h>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
+#include <algorithm>
 #include <climits>
+
+#if defined(KOKKOS_ENABLE_OPENMP)
+#include <omp.h>
+#endif
 
 namespace pipebench::kernels {
 
@@ -23,6 +29,23 @@ int blas_threads() {
   using get_fn = int (*)();
   static const auto get = reinterpret_cast<get_fn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
   return get ? get() : 0;
+}
+
+int host_compute_threads() {
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+  return 0;
+#elif defined(KOKKOS_ENABLE_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+double blas_buffer_bytes(int threads) {
+  constexpr double openblas_buffer = (32 << 22) + 4096;  // BUFFER_SIZE + FIXED_PAGESIZE (x86-64)
+  const int host = host_compute_threads();
+  if (host == 0 || !dlsym(RTLD_DEFAULT, "openblas_get_num_threads")) return 0;
+  return std::max(threads, host) * openblas_buffer;
 }
 
 bool retain_freed_host_memory() {

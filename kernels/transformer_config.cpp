@@ -4,16 +4,13 @@
 #include "analysis/transformer/activations.hpp"
 #include "analysis/transformer/count.hpp"
 #include "analysis/transformer/params.hpp"
+#include "kernels/host_tuning.hpp"
 
 #include <Kokkos_Macros.hpp>
 
 #include <algorithm>
 #include <climits>
 #include <string>
-
-#if defined(KOKKOS_ENABLE_OPENMP)
-#include <omp.h>
-#endif
 
 namespace pipebench::kernels {
 
@@ -205,13 +202,7 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   // recomputation also rebuilds one layer's complete stash inside I.
   const u64 h = static_cast<u64>(c.hidden), s = static_cast<u64>(c.seq), t = static_cast<u64>(c.tp_size);
   const u64 n = static_cast<u64>(c.micro_batch) * s, nh = mul(n, h), nht = mul(n, h / t), ss = mul(s, s);
-#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
-  const int host_threads = 0;
-#elif defined(KOKKOS_ENABLE_OPENMP)
-  const int host_threads = omp_get_max_threads();
-#else
-  const int host_threads = 1;
-#endif
+  const int host_threads = host_compute_threads();
   const u64 group = attention_group_for(static_cast<u64>(c.micro_batch) * static_cast<u64>(c.heads / c.tp_size), host_threads);
   m.workspace = add(mul(add(add(mul(3, nh), mul(8, nht)), mul(mul(2, group), ss)), e), mul(8, n));
   if (c.recompute == Recompute::full && c.num_layers > 0)

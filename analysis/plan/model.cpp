@@ -191,11 +191,7 @@ void add_part(StagePlan& sp, int k, const PartCosts& c, double times) {
 }
 
 // The MoE layers among stage depth k's layers [first, first + n) (transformer::Shape::moe_layer).
-int moe_layers(const ModelSpec& md, int first, int n) {
-  int x = 0;
-  for (int i = first; i < first + n && md.experts > 0; ++i) x += md.moe_layer(i) ? 1 : 0;
-  return x;
-}
+int moe_layers(const ModelSpec& md, int first, int n) { return md.moe_layers_in(first, n); }
 
 void stage_times(const ModelSpec& md, const Parts& c, StagePlan& sp) {
   const int S = sp.stages_per_pipe;

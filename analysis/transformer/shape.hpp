@@ -52,6 +52,15 @@ struct Shape : Moe {
   std::int64_t expert_ffn_size() const { return expert_ffn > 0 ? expert_ffn : ffn_size(); }
   int fc1_factor() const { return gated_mlp ? 2 : 1; }  // fc1's columns per MLP column
   bool moe_layer(int l) const { return experts > 0 && l % moe_every == 0; }
+  // How many of the layers [first, first + n) are MoE layers (moe_layer), in O(1): the multiples of
+  // moe_every below first + n less those below first (ceil(x / e) multiples of e lie in [0, x)). The
+  // planner asks it for every stage of every layout (a loop over the layers made its screening O(L) per
+  // layout: 27 s for DeepSeek-V3 at L = 16384 on 2^20 GPUs, issue 27).
+  int moe_layers_in(int first, int n) const {
+    if (experts <= 0 || n <= 0) return 0;
+    const auto below = [e = std::int64_t{moe_every}](std::int64_t x) { return (x + e - 1) / e; };
+    return static_cast<int>(below(std::int64_t{first} + n) - below(first));
+  }
 };
 
 // How one rank splits the model: Megatron's tensor parallelism over t ranks (Shoeybi et al. 2019), with

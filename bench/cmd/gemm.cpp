@@ -25,6 +25,7 @@
 #include "bench/run/plan.hpp"
 #include "kernels/build_info.hpp"
 #include "kernels/gemm_sweep.hpp"
+#include "kernels/host_tuning.hpp"
 #include "kernels/transformer_workload.hpp"
 
 namespace pipebench::bench {
@@ -51,7 +52,8 @@ void check_settings(const GemmSettings& s) {
     throw UsageError("--precision " + quoted(s.precision) + " is not allowed: pipebench gemm times fp32 or fp64");
   const double value = s.precision == "fp64" ? 8 : 4;
   const double largest = s.sizes.back();
-  const double bytes = std::max(3 * largest * largest, 2 * s.elementwise_elements) * value;
+  const double bytes =
+      std::max(3 * largest * largest, 2 * s.elementwise_elements) * value + kernels::blas_buffer_bytes(s.blas_threads);
   const double limit = memory_per_rank_bytes(1);
   if (limit > 0 && bytes > limit)
     throw UsageError("--sizes up to " + std::to_string(s.sizes.back()) + " and --elementwise-elements " +

@@ -14,6 +14,7 @@
 #include "analysis/validate.hpp"
 #include "bench/run/zero_formula.hpp"
 #include "kernels/synthetic.hpp"
+#include "kernels/host_tuning.hpp"
 #include "topology/grid.hpp"
 
 namespace pipebench::bench {
@@ -79,6 +80,8 @@ void plan_memory(const RunSettings& rs, Plan& pl) {
   pl.memory_need = analysis::peak_activation_bytes(s, pl.stash);
   for (int st = 0; st < s.num_stages(); ++st)
     pl.memory_need[s.stage_rank[st]] += static_cast<double>(mem[st].weights + mem[st].grads + mem[st].workspace);
+  // and once per rank, the host BLAS's own buffers (OpenBLAS hung at its first product without room for them)
+  for (auto& need : pl.memory_need) need += kernels::blas_buffer_bytes(rs.blas_threads);
 }
 
 template <class List>
@@ -422,8 +425,7 @@ void check_memory(const std::vector<Plan>& plans, double per_rank_bytes) {
     const auto worst = std::max_element(pl.memory_need.begin(), pl.memory_need.end());
     check_fits("configuration " + pl.label, *worst, " on pipeline rank " + std::to_string(worst - pl.memory_need.begin()),
                per_rank_bytes,
-               "weights, gradients, peak activations and the expert exchange buffers; a smaller model, more stages or "
-               "--recompute would fit");
+               "weights, gradients, peak activations and buffers; a smaller model, more stages or --recompute would fit");
   }
 }
 

@@ -128,5 +128,22 @@ TEST(TransformerParams, MixtureOfExpertsLayers) {
   EXPECT_EQ(stage_params(m, {}, {0, 4, false, false}), 2 * layer_params(m, {}, true) + 2 * layer_params(m, {}, false));
 }
 
+// The closed-form count of MoE layers in a range is the count of moe_layer over it, for every range of
+// 0..40 layers and every frequency (and none without experts).
+TEST(TransformerShape, MoeLayersInRange) {
+  for (int every : {1, 2, 3, 7}) {
+    Shape m;
+    m.experts = 8, m.moe_every = every;
+    for (int first = 0; first < 40; ++first)
+      for (int n = 0; first + n <= 40; ++n) {
+        int loop = 0;
+        for (int l = first; l < first + n; ++l) loop += m.moe_layer(l) ? 1 : 0;
+        ASSERT_EQ(m.moe_layers_in(first, n), loop) << "every " << every << ", layers " << first << " + " << n;
+      }
+  }
+  Shape dense;
+  EXPECT_EQ(dense.moe_layers_in(0, 16), 0);
+}
+
 }  // namespace
 }  // namespace pipebench::analysis::transformer
