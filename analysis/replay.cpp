@@ -19,7 +19,7 @@ const char* ReplayEngine::part_rule(Part p) {
 const char* ReplayEngine::part_name(Part p) { return p == kFwd ? "F" : "I/B"; }
 
 ReplayEngine::ReplayEngine(const Schedule& s, double p2p, double gap, double p2p_pair, const std::vector<double>& link_p2p)
-    : s_(s), p2p_(p2p), p2p_pair_(p2p_pair), gap_(gap), S_(s.num_stages()), m_(s.m) {
+    : s_(s), p2p_pair_(p2p_pair), gap_(gap), S_(s.num_stages()), m_(s.m) {
   // One time per stage boundary, p2p where none is given: the lookup needs no test per message.
   link_.assign(S_ > 1 ? S_ - 1 : 0, p2p);
   for (std::size_t b = 0; b < link_.size() && b < link_p2p.size(); ++b)

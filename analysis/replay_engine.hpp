@@ -93,7 +93,6 @@ class ReplayEngine {
   static const char* part_name(Part p);
 
   const Schedule& s_;
-  double p2p_;
   double p2p_pair_;           // for an action with two inputs from other ranks; < 0: each input its link's time
   std::vector<double> link_;  // per stage boundary
   double gap_;
