@@ -185,10 +185,10 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   // An MoE layer's stash depends on its routing: counted here at balanced routing (docs/transformer.md).
   const tf::Stash moe = c.experts > 0 ? tf::moe_layer_stash(c, split, modelled_recompute(c), tf::balanced_moe_rows(c, split), e)
                                       : layer;
-  for (int l = c.first_layer; l < c.first_layer + c.num_layers; ++l) {
-    m.forward_stash = add(m.forward_stash, (c.moe_layer(l) ? moe : layer).forward);
-    m.weight_stash = add(m.weight_stash, (c.moe_layer(l) ? moe : layer).weight);
-  }
+  const u64 moe_layers = static_cast<u64>(c.moe_layers_in(c.first_layer, c.num_layers));
+  const u64 dense_layers = static_cast<u64>(c.num_layers) - moe_layers;
+  m.forward_stash = add(mul(dense_layers, layer.forward), mul(moe_layers, moe.forward));
+  m.weight_stash = add(mul(dense_layers, layer.weight), mul(moe_layers, moe.weight));
   for (const auto& [held, part] : {std::pair{c.embedding, tf::Part::embedding}, std::pair{c.head, tf::Part::head}}) {
     if (!held) continue;
     const tf::Stash s = tf::stash(c, split, modelled_recompute(c), part, e);

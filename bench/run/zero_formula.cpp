@@ -1,9 +1,8 @@
 #include "bench/run/zero_formula.hpp"
 
-#include "analysis/transformer/params.hpp"
-
 #include <algorithm>
 
+#include "analysis/transformer/params.hpp"
 #include "analysis/zero.hpp"
 #include "kernels/transformer_workload.hpp"
 
@@ -45,10 +44,12 @@ ZeroFormula zero_formula(const RunSettings& rs, const Plan& pl) {
       const double p = padded[static_cast<std::size_t>(st)];
       // The routed experts' gradients go over the expert-data-parallel group (cp d / ep ranks), as
       // records of the dp group: nothing to reduce where it is one rank.
-      const kernels::TransformerConfig sc = kernels::stage_config(pl.model, split, s.depth_of_stage(st));
       double routed = 0;
-      for (int l = sc.first_layer; l < sc.first_layer + sc.num_layers && rs.cp * d == rs.ep; ++l)
-        if (sc.moe_layer(l)) routed += static_cast<double>(analysis::transformer::routed_expert_params(sc, sc.split()) * e);
+      if (rs.cp * d == rs.ep) {
+        const kernels::TransformerConfig sc = kernels::stage_config(pl.model, split, s.depth_of_stage(st));
+        routed = sc.moe_layers_in(sc.first_layer, sc.num_layers) *
+                 static_cast<double>(analysis::transformer::routed_expert_params(sc, sc.split()) * e);
+      }
       if (rs.zero == 0) mine.all_reduced += whole[static_cast<std::size_t>(st)] - routed;
       if (rs.zero >= 1) mine.reduce_scattered += p;
       if (rs.zero == 1 || rs.zero == 2) mine.all_gathered += p;  // the updated weights, once a step
