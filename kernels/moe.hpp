@@ -90,7 +90,6 @@ class MoeLayer {
       : h_(hidden), f_(static_cast<int>(ffn)), ep_(ep), local_(moe.experts / ep), first_(ep_rank * local_), moe_(moe),
         exchange_(std::move(exchange)), w_(std::move(w)), g_(std::move(g)) {}
   void bind(Weights w, Weights g) { w_ = std::move(w), g_ = std::move(g); }
-  int local_experts() const { return local_; }
   Weights& weights() { return w_; }
   Weights& grads() { return g_; }
   int first_expert() const { return first_; }

@@ -272,9 +272,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
     throw Error("transformer stage: context parallelism needs set_context_parallel() before the first forward");
   MicroBatch st;
   st.layers.resize(static_cast<std::size_t>(cfg_.num_layers));
-  if (has_moe()) st.moe.resize(st.layers.size());
-  typename StageMoe<S, E>::Stash unused;
-  auto moe_stash = [&](std::size_t l) -> typename StageMoe<S, E>::Stash& { return st.moe.empty() ? unused : st.moe[l]; };
+  st.moe.resize(st.layers.size());  // a dense layer's stays empty
   Activations x;
   if (cfg_.embedding) {
     x = alloc<Activations>("pipebench::embedding_out", static_cast<std::size_t>(cfg_.micro_batch),
@@ -314,7 +312,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
       typename StageMoe<S, E>::Stash dropped;
       x = moe_.forward(l, mb, false, shape_, layer_w_[l], x, discarded, dropped, false, all_reduce_, sp(), cp());
     } else {
-      x = moe_.forward(l, mb, false, shape_, layer_w_[l], x, st.layers[l], moe_stash(l),
+      x = moe_.forward(l, mb, false, shape_, layer_w_[l], x, st.layers[l], st.moe[l],
                        modelled_recompute(cfg_) == Recompute::none, all_reduce_, sp(), cp());
     }
     between_layers();
@@ -343,8 +341,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
   }
   for (std::size_t l = st.layers.size(); l-- > 0;) {
     LayerStash<S, E>& ls = st.layers[l];
-    typename StageMoe<S, E>::Stash unused;
-    typename StageMoe<S, E>::Stash& ms = st.moe.empty() ? unused : st.moe[l];
+    typename StageMoe<S, E>::Stash& ms = st.moe[l];
     if (cfg_.recompute == Recompute::full) {
       // Rebuild the complete stash (probabilities included) from the kept input, which it replaces.
       LayerStash<S, E> rebuilt;
@@ -376,8 +373,7 @@ void TransformerStage<S, E>::backward_weight(int mb) {
   MicroBatch& st = in_flight(mb, Phase::input_done, "backward_weight");
   if (cfg_.head) head_backward_weight<S, E>(head_g_, st.head);
   for (std::size_t l = st.layers.size(); l-- > 0;) {
-    typename StageMoe<S, E>::Stash unused;
-    moe_.backward_weight(l, shape_, layer_g_[l], st.layers[l], st.moe.empty() ? unused : st.moe[l]);
+    moe_.backward_weight(l, shape_, layer_g_[l], st.layers[l], st.moe[l]);
     between_layers();
   }
   if (cfg_.embedding)
