@@ -1,9 +1,8 @@
 #include "analysis/transformer/activations.hpp"
 
-#include <string>
-
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "analysis/transformer/count.hpp"
 

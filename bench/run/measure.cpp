@@ -120,7 +120,10 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
   for (double b : in.blas_rate) blas += b;
   for (const auto& rs : out.ranks) rate += rs.flop_rate;
   if (count > 0) out.summary.extra["loss"] = loss / count;
-  if (count > 0 && aux >= 0) out.summary.extra["moe_aux_loss"] = aux / count, out.summary.extra["moe_dropped_tokens"] = dropped;
+  if (count > 0 && aux >= 0) {
+    out.summary.extra["moe_aux_loss"] = aux / count;
+    out.summary.extra["moe_dropped_tokens"] = dropped;
+  }
   if (model_flops > 0) out.summary.extra["model_flops"] = model_flops;
   if (state >= 0) out.summary.extra["optimizer_state_bytes"] = state;
   if (rate > 0) out.summary.extra["flop_rate"] = rate;

@@ -13,8 +13,8 @@
 #include "analysis/text.hpp"
 #include "analysis/validate.hpp"
 #include "bench/run/zero_formula.hpp"
-#include "kernels/synthetic.hpp"
 #include "kernels/host_tuning.hpp"
+#include "kernels/synthetic.hpp"
 #include "topology/grid.hpp"
 
 namespace pipebench::bench {
