@@ -11,6 +11,7 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -870,5 +871,54 @@ TEST(Parallel3d, Fp16OverflowSkipsTheStepOnEveryRank) {
     EXPECT_EQ(skipped.weights, two.weights);
     EXPECT_FALSE(two.weights.empty());
     EXPECT_EQ(skipped.loss, two.loss);
+  }
+}
+
+// Issue 24's figure: a bf16 run against the fp32 run of the same model over 50 Adam steps (lr 1e-2, the
+// same global batch every step, so the loss falls as the model learns it). Printed as a curve; asserted:
+// both learn (the last loss under half the first), bf16 differs from fp32 (its rounding is there) and stays
+// within 10 % of it at every step (a bound from the runs, not derived: 0.5 % on 1x1x2 and 2x1x2, 6.2 % on
+// 1x1x4 at step 24, where the two trajectories cross a bump of the loss; docs/transformer.md).
+TEST(Parallel3d, Bf16LossCurveFollowsFp32OverFiftyAdamSteps) {
+  for (const auto& mp : zero_mappings()) {
+    if (mp.p != 1) continue;
+    SCOPED_TRACE(name_of(mp));
+    auto curve = [&](kernels::Precision precision) {
+      Options o = zero_options(mp.d > 1 ? 1 : 0, "1f1b");
+      o.lr = 1e-2;
+      o.steps = 50;
+      o.precision = precision;
+      std::vector<double> loss;
+      run(mp, o, 2, [&](const Distributed& r) {
+        double sums[2] = {0, 0}, all[2] = {0, 0};
+        if (r.me.tp == 0)
+          for (const auto& f : r.work->step_figures()) {
+            if (f.kind == kernels::Workload::FigureKind::loss_sum) sums[0] += f.value;
+            if (f.kind == kernels::Workload::FigureKind::loss_count) sums[1] += f.value;
+          }
+        MPI_Allreduce(sums, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        loss.push_back(all[0] / all[1]);
+      });
+      return loss;
+    };
+    const std::vector<double> fp32 = curve(kernels::Precision::fp32), bf16 = curve(kernels::Precision::bf16);
+    ASSERT_EQ(fp32.size(), 50u);
+    ASSERT_EQ(bf16.size(), 50u);
+    double worst = 0;
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < fp32.size(); ++k)
+      if (std::abs(bf16[k] - fp32[k]) / fp32[k] > worst) worst = std::abs(bf16[k] - fp32[k]) / fp32[k], at = k;
+    int me = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0) {
+      std::printf("# %s loss by step (fp32 / bf16):", name_of(mp).c_str());
+      for (std::size_t k = 0; k + 1 < fp32.size(); k += 7) std::printf(" %zu:%.4f/%.4f", k + 1, fp32[k], bf16[k]);
+      std::printf(" 50:%.4f/%.4f; largest relative difference %.3g at step %zu\n", fp32.back(), bf16.back(), worst,
+                  at + 1);
+    }
+    EXPECT_LT(fp32.back(), fp32.front() / 2);
+    EXPECT_LT(bf16.back(), bf16.front() / 2);
+    EXPECT_GT(worst, 0.0) << "bf16 changed nothing";
+    EXPECT_LT(worst, 0.10);
   }
 }
