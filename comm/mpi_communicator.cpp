@@ -1,13 +1,16 @@
 #include "comm/mpi_communicator.hpp"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
 #include <thread>
+
+#include "comm/float16.hpp"
 
 namespace pipebench::comm {
 
@@ -24,17 +27,67 @@ void check(int rc, const char* fn) {
   if (rc != MPI_SUCCESS) throw Error(std::string(fn) + " failed: " + mpi_error(rc));
 }
 
-// The types MPI reduces; half and bfloat16 have no standard MPI type (supports() says no).
+// half and bfloat16 have no MPI type: a 2-byte contiguous type, and user operations that decode each
+// pair to float, combine it and round the result back (comm/float16.hpp, round to nearest even): a
+// 16-bit value after every partial reduction, as NCCL reduces 16-bit types. Made once, at first use
+// (MPI is initialised by then), and freed when MPI_Finalize deletes MPI_COMM_SELF's attributes (the
+// MPI standard's hook for cleanup at finalize; MPICH warns of a type left behind).
+template <std::uint16_t (*Enc)(float), float (*Dec)(std::uint16_t), int Op>
+void combine16(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const std::uint16_t*>(in);
+  auto* b = static_cast<std::uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) {
+    const float x = Dec(a[i]), y = Dec(b[i]);
+    b[i] = Enc(Op == 0 ? x + y : Op == 1 ? std::max(x, y) : std::min(x, y));
+  }
+}
+struct Ops16 {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op half[3], bf16[3];  // by ReduceOp: sum, max, min
+};
+Ops16 ops16_;
+int free_ops16(MPI_Comm, int, void*, void*) {
+  for (MPI_Op* o : {ops16_.half, ops16_.bf16})
+    for (int k = 0; k < 3; ++k) MPI_Op_free(&o[k]);
+  MPI_Type_free(&ops16_.type);
+  return MPI_SUCCESS;
+}
+const Ops16& ops16() {
+  static const bool made = [] {
+    MPI_Type_contiguous(2, MPI_BYTE, &ops16_.type);
+    MPI_Type_commit(&ops16_.type);
+    MPI_Op_create(&combine16<to_half, from_half, 0>, 1, &ops16_.half[0]);
+    MPI_Op_create(&combine16<to_half, from_half, 1>, 1, &ops16_.half[1]);
+    MPI_Op_create(&combine16<to_half, from_half, 2>, 1, &ops16_.half[2]);
+    MPI_Op_create(&combine16<to_bf16, from_bf16, 0>, 1, &ops16_.bf16[0]);
+    MPI_Op_create(&combine16<to_bf16, from_bf16, 1>, 1, &ops16_.bf16[1]);
+    MPI_Op_create(&combine16<to_bf16, from_bf16, 2>, 1, &ops16_.bf16[2]);
+    int key = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &free_ops16, &key, nullptr);
+    MPI_Comm_set_attr(MPI_COMM_SELF, key, nullptr);
+    return true;
+  }();
+  (void)made;
+  return ops16_;
+}
+
 MPI_Datatype mpi_type(DType t) {
   switch (t) {
     case DType::f32: return MPI_FLOAT;
     case DType::f64: return MPI_DOUBLE;
     case DType::i32: return MPI_INT32_T;
-    default: return MPI_DATATYPE_NULL;
+    case DType::f16:
+    case DType::bf16: return ops16().type;
   }
+  return MPI_DATATYPE_NULL;
 }
 
-MPI_Op mpi_op(ReduceOp op) { return op == ReduceOp::sum ? MPI_SUM : op == ReduceOp::max ? MPI_MAX : MPI_MIN; }
+MPI_Op mpi_op(ReduceOp op, DType t) {
+  const int k = op == ReduceOp::sum ? 0 : op == ReduceOp::max ? 1 : 2;
+  if (t == DType::f16) return ops16().half[k];
+  if (t == DType::bf16) return ops16().bf16[k];
+  return k == 0 ? MPI_SUM : k == 1 ? MPI_MAX : MPI_MIN;
+}
 
 class MpiOp final : public detail::PendingOp {
  public:
@@ -186,7 +239,7 @@ Request MpiCommunicator::irecv(void* buf, std::size_t bytes, int peer, int tag) 
 Request MpiCommunicator::iallreduce_sum(void* buf, std::size_t count, DType type) {
   const int n = checked_count(count, "allreduce");
   return post(*this, {Op::allreduce, -1, -1, count * dtype_size(type)}, "MPI_Iallreduce", [&](MPI_Request* r) {
-    return MPI_Iallreduce(MPI_IN_PLACE, buf, n, mpi_type(type), MPI_SUM, comm_.get(), r);
+    return MPI_Iallreduce(MPI_IN_PLACE, buf, n, mpi_type(type), mpi_op(ReduceOp::sum, type), comm_.get(), r);
   });
 }
 
@@ -208,7 +261,7 @@ Request MpiCommunicator::ireduce_scatter_sum(const void* send, void* recv, std::
   const int n = checked_count(count_per_rank, "reduce_scatter");
   const std::size_t total = count_per_rank * dtype_size(type) * static_cast<std::size_t>(size());
   return post(*this, {Op::reduce_scatter, -1, -1, total}, "MPI_Ireduce_scatter_block", [&](MPI_Request* r) {
-    return MPI_Ireduce_scatter_block(send, recv, n, mpi_type(type), MPI_SUM, comm_.get(), r);
+    return MPI_Ireduce_scatter_block(send, recv, n, mpi_type(type), mpi_op(ReduceOp::sum, type), comm_.get(), r);
   });
 }
 
@@ -217,37 +270,30 @@ Request MpiCommunicator::ibarrier() {
               [&](MPI_Request* r) { return MPI_Ibarrier(comm_.get(), r); });
 }
 
-bool MpiCommunicator::supports(DType type, ReduceOp) const { return mpi_type(type) != MPI_DATATYPE_NULL; }
-
-void MpiCommunicator::check_reduction(DType type, ReduceOp op, const char* what) const {
-  if (!supports(type, op))
-    throw UsageError(std::string(what) + " on '" + name() + "': the MPI backend cannot reduce " + dtype_name(type) +
-                     " (allowed float, double, int32)");
-}
+// Every type (half and bfloat16 through ops16) with every ReduceOp.
+bool MpiCommunicator::supports(DType, ReduceOp) const { return true; }
 
 Request MpiCommunicator::iallreduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op) {
-  check_reduction(type, op, "all_reduce");
   const int n = checked_count(count, "all_reduce");
   const void* in = send == recv ? MPI_IN_PLACE : send;
   if (blocking_)
     return done(*this, {Op::allreduce, -1, -1, count * dtype_size(type)}, "MPI_Allreduce",
-                [&] { return MPI_Allreduce(in, recv, n, mpi_type(type), mpi_op(op), comm_.get()); });
+                [&] { return MPI_Allreduce(in, recv, n, mpi_type(type), mpi_op(op, type), comm_.get()); });
   return post(*this, {Op::allreduce, -1, -1, count * dtype_size(type)}, "MPI_Iallreduce", [&](MPI_Request* r) {
-    return MPI_Iallreduce(in, recv, n, mpi_type(type), mpi_op(op), comm_.get(), r);
+    return MPI_Iallreduce(in, recv, n, mpi_type(type), mpi_op(op, type), comm_.get(), r);
   });
 }
 
 Request MpiCommunicator::ireduce_scatter(const void* send, void* recv, std::size_t count_per_rank, DType type,
                                          ReduceOp op) {
-  check_reduction(type, op, "reduce_scatter");
   const int n = checked_count(count_per_rank, "reduce_scatter");
   const std::size_t total = count_per_rank * dtype_size(type) * static_cast<std::size_t>(size());
   const void* in = send == recv ? MPI_IN_PLACE : send;
   if (blocking_)
     return done(*this, {Op::reduce_scatter, -1, -1, total}, "MPI_Reduce_scatter_block",
-                [&] { return MPI_Reduce_scatter_block(in, recv, n, mpi_type(type), mpi_op(op), comm_.get()); });
+                [&] { return MPI_Reduce_scatter_block(in, recv, n, mpi_type(type), mpi_op(op, type), comm_.get()); });
   return post(*this, {Op::reduce_scatter, -1, -1, total}, "MPI_Ireduce_scatter_block", [&](MPI_Request* r) {
-    return MPI_Ireduce_scatter_block(in, recv, n, mpi_type(type), mpi_op(op), comm_.get(), r);
+    return MPI_Ireduce_scatter_block(in, recv, n, mpi_type(type), mpi_op(op, type), comm_.get(), r);
   });
 }
 
@@ -266,14 +312,13 @@ Request MpiCommunicator::ibroadcast(const void* send, void* recv, std::size_t co
 
 Request MpiCommunicator::ireduce(const void* send, void* recv, std::size_t count, DType type, ReduceOp op, int root) {
   check_peer(root, 0, "reduce");
-  check_reduction(type, op, "reduce");
   const int n = checked_count(count, "reduce");
   const void* in = rank_ == root && send == recv ? MPI_IN_PLACE : send;
   if (blocking_)
     return done(*this, {Op::reduce, root, -1, count * dtype_size(type)}, "MPI_Reduce",
-                [&] { return MPI_Reduce(in, recv, n, mpi_type(type), mpi_op(op), root, comm_.get()); });
+                [&] { return MPI_Reduce(in, recv, n, mpi_type(type), mpi_op(op, type), root, comm_.get()); });
   return post(*this, {Op::reduce, root, -1, count * dtype_size(type)}, "MPI_Ireduce", [&](MPI_Request* r) {
-    return MPI_Ireduce(in, recv, n, mpi_type(type), mpi_op(op), root, comm_.get(), r);
+    return MPI_Ireduce(in, recv, n, mpi_type(type), mpi_op(op, type), root, comm_.get(), r);
   });
 }
 

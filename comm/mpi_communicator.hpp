@@ -54,7 +54,6 @@ class MpiCommunicator final : public Communicator {
  private:
   void check_peer(int peer, int tag, const char* op) const;
   int checked_count(std::size_t n, const char* what) const;
-  void check_reduction(DType type, ReduceOp op, const char* what) const;
 
   topology::MpiComm comm_;
   int rank_ = 0;

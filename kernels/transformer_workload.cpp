@@ -86,14 +86,9 @@ class TransformerWorkload final : public Workload {
     return static_cast<std::size_t>(c_.micro_batch) * static_cast<std::size_t>(local_seq_) *
            static_cast<std::size_t>(c_.hidden) * (half() ? 2 : sizeof(S));
   }
-  void finish_grads(int st) override {
-    at(st).sum_sequence_parallel_grads();
-    if (c_.grad_reduce_bf16 && half()) {
-      Exec().fence();
-      round_to_16(host(at(st).gradients().data()), at(st).gradients().extent(0), Half::bf16);
-    }
-  }
+  void finish_grads(int st) override { at(st).sum_sequence_parallel_grads(); }
   int element_bytes() const override { return static_cast<int>(sizeof(S)); }
+  bool reduces_grads_in_bf16() const override { return c_.grad_reduce_bf16 && half() && sizeof(S) == 4; }
 
   void begin_step(int step) override {
     overflow_ = step == c_.test_overflow_step;

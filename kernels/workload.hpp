@@ -91,6 +91,9 @@ class Workload {
   virtual std::size_t grad_bytes(int stage) const = 0;
   virtual void* grad_data(int stage) = 0;
   virtual int element_bytes() const { return 4; }
+  // True where the data-parallel reduction runs in bfloat16 (--grad-reduce-dtype bf16 over fp32 gradients):
+  // the executor sends 2 bytes a value and sums with a bfloat16 rounding after each partial sum.
+  virtual bool reduces_grads_in_bf16() const { return false; }
   // False where the gradients are bytes to move, not values (the synthetic workload): the executor
   // still sends them where a step would, but sums nothing (they may be device memory).
   virtual bool grads_hold_values() const { return true; }

@@ -100,8 +100,6 @@ Resolved resolve_flags(CommSettings& s) {
   if (r.group == GroupChoice::pp_pairs && op.run != comm::bench::Run::ring)
     throw UsageError(std::string("operation ") + op.name +
                      " with --group pp-pairs is not allowed: pp-pairs runs sendrecv (both pipeline neighbours at once)");
-  if (op.reduces && s.backend == "mpi" && (r.dtype == DType::f16 || r.dtype == DType::bf16))
-    throw UsageError("-d " + s.dtype + " with " + s.op_text + " is not allowed on the MPI backend, which cannot reduce it: expected float, double or int32 (or --backend nccl)");
   const std::string p2p_ops = comm::bench::op_names(comm::bench::point_to_point, " or ");
   const auto given = [&s](const char* flag) { return std::find(s.given.begin(), s.given.end(), flag) != s.given.end(); };
   if (s.p2p.empty()) {

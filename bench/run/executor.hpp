@@ -212,6 +212,9 @@ class Executor {
     kernels::ZeroShard shard;            // ZeRO-1: the bucket and this rank's part of it
     std::size_t at = 0;                  // ZeRO-2, 3: the part's place in the workload's gradient shards
     std::vector<unsigned char> send, recv;  // ZeRO-1: padded copies (the bucket, this rank's shard)
+    bool bf16 = false;                      // the values travel as bfloat16 (send, recv hold them)
+    char* decode_to = nullptr;              // an all-reduce in bfloat16: where its decode_n sums go
+    std::size_t decode_n = 0;
   };
   std::vector<PendingDp> dp_pending_;
   struct PendingEp {

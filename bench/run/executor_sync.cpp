@@ -4,10 +4,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "bench/run/executor.hpp"
+#include "comm/float16.hpp"
 
 namespace pipebench::bench {
 
@@ -22,6 +24,24 @@ CommRecord Executor::dp_record(CommKind kind, std::size_t bytes, int stage) cons
   return rec;
 }
 
+namespace {
+// --grad-reduce-dtype bf16: n fp32 values as bfloat16 (round to nearest even), zero-padded to `padded`
+// values, and back. The 16-bit values travel and are summed with a rounding after each partial sum (the
+// MPI backend's user operation, NCCL's bfloat16): Megatron-Core's reduction without grad_reduce_in_fp32.
+std::vector<unsigned char> to_bf16(const char* from, std::size_t n, std::size_t padded) {
+  std::vector<unsigned char> out(padded * 2, 0);
+  auto* b = reinterpret_cast<std::uint16_t*>(out.data());
+  const auto* f = reinterpret_cast<const float*>(from);
+  for (std::size_t i = 0; i < n; ++i) b[i] = comm::to_bf16(f[i]);
+  return out;
+}
+void from_bf16(const unsigned char* from, std::size_t n, char* to) {
+  const auto* b = reinterpret_cast<const std::uint16_t*>(from);
+  auto* f = reinterpret_cast<float*>(to);
+  for (std::size_t i = 0; i < n; ++i) f[i] = comm::from_bf16(b[i]);
+}
+}  // namespace
+
 void Executor::launch_dp(int stage) {
   w_.finish_grads(stage);  // once per stage and step: every stage's gradients pass here
   if (!dp_) return;
@@ -30,7 +50,9 @@ void Executor::launch_dp(int stage) {
   if (count == 0) return;
   const std::size_t buckets = static_cast<std::size_t>(std::max(cfg_.dp_buckets, 1));
   auto* data = static_cast<char*>(w_.grad_data(stage));
-  const comm::DType type = elem == 8 ? comm::DType::f64 : comm::DType::f32;
+  const bool b16 = w_.reduces_grads_in_bf16();
+  const std::size_t wire = b16 ? 2 : elem;  // bytes a value on the wire
+  const comm::DType type = b16 ? comm::DType::bf16 : elem == 8 ? comm::DType::f64 : comm::DType::f32;
   if (cfg_.zero) {
     // Each bucket, padded to d equal shards, is reduce-scattered: this rank receives its shard's sums.
     const auto d = static_cast<std::size_t>(dp_->size());
@@ -40,19 +62,23 @@ void Executor::launch_dp(int stage) {
       p.stage = stage;
       p.shard = z;
       p.at = at;
+      p.bf16 = b16;
       at += z.hi - z.lo;
       const std::size_t n = z.bucket_hi - z.bucket_lo;
       const void* send = data + z.bucket_lo * elem;
-      if (n != z.shard * d) {
+      if (b16) {
+        p.send = to_bf16(data + z.bucket_lo * elem, n, z.shard * d);
+        send = p.send.data();
+      } else if (n != z.shard * d) {
         p.send.assign(z.shard * d * elem, 0);
         std::memcpy(p.send.data(), send, n * elem);
         send = p.send.data();
       }
-      p.recv.assign(z.shard * elem, 0);
-      p.rec = dp_record(CommKind::ReduceScatter, z.shard * d * elem, stage);
+      p.recv.assign(z.shard * wire, 0);
+      p.rec = dp_record(CommKind::ReduceScatter, z.shard * d * wire, stage);
       if (reduce_scatters_++ == cfg_.test_drop_reduce_scatter) {  // test-only: the shard keeps its own gradients
-        std::memcpy(p.recv.data(), static_cast<const char*>(send) + z.shard * static_cast<std::size_t>(dp_->rank()) * elem,
-                    (z.hi - z.lo) * elem);
+        std::memcpy(p.recv.data(), static_cast<const char*>(send) + z.shard * static_cast<std::size_t>(dp_->rank()) * wire,
+                    (z.hi - z.lo) * wire);
       } else {
         p.req = dp_->ireduce_scatter_sum(send, p.recv.data(), z.shard, type);
       }
@@ -60,25 +86,33 @@ void Executor::launch_dp(int stage) {
     }
     return;
   }
+  // All-reduces in place, or under bf16 on a 16-bit copy decoded back when done (finish_dp).
+  auto all_reduce = [&](comm::Communicator* via, char* at, std::size_t n) {
+    PendingDp d;
+    d.via = via == dp_ ? nullptr : via;
+    d.rec = dp_record(CommKind::AllReduce, n * wire, stage);
+    if (b16) {
+      d.bf16 = true;
+      d.send = to_bf16(at, n, n);
+      d.decode_to = at;
+      d.decode_n = n;
+      d.req = via->iallreduce_sum(d.send.data(), n, type);
+    } else {
+      d.req = via->iallreduce_sum(at, n, type);
+    }
+    dp_pending_.push_back(std::move(d));
+  };
   // Routed experts' gradients (the buffer's tail) over the expert-data-parallel group, the rest over dp.
   std::size_t first = count, n = 0;
   const bool experts = w_.expert_grads(stage, first, n);
   const std::size_t dense = experts ? first : count;
   for (std::size_t k = 0; k < buckets; ++k) {
     const std::size_t lo = dense * k / buckets, hi = dense * (k + 1) / buckets;
-    if (hi == lo) continue;
-    PendingDp d;
-    d.rec = dp_record(CommKind::AllReduce, (hi - lo) * elem, stage);
-    d.req = dp_->iallreduce_sum(data + lo * elem, hi - lo, type);
-    dp_pending_.push_back(std::move(d));
+    if (hi != lo) all_reduce(dp_, data + lo * elem, hi - lo);
   }
   if (!experts || !cfg_.expert_dp || n == 0) return;
   if (cfg_.test_half_expert_reduce) n /= 2;
-  PendingDp d;
-  d.via = cfg_.expert_dp;
-  d.rec = dp_record(CommKind::AllReduce, n * elem, stage);
-  d.req = cfg_.expert_dp->iallreduce_sum(data + first * elem, n, type);
-  dp_pending_.push_back(std::move(d));
+  all_reduce(cfg_.expert_dp, data + first * elem, n);
 }
 
 void Executor::finish_dp() {
@@ -87,12 +121,16 @@ void Executor::finish_dp() {
     (d.via ? d.via : dp_)->wait(d.req);
     d.rec.t_done = now();
     note(d.rec);
+    if (d.decode_to) from_bf16(d.send.data(), d.decode_n, d.decode_to);
     // ZeRO-1: the shard's sums go where the shard's gradients were (the rest of the buffer is stale);
     // ZeRO-2 and 3: into the workload's compact shard, and the whole buffer is freed below.
     if (d.stage < 0 || d.shard.bucket_hi == d.shard.bucket_lo || d.shard.hi == d.shard.lo) continue;
     auto* g = cfg_.zero >= 2 ? static_cast<char*>(w_.grad_shard(d.stage)) + d.at * elem
                              : static_cast<char*>(w_.grad_data(d.stage)) + d.shard.lo * elem;
-    std::memcpy(g, d.recv.data(), (d.shard.hi - d.shard.lo) * elem);
+    if (d.bf16)
+      from_bf16(d.recv.data(), d.shard.hi - d.shard.lo, g);
+    else
+      std::memcpy(g, d.recv.data(), (d.shard.hi - d.shard.lo) * elem);
   }
   dp_pending_.clear();
   if (cfg_.zero >= 2 && dp_)

@@ -29,6 +29,9 @@ ZeroFormula zero_formula(const RunSettings& rs, const Plan& pl) {
   if (d <= 1 || rs.workload != WorkloadKind::transformer) return f;
   const std::size_t e = pl.model.fp64 ? 8 : 4;
   const int buckets = std::max(rs.dp_buckets, 1);
+  // Gradients travel as bfloat16 under --grad-reduce-dtype bf16 (2 bytes of the 4 a value holds); the
+  // gathered weights stay in their 4-byte containers (docs/transformer.md "16-bit training state").
+  const double grad_wire = rs.grad_reduce_bf16 ? 0.5 : 1.0;
   const auto split = kernels::stage_layers(pl.model, s.stages_per_pipe());
   for (int r = 0; r < s.p; ++r) {
     ZeroFormula mine;
@@ -50,8 +53,8 @@ ZeroFormula zero_formula(const RunSettings& rs, const Plan& pl) {
         routed = sc.moe_layers_in(sc.first_layer, sc.num_layers) *
                  static_cast<double>(analysis::transformer::routed_expert_params(sc, sc.split()) * e);
       }
-      if (rs.zero == 0) mine.all_reduced += whole[static_cast<std::size_t>(st)] - routed;
-      if (rs.zero >= 1) mine.reduce_scattered += p;
+      if (rs.zero == 0) mine.all_reduced += (whole[static_cast<std::size_t>(st)] - routed) * grad_wire;
+      if (rs.zero >= 1) mine.reduce_scattered += p * grad_wire;
       if (rs.zero == 1 || rs.zero == 2) mine.all_gathered += p;  // the updated weights, once a step
     }
     if (rs.zero == 3) {

@@ -4,12 +4,15 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "comm/factory.hpp"
+#include "comm/float16.hpp"
 #include "topology/mpi_grid.hpp"
 
 using namespace pipebench::comm;
@@ -90,6 +93,34 @@ TEST(MpiComm, AllReduceFloatAndDoubleExact) {
   for (int i = 0; i < 1000; ++i) {
     EXPECT_EQ(f[static_cast<std::size_t>(i)], static_cast<float>(n * (n - 1) / 2 + n * i));
     EXPECT_EQ(d[static_cast<std::size_t>(i)], 0.25 * n * (n + 1) + n * i);
+  }
+}
+
+// 16-bit reductions (user operations, comm/mpi_communicator.cpp): sums of small integers are exact in
+// bfloat16 and half whatever the order; 1 + 2^-9 from two members rounds to 1 in bfloat16 (its unit at 1 is
+// 2^-7) but not in float, so the sum is rounded to 16 bits; max and min of the same values.
+TEST(MpiComm, SixteenBitReductionsRoundEachSum) {
+  auto c = world();
+  const int n = c->size(), r = c->rank();
+  for (DType t : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(dtype_name(t));
+    auto enc = [t](float x) { return t == DType::bf16 ? to_bf16(x) : to_half(x); };
+    auto dec = [t](std::uint16_t x) { return t == DType::bf16 ? from_bf16(x) : from_half(x); };
+    std::vector<std::uint16_t> v(64), mx(64), out(64 / static_cast<std::size_t>(n) + 1);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = mx[i] = enc(static_cast<float>(r + static_cast<int>(i % 7)));
+    c->allreduce_sum(v.data(), v.size(), t);
+    for (std::size_t i = 0; i < v.size(); ++i) EXPECT_EQ(dec(v[i]), static_cast<float>(n * (n - 1) / 2 + n * static_cast<int>(i % 7)));
+    // Member 0 gives 1, member 1 gives 2^-9, the others 0 (exact in any order).
+    const float mine = r == 0 ? 1.0f : r == 1 ? std::ldexp(1.0f, -9) : 0.0f;
+    std::vector<std::uint16_t> in(64, enc(mine));
+    const std::size_t per = 64 / static_cast<std::size_t>(n);
+    Request rs = c->ireduce_scatter_sum(in.data(), out.data(), per, t);
+    c->wait(rs);
+    const float exact = n == 1 ? 1.0f : 1.0f + std::ldexp(1.0f, -9);
+    EXPECT_EQ(dec(out[0]), t == DType::bf16 ? 1.0f : exact);  // half's unit at 1 is 2^-10: 1 + 2^-9 is a half
+    Request rm = c->iallreduce(mx.data(), mx.data(), mx.size(), t, ReduceOp::max);
+    c->wait(rm);
+    EXPECT_EQ(dec(mx[3]), static_cast<float>(n - 1 + 3));
   }
 }
 

@@ -84,6 +84,7 @@ struct Options {
   std::vector<bench::CommRecord>* comms = nullptr;
   bench::StepTiming* timing = nullptr;  // the last step's
   kernels::Precision precision = kernels::Precision::fp64;
+  bool grad_reduce_bf16 = false;  // --grad-reduce-dtype bf16
   int overflow_rank = -1, overflow_step = -1;  // fp16: this world rank reports an overflow in this step
 };
 
@@ -121,6 +122,7 @@ Distributed run(const Mapping3& mp, const Options& o, int m, AfterStep after_ste
   r.config.head_stage = o.head_stage;
   r.config.sequence_parallel = o.sequence_parallel;
   kernels::set_precision(r.config, o.precision);
+  r.config.grad_reduce_bf16 = o.grad_reduce_bf16;
   int world_rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   if (world_rank == o.overflow_rank) r.config.test_overflow_step = o.overflow_step;
@@ -824,6 +826,40 @@ TEST(Parallel3d, Bf16ZeroStagesAreBitwiseEqualWithTwoReplicas) {
       if (zero < 3) {
         EXPECT_EQ(z.weights, base.weights) << "zero-" << zero;
       }
+    }
+  }
+}
+
+// --grad-reduce-dtype bf16: the gradients' reduction moves half the bytes of fp32's and rounds its sums
+// to bfloat16 (the weights after the steps differ from the fp32 reduction's); with two replicas each sum
+// is one rounding of a + b, so every ZeRO stage still ends with bitwise the same weights.
+TEST(Parallel3d, Bf16GradientReductionHalvesTheBytesAndRoundsTheSums) {
+  for (const auto& mp : zero_mappings()) {
+    if (mp.d != 2) continue;
+    SCOPED_TRACE(name_of(mp));
+    auto dp_bytes = [](const std::vector<bench::CommRecord>& comms) {
+      std::int64_t b = 0;
+      for (const auto& c : comms)
+        if (c.group == bench::CommGroup::dp && c.kind != bench::CommKind::AllGather) b += c.bytes;
+      return b;
+    };
+    Options o = zero_options(0, "1f1b");
+    o.precision = kernels::Precision::bf16;
+    o.buckets = 2;
+    std::vector<bench::CommRecord> comms;
+    o.comms = &comms;
+    const HalfRun fp32 = half_run(mp, o, 2 * mp.p);
+    const std::int64_t fp32_bytes = dp_bytes(comms);
+    EXPECT_GT(fp32_bytes, 0);
+    o.grad_reduce_bf16 = true;
+    const HalfRun base = half_run(mp, o, 2 * mp.p);
+    EXPECT_EQ(2 * dp_bytes(comms), fp32_bytes);
+    EXPECT_NE(base.shards, fp32.shards) << "the bfloat16 reduction rounded nothing";
+    for (int zero : {1, 2, 3}) {
+      o.zero = zero;
+      const HalfRun z = half_run(mp, o, 2 * mp.p);
+      EXPECT_EQ(z.shards, base.shards) << "zero-" << zero;
+      EXPECT_EQ(z.loss, base.loss) << "zero-" << zero;
     }
   }
 }
