@@ -164,14 +164,8 @@ bool matches(const Layout& l, const Options& o, int m, bool expect = true) {
       }
   }
   // Every cp rank of a last stage reports the mean over its positions: the mean of those is the loss.
-  double sums[2] = {0, 0}, all[2] = {0, 0};
-  if (r.me.tp == 0)
-    for (const auto& f : r.work->step_figures()) {
-      if (f.kind == kernels::Workload::FigureKind::loss_sum) sums[0] += f.value;
-      if (f.kind == kernels::Workload::FigureKind::loss_count) sums[1] += f.value;
-    }
-  MPI_Allreduce(sums, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  const bool loss_ok = std::abs(all[0] / all[1] - ref.loss) <= 1e-10 * std::abs(ref.loss);
+  const pipebench::testing::LossSums all = pipebench::testing::loss_sums(*r.work, r.me.tp);
+  const bool loss_ok = std::abs(all.mean() - ref.loss) <= 1e-10 * std::abs(ref.loss);
   int ok = worst_g <= 1e-10 * ref.grad_scale && worst_w <= 1e-10 * ref.weight_scale && loss_ok, every = 0;
   MPI_Allreduce(&ok, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (expect) {
@@ -179,8 +173,8 @@ bool matches(const Layout& l, const Options& o, int m, bool expect = true) {
     EXPECT_LE(worst_g, 1e-10 * ref.grad_scale) << "gradient of " << where << " on tp " << r.me.tp << " cp " << r.me.cp
                                                << " pp " << r.me.pp << " dp " << r.me.dp;
     EXPECT_LE(worst_w, 1e-10 * ref.weight_scale);
-    EXPECT_EQ(all[1], static_cast<double>(replicas * m));
-    EXPECT_NEAR(all[0] / all[1], ref.loss, 1e-10 * std::abs(ref.loss));
+    EXPECT_EQ(all.count, static_cast<double>(replicas * m));
+    EXPECT_NEAR(all.mean(), ref.loss, 1e-10 * std::abs(ref.loss));
   }
   return every == 1;
 }

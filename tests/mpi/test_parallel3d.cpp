@@ -201,16 +201,10 @@ bool expect_matches(const Mapping3& mp, const Options& o, int m, bool expect = t
       }
     }
   }
-  double sums[2] = {0, 0}, all[2] = {0, 0};
-  if (r.me.tp == 0)
-    for (const auto& f : r.work->step_figures()) {
-      if (f.kind == kernels::Workload::FigureKind::loss_sum) sums[0] += f.value;
-      if (f.kind == kernels::Workload::FigureKind::loss_count) sums[1] += f.value;
-    }
-  MPI_Allreduce(sums, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  const pipebench::testing::LossSums all = pipebench::testing::loss_sums(*r.work, r.me.tp);
   if (!expect) {
     int ok = worst_g <= 1e-10 * ref.grad_scale && worst_w <= 1e-10 * ref.weight_scale &&
-             std::abs(all[0] / all[1] - ref.loss) <= 1e-10 * std::abs(ref.loss);
+             std::abs(all.mean() - ref.loss) <= 1e-10 * std::abs(ref.loss);
     int every = 0;
     MPI_Allreduce(&ok, &every, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     return every == 1;
@@ -221,8 +215,8 @@ bool expect_matches(const Mapping3& mp, const Options& o, int m, bool expect = t
   EXPECT_LE(worst_w, 1e-10 * ref.weight_scale) << "weight of " << where_w << ", rank " << r.me.tp << "," << r.me.pp
                                                << "," << r.me.dp;
   // The loss: tensor rank 0 of each last stage, summed over replicas.
-  EXPECT_EQ(all[1], mp.d * m);
-  EXPECT_NEAR(all[0] / all[1], ref.loss, 1e-10 * std::abs(ref.loss));
+  EXPECT_EQ(all.count, mp.d * m);
+  EXPECT_NEAR(all.mean(), ref.loss, 1e-10 * std::abs(ref.loss));
   return true;
 }
 
@@ -790,15 +784,8 @@ HalfRun half_run(const Mapping3& mp, const Options& o, int m) {
     for (const auto& z : kernels::zero_shards(w.size(), std::max(o.buckets, 1), mp.d, r.me.dp))
       out.shards.insert(out.shards.end(), w.begin() + static_cast<std::ptrdiff_t>(z.lo), w.begin() + static_cast<std::ptrdiff_t>(z.hi));
   }
-  double sums[2] = {0, 0}, all[2] = {0, 0};
   out.figures = r.work->step_figures();
-  if (r.me.tp == 0)
-    for (const auto& f : out.figures) {
-      if (f.kind == kernels::Workload::FigureKind::loss_sum) sums[0] += f.value;
-      if (f.kind == kernels::Workload::FigureKind::loss_count) sums[1] += f.value;
-    }
-  MPI_Allreduce(sums, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  out.loss = all[0] / all[1];
+  out.loss = pipebench::testing::loss_sums(*r.work, r.me.tp).mean();
   return out;
 }
 double figure(const HalfRun& r, kernels::Workload::FigureKind k) {
@@ -925,16 +912,7 @@ TEST(Parallel3d, Bf16LossCurveFollowsFp32OverFiftyAdamSteps) {
       o.steps = 50;
       o.precision = precision;
       std::vector<double> loss;
-      run(mp, o, 2, [&](const Distributed& r) {
-        double sums[2] = {0, 0}, all[2] = {0, 0};
-        if (r.me.tp == 0)
-          for (const auto& f : r.work->step_figures()) {
-            if (f.kind == kernels::Workload::FigureKind::loss_sum) sums[0] += f.value;
-            if (f.kind == kernels::Workload::FigureKind::loss_count) sums[1] += f.value;
-          }
-        MPI_Allreduce(sums, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        loss.push_back(all[0] / all[1]);
-      });
+      run(mp, o, 2, [&](const Distributed& r) { loss.push_back(pipebench::testing::loss_sums(*r.work, r.me.tp).mean()); });
       return loss;
     };
     const std::vector<double> fp32 = curve(kernels::Precision::fp32), bf16 = curve(kernels::Precision::bf16);

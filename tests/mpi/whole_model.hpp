@@ -1,6 +1,8 @@
 #pragma once
 // The reference of the MPI exactness tests (test_parallel3d, test_context_parallel): the whole model on
 // one rank over the global batch, and where an element of a rank's tensor-parallel slice sits in it.
+#include <mpi.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -12,6 +14,23 @@
 #include "kernels/transformer_workload.hpp"
 
 namespace pipebench::testing {
+
+// The loss over every rank's last stages: the sum of their micro-batches' losses and their count
+// (tensor-parallel rank 0 reports; every rank calls it).
+struct LossSums {
+  double sum = 0, count = 0;
+  double mean() const { return sum / count; }
+};
+inline LossSums loss_sums(const kernels::Workload& w, int tp_rank) {
+  double mine[2] = {0, 0}, all[2] = {0, 0};
+  if (tp_rank == 0)
+    for (const auto& f : w.step_figures()) {
+      if (f.kind == kernels::Workload::FigureKind::loss_sum) mine[0] += f.value;
+      if (f.kind == kernels::Workload::FigureKind::loss_count) mine[1] += f.value;
+    }
+  MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return {all[0], all[1]};
+}
 
 // The whole model on one rank over the global batch, `steps` steps: last step's loss and gradients,
 // the weights after the last update.
