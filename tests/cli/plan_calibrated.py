@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Item 5 of the plan issue: calibrated from a results file holding one transformer run and one
 `pipebench comm` sweep, `pipebench plan --evaluate` predicts the measured step time of other 2-rank
-transformer runs (other schedules, m, v) within a tolerance: the target is 15 % on a quiet machine
-(docs/model.md). Timing-dependent (label perf). Exit 1 when every attempt misses.
+transformer runs (other schedules, m, v; with --tp-dp 1F1B on 2x1x1 and 1x1x2 too) within a tolerance:
+the target is 15 % on a quiet machine (docs/model.md). Timing-dependent (label perf). Exit 1 when every attempt misses.
 With --gemm the file holds a `pipebench gemm` sweep too, and the planner times each product at its
 shape's measured rate and the element-wise work at the sweep's bandwidth.
-Usage: plan_calibrated.py PIPEBENCH MPIEXEC WORKDIR [--tolerance PCT] [--attempts N] [--gemm]"""
+Usage: plan_calibrated.py PIPEBENCH MPIEXEC WORKDIR [--tolerance PCT] [--attempts N] [--gemm] [--tp-dp]"""
 import argparse
 import json
 import os
@@ -21,6 +21,8 @@ ap.add_argument("--tolerance", type=float, default=15.0, help="worst error allow
 ap.add_argument("--attempts", type=int, default=2, help="attempts, calibration included (default 2)")
 ap.add_argument("--gemm", action="store_true",
                 help="calibrate from a `pipebench gemm` sweep too (the products at their shapes' rates)")
+ap.add_argument("--tp-dp", action="store_true",
+                help="predict 1F1B runs with tensor (2x1x1) and data (1x1x2) parallelism too, m = 4 and 8")
 args = ap.parse_args()
 exe, mpiexec, work = args.exe, args.mpiexec, args.work
 shutil.rmtree(work, ignore_errors=True)
@@ -36,7 +38,7 @@ def run(args, out):
 def attempt():
     """One calibration file (a transformer run and a sendrecv sweep of pipebench comm), the runs it
     predicts; the worst relative error."""
-    for f in ("cal.h5", "other.h5", "other2.h5"):
+    for f in ("cal.h5", "other.h5", "other2.h5", "other3.h5"):
         if os.path.exists(os.path.join(work, f)):
             os.remove(os.path.join(work, f))
     run(["--schedule", "1f1b", "-m", "8"], "cal.h5")
@@ -47,8 +49,12 @@ def attempt():
                        check=True, stdout=subprocess.DEVNULL)
     run(["--schedule", "zbv,gpipe,1f1b", "-m", "4,8"], "other.h5")
     run(["--schedule", "interleaved", "-v", "2", "-m", "8"], "other2.h5")
+    others = ["other.h5", "other2.h5"]
+    if args.tp_dp:
+        run(["--mapping", "2x1x1,1x1x2", "--schedule", "1f1b", "-m", "4,8"], "other3.h5")
+        others.append("other3.h5")
     worst = 0.0
-    for other in ("other.h5", "other2.h5"):
+    for other in others:
         report = subprocess.run([exe, "report", os.path.join(work, other), "--json"], capture_output=True, text=True, check=True)
         for r in json.loads(report.stdout)["runs"]:
             c = r["config"]
@@ -61,8 +67,8 @@ def attempt():
             measured = r["summary"]["step_time"]
             err = p["step_time"] / measured - 1
             worst = max(worst, abs(err))
-            print("%s run %d: %s v=%s m=%s measured %.1f ms, predicted %.1f ms, error %+.1f %%" %
-                  (other, r["id"], c["schedule"], c["v"], c["m"], 1e3 * measured, 1e3 * p["step_time"], 100 * err))
+            print("%s run %d: %sx%sx%s %s v=%s m=%s measured %.1f ms, predicted %.1f ms, error %+.1f %%" %
+                  (other, r["id"], c["t"], c["p"], c["d"], c["schedule"], c["v"], c["m"], 1e3 * measured, 1e3 * p["step_time"], 100 * err))
     return worst
 
 
