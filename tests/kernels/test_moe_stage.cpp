@@ -99,11 +99,16 @@ TEST(MoeStage, WholeModelObjectiveMatchesFiniteDifferences) {
   }
 }
 
-TEST(MoeStage, TheKernelsRefuseExpertsWithTensorOrContextParallelism) {
+// t > 1 needs sequence parallelism (Megatron-LM's rule) and F divisible by t; cp > 1 is refused.
+TEST(MoeStage, TheKernelsRefuseExpertsWithTensorParallelismWithoutSequenceParallelOrWithContextParallelism) {
   TransformerConfig c = moe_model(Recompute::none);
   c.tp_size = 2;
   EXPECT_THROW(validate(c), UsageError);
-  c.tp_size = 1;
+  c.sequence_parallel = true;
+  EXPECT_NO_THROW(validate(c));
+  c.expert_ffn = 2 * c.expert_ffn_size() + 1;
+  EXPECT_THROW(validate(c), UsageError);
+  c.tp_size = 1, c.sequence_parallel = false, c.expert_ffn = 24;
   c.context_parallel = 2;
   EXPECT_THROW(validate(c), UsageError);
 }
