@@ -87,9 +87,6 @@ void check_runnable_by_kernels(const tf::Shape& m, const tf::Split& split) {
     refuse("--experts " + std::to_string(m.experts) + " with t = " + std::to_string(split.t) +
                " without --sequence-parallel",
            kernels + "tensor-parallel MoE layers with sequence parallelism only (add --sequence-parallel)");
-  if (m.experts > 0 && split.t > 1 && m.expert_ffn_size() % split.t != 0)
-    refuse("--moe-ffn " + std::to_string(m.expert_ffn_size()) + " with t = " + std::to_string(split.t),
-           "each expert's fc1 columns must split evenly over t (a multiple of " + std::to_string(split.t) + ")");
   if (m.experts > 0 && split.cp > 1)
     refuse("--experts " + std::to_string(m.experts) + " with --context-parallel " + std::to_string(split.cp),
            kernels + "MoE layers without context parallelism (the router sees a micro-batch's tokens whole)");
