@@ -274,10 +274,7 @@ class MoeLayer {
     if (!sp) return moe::add_stack_sum<S, E>(s, y);
     const Mat whole("moe.partial", s.extent(1), h_);
     moe::add_stack_sum<S, E>(s, whole);
-    const Mat mine = sp->scatter(whole, where);
-    Kokkos::parallel_for(
-        "pipebench::moe_add", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {int(y.extent(0)), int(y.extent(1))}),
-        KOKKOS_LAMBDA(int r, int c) { y(r, c) += mine(r, c); });
+    moe::add<S, E>(sp->scatter(whole, where), y);  // a kernel outside the class (CUDA's extended lambdas)
   }
 
   // The rows of `send`, send_rows[j] of them to ep rank j, and recv_rows[i] from each rank i, in a
