@@ -158,38 +158,48 @@ inline std::vector<double> router_backward(const MoeRouting& r, const std::vecto
 
 // Where the permuted rows go under expert parallelism (ep ranks, rank j holding the `local` experts
 // [j * local, (j + 1) * local)): the permuted rows are expert-major, so rank j's are one block. The rows
-// that arrive come source-major (source i's block holds its rows of each local expert in turn); the
-// experts' stack holds local expert l's rows from every source in source order, padded to `rows`.
+// that arrive come source-major (source i's block holds its rows of each local expert in turn). With
+// expert tensor parallelism (t > 1, kernels/moe.hpp) the t ranks of a tensor-parallel group each
+// receive their own tokens' rows and all-gather them: block q of the gathered rows is tp rank q's
+// arrivals, padded to `block` rows (the largest tp rank's count). The experts' stack holds local
+// expert l's rows from every tp block and source in that order, padded to `rows`.
 struct MoeDispatch {
-  std::vector<std::size_t> send_rows, recv_rows;  // [ep] rows to and from each ep rank
-  std::vector<int> stack_row_of;                  // [arrivals] the stack row of each arriving row
-  std::vector<int> arrival_of;                    // [local * rows] the arriving row of each stack row, -1: padding
+  std::vector<std::size_t> send_rows, recv_rows;  // [ep] this rank's rows to and from each ep rank
+  std::vector<int> stack_row_of;                  // [t * block] the stack row of each gathered row, -1: padding
+  std::vector<int> arrival_of;                    // [local * rows] the gathered row of each stack row, -1: padding
   int rows = 0;                                   // stack rows per local expert
+  int block = 0;                                  // rows per tp block (t = 1: this rank's arrivals)
 };
 
-// From this rank's count per expert [E] and the counts it receives [ep * local] (source-major: what
-// each source sends to each of this rank's experts).
-inline MoeDispatch plan_dispatch(const std::vector<int>& count, const std::vector<int>& counts_in, int ep) {
+// From this rank's count per expert [E] and the counts it receives [ep * t * local] (source-major,
+// then tp shard q: what source i's shard q sends to each of this rank's experts), this rank being tp
+// rank `tp_rank` of t.
+inline MoeDispatch plan_dispatch(const std::vector<int>& count, const std::vector<int>& counts_in, int ep, int t = 1,
+                                 int tp_rank = 0) {
   const int local = static_cast<int>(count.size()) / ep;
+  auto in = [&](int i, int q, int l) { return counts_in[(static_cast<std::size_t>(i) * t + q) * local + l]; };
   MoeDispatch d;
   d.send_rows.assign(ep, 0), d.recv_rows.assign(ep, 0);
-  std::vector<int> per_expert(static_cast<std::size_t>(local), 0);
+  std::vector<int> per_expert(static_cast<std::size_t>(local), 0), per_block(static_cast<std::size_t>(t), 0);
   for (int j = 0; j < ep; ++j)
     for (int l = 0; l < local; ++l) {
       d.send_rows[j] += static_cast<std::size_t>(count[j * local + l]);
-      d.recv_rows[j] += static_cast<std::size_t>(counts_in[j * local + l]);
-      per_expert[l] += counts_in[j * local + l];
+      d.recv_rows[j] += static_cast<std::size_t>(in(j, tp_rank, l));
+      for (int q = 0; q < t; ++q) per_expert[l] += in(j, q, l), per_block[q] += in(j, q, l);
     }
   d.rows = local ? *std::max_element(per_expert.begin(), per_expert.end()) : 0;
+  d.block = *std::max_element(per_block.begin(), per_block.end());
   d.arrival_of.assign(static_cast<std::size_t>(local) * d.rows, -1);
+  d.stack_row_of.assign(static_cast<std::size_t>(t) * d.block, -1);
   std::vector<int> filled(static_cast<std::size_t>(local), 0);
-  for (int i = 0, a = 0; i < ep; ++i)
-    for (int l = 0; l < local; ++l)
-      for (int q = 0; q < counts_in[i * local + l]; ++q, ++a) {
-        const int row = l * d.rows + filled[l]++;
-        d.stack_row_of.push_back(row);
-        d.arrival_of[row] = a;
-      }
+  for (int q = 0; q < t; ++q)
+    for (int i = 0, a = q * d.block; i < ep; ++i)
+      for (int l = 0; l < local; ++l)
+        for (int c = 0; c < in(i, q, l); ++c, ++a) {
+          const int row = l * d.rows + filled[l]++;
+          d.stack_row_of[a] = row;
+          d.arrival_of[row] = a;
+        }
   return d;
 }
 

@@ -82,6 +82,14 @@ void add_stack_sum(const Stk<S, E>& s, const typename Views<S, E>::Mat& y) {
       });
 }
 
+// y += x, element by element.
+template <class S, class E>
+void add(const typename Views<S, E>::ConstMat& x, const typename Views<S, E>::Mat& y) {
+  Kokkos::parallel_for(
+      "pipebench::moe_add", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {int(y.extent(0)), int(y.extent(1))}),
+      KOKKOS_LAMBDA(int r, int c) { y(r, c) += x(r, c); });
+}
+
 // u[z] += b[z], every row.
 template <class S, class E>
 void add_bias(const Stk<S, E>& u, const typename Views<S, E>::Mat& b) {

@@ -51,9 +51,16 @@ struct StageMoe {
       const std::shared_ptr<MoeAllToAll> ex = exchange;
       MoeAllToAll fn = [ex](const void* s, const std::vector<std::size_t>& sb, void* r, const std::vector<std::size_t>& rb,
                             int kind) { (*ex)(s, sb, r, rb, kind); };
-      layer = std::make_unique<Layer>(c.hidden, c, c.expert_ffn_size(), c.ep_size, c.ep_rank, fn, views(c, at, l, w),
-                                      views(c, at, l, g));
+      layer = std::make_unique<Layer>(c.hidden, c, c.expert_ffn_size() / c.tp_size, c.ep_size, c.ep_rank, fn,
+                                      views(c, at, l, w), views(c, at, l, g));
     }
+  }
+  // The routers' gradients (tensor-parallel: each rank's is its tokens' share, summed over the group
+  // with the LayerNorms', TransformerStage::sum_sequence_parallel_grads).
+  template <class Flat>
+  void router_grads(std::vector<Flat>& out) {
+    for (auto& l : layers)
+      if (l) out.push_back(Flat(l->grads().router.data(), l->grads().router.span()));
   }
   const Layer* at(std::size_t i) const { return i < layers.size() ? layers[i].get() : nullptr; }
 
@@ -65,10 +72,10 @@ struct StageMoe {
     const Layer* moe = at(i);
     if (!moe) return layer_forward<S, E>(sh, w, in, st, keep_probs, hook, sp, cp);
     const Mat x2 = layer_attention_forward<S, E>(sh, w, in, st, keep_probs, hook, sp, cp);
-    const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.hidden);
+    const std::size_t n = sp ? sp->local_rows() : sh.rows(), h = static_cast<std::size_t>(sh.hidden);
     const Act out = alloc<Act>("pipebench::layer_out", static_cast<std::size_t>(sh.batch), n / sh.batch, h);
     const Mat om = as_matrix<Mat>(out, n, h);
-    moe->forward(st.y2, om, ms);
+    moe->forward(st.y2, om, ms, sp);  // y2: gathered under sp, as the dense fc1's input
     Kokkos::parallel_for(
         "pipebench::moe_residual", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {int(n), int(h)}),
         KOKKOS_LAMBDA(int r, int j) { om(r, j) += x2(r, j); });
@@ -82,10 +89,10 @@ struct StageMoe {
                      const ContextParallel<S, E>* cp) const {
     const Layer* moe = at(i);
     if (!moe) return layer_backward_input<S, E>(sh, w, st, dout, hook, sp, cp);
-    const std::size_t n = sh.rows(), h = static_cast<std::size_t>(sh.hidden);
+    const std::size_t n = sp ? sp->local_rows() : sh.rows(), h = static_cast<std::size_t>(sh.hidden);
     const Mat dy = as_matrix<Mat>(dout, n, h);
     st.dy2 = alloc<Mat>("pipebench::dy2", n, h);
-    moe->backward_input(ms, dy, st.dy2, 1.0);
+    moe->backward_input(ms, dy, st.dy2, 1.0, sp);
     return layer_attention_backward_input<S, E>(sh, w, st, dy, hook, sp, cp);
   }
 
@@ -101,7 +108,7 @@ struct StageMoe {
 
   // The rows a stash's routing gave (analysis/transformer/activations.hpp, what moe_stash counts).
   static analysis::transformer::MoeRows rows_of(const Stash& s) {
-    return {static_cast<std::uint64_t>(s.routing.kept()), s.dispatch.stack_row_of.size(),
+    return {static_cast<std::uint64_t>(s.perm_token.extent(0)), s.dispatch.stack_row_of.size(),
             static_cast<std::uint64_t>(s.dispatch.rows)};
   }
 
@@ -119,7 +126,8 @@ struct StageMoe {
       const auto it = at.find(name);
       return base && it != at.end() ? base + it->second : nullptr;
     };
-    const std::size_t h = static_cast<std::size_t>(c.hidden), f = static_cast<std::size_t>(c.expert_ffn_size());
+    const std::size_t h = static_cast<std::size_t>(c.hidden);
+    const std::size_t f = static_cast<std::size_t>(c.expert_ffn_size() / c.tp_size);  // this tp rank's columns
     auto stack = [&](const std::string& q, int first, int n) {
       const std::string k = q + std::to_string(first);
       const std::size_t z = static_cast<std::size_t>(n);

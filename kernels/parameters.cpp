@@ -34,12 +34,17 @@ std::vector<ParamInfo> parameter_table(const TransformerConfig& c) {
   };
   // An MoE layer's experts as stacks, fc1 weights [h, F] of each in turn, then the fc1 biases, fc2
   // weights [F, h] and fc2 biases; each named by its global index (the values do not depend on ep).
+  // Tensor-parallel (expert tensor parallelism = t, Megatron-Core's default): fc1 column-parallel
+  // [h, F/t] with its bias, fc2 row-parallel [F/t, h], its bias replicated, as the dense MLP.
   auto experts = [&](const std::string& p, int l, int first, int n) {
-    const std::size_t f = static_cast<std::size_t>(c.expert_ffn_size());
-    for (const auto& [what, rows, cols, init, sd] :
-         {std::tuple{".fc1.weight", h, f, Init::normal, std_w}, std::tuple{".fc1.bias", std::size_t{1}, f, Init::zeros, 0.0},
-          std::tuple{".fc2.weight", f, h, Init::normal, std_out}, std::tuple{".fc2.bias", std::size_t{1}, h, Init::zeros, 0.0}})
-      for (int e = first; e < first + n; ++e) add(p + std::to_string(e) + what, l, rows, cols, init, sd, Split::none);
+    const std::size_t f = static_cast<std::size_t>(c.expert_ffn_size() / c.tp_size);
+    const bool tp = c.tp_size > 1;
+    for (const auto& [what, rows, cols, init, sd, split] :
+         {std::tuple{".fc1.weight", h, f, Init::normal, std_w, tp ? Split::columns : Split::none},
+          std::tuple{".fc1.bias", std::size_t{1}, f, Init::zeros, 0.0, tp ? Split::columns : Split::none},
+          std::tuple{".fc2.weight", f, h, Init::normal, std_out, tp ? Split::rows : Split::none},
+          std::tuple{".fc2.bias", std::size_t{1}, h, Init::zeros, 0.0, Split::none}})
+      for (int e = first; e < first + n; ++e) add(p + std::to_string(e) + what, l, rows, cols, init, sd, split);
   };
   if (c.embedding) {
     add("embedding.tokens", -1, vocab, h, Init::normal, std_w, vrows);

@@ -44,9 +44,10 @@ class TransformerStage {
     sp_.all_gather = std::move(all_gather);
     sp_.reduce_scatter = std::move(reduce_scatter);
   }
-  // Sequence-parallel: sums the LayerNorms' weight gradients over the tensor-parallel group (each rank
-  // saw only its s/t positions) with one all-reduce (TpPoint::layernorm_grads). Call once per step,
-  // after the last W and before the gradients are read or reduced over data-parallel ranks.
+  // Sequence-parallel: sums the LayerNorms' and the MoE routers' weight gradients over the
+  // tensor-parallel group (each rank saw only its s/t positions) with one all-reduce
+  // (TpPoint::layernorm_grads). Call once per step, after the last W and before the gradients are
+  // read or reduced over data-parallel ranks.
   void sum_sequence_parallel_grads();
   // Context parallelism (config().context_parallel > 1): the exchanges of the keys and values over the
   // cp group (kernels/context_parallel.hpp). Needed before the first forward.
@@ -157,7 +158,7 @@ class TransformerStage {
   ContextParallel<S, E> cp_;
   const ContextParallel<S, E>* cp() const { return cfg_.context_parallel > 1 ? &cp_ : nullptr; }
   StageMoe<S, E> moe_;
-  std::vector<Flat> layernorm_grads() const;
+  std::vector<Flat> layernorm_grads();  // and the MoE routers': what sum_sequence_parallel_grads sums
 };
 
 // ---------------------------------------------------------------------------------------------------

@@ -16,10 +16,11 @@ double TransformerStage<S, E>::grad_norm() const {
 }
 
 template <class S, class E>
-std::vector<typename TransformerStage<S, E>::Flat> TransformerStage<S, E>::layernorm_grads() const {
+std::vector<typename TransformerStage<S, E>::Flat> TransformerStage<S, E>::layernorm_grads() {
   std::vector<Flat> v;
   for (const auto& g : layer_g_) v.insert(v.end(), {g.ln1_g, g.ln1_b, g.ln2_g, g.ln2_b});
   if (cfg_.head) v.insert(v.end(), {head_g_.ln_g, head_g_.ln_b});
+  moe_.router_grads(v);  // each rank routed the whole micro-batch but its own tokens' gradient
   return v;
 }
 

@@ -221,20 +221,25 @@ MegatronStash megatron_stash(const Shape& m, const Split& split, Recompute r, Pa
 
 MoeRows balanced_moe_rows(const Shape& m, const Split& split) {
   const std::uint64_t n = static_cast<std::uint64_t>(tokens(m, split)), k = u64(m.top_k), e = u64(m.experts);
-  const std::uint64_t ep = u64(split.ep), local = e / ep;
-  std::uint64_t per_expert = mul(n, k) / e;  // from one source
+  const std::uint64_t ep = u64(split.ep), local = e / ep, t = split.seq_split() ? u64(split.t) : 1;
+  std::uint64_t per_expert = mul(n, k) / e;  // from one source's micro-batch
   if (m.capacity_factor > 0)
     per_expert = std::min(per_expert, static_cast<std::uint64_t>(std::ceil(m.capacity_factor * static_cast<double>(n * k) / static_cast<double>(e))));
+  per_expert /= t;  // from one tp shard of it
   MoeRows r;
   r.kept = mul(per_expert, e);
-  r.arrivals = mul(mul(per_expert, local), ep);
-  r.rows = mul(per_expert, ep);
+  r.arrivals = mul(mul(mul(per_expert, local), ep), t);
+  r.rows = mul(mul(per_expert, ep), t);
   return r;
 }
 
 Stash moe_stash(const Shape& m, const Split& split, const MoeRows& r, std::uint64_t value_bytes) {
-  const std::uint64_t n = static_cast<std::uint64_t>(tokens(m, split)), h = u64(m.hidden), f = u64(m.expert_ffn_size());
-  const std::uint64_t local_rows = mul(u64(m.experts) / u64(split.ep), r.rows), routes = mul(n, u64(m.top_k));
+  // Tensor-parallel (sequence-parallel, kernels/moe.hpp): the routes of this rank's n/t tokens and the
+  // experts' F/t columns; the shared experts' rows and the router logits' gradient span all n tokens.
+  const std::uint64_t t = split.seq_split() ? u64(split.t) : 1;
+  const std::uint64_t n = static_cast<std::uint64_t>(tokens(m, split)), h = u64(m.hidden);
+  const std::uint64_t f = u64(m.expert_ffn_size()) / t;
+  const std::uint64_t local_rows = mul(u64(m.experts) / u64(split.ep), r.rows), routes = mul(n / t, u64(m.top_k));
   const std::uint64_t rows4 = add(mul(local_rows, mul(2, add(h, f))), mul(mul(u64(m.shared_experts), n), mul(2, add(h, f))));
   const std::uint64_t gates = add(r.kept, routes);                                  // values
   const std::uint64_t indices = add(add(r.kept, routes), add(r.arrivals, local_rows));  // 4 bytes each

@@ -41,14 +41,16 @@ struct Stash {
 Stash stash(const Shape& m, const Split& split, Recompute r, Part part, std::uint64_t value_bytes);
 
 // An MoE layer's rows on one rank for one micro-batch (kernels/moe.hpp), which depend on the routing:
-// the routes it keeps (the permuted rows its tokens send), the rows that arrive at its E/ep experts, and
-// the rows of their stack (the busiest local expert's count; the others are padded to it).
+// the routes it keeps (the permuted rows its tokens send), the rows that arrive at its E/ep experts
+// (tensor-parallel: the t blocks all-gathered over the tp group, each padded to the largest), and the
+// rows of their stack (the busiest local expert's count; the others are padded to it).
 struct MoeRows {
   std::uint64_t kept = 0, arrivals = 0, rows = 0;
 };
 // Balanced routing, every expert getting n k / E of every source's routes: kept = n k (with a capacity
 // factor, at most E ceil(C n k / E)), arrivals = ep times what one source sends to E/ep experts, rows =
-// arrivals / (E/ep). n = tokens(m, split).
+// arrivals / (E/ep). n = tokens(m, split). Sequence-parallel, each of a source's t shards sends 1/t
+// of that, and the arrivals and rows count all t shards.
 MoeRows balanced_moe_rows(const Shape& m, const Split& split);
 // pipebench's MoE layer with `value_bytes`-byte values and 4-byte indices: the forward stash (F to I):
 // each local expert row's input, fc1 pre-activation, GELU and output, the combined outputs, the shared

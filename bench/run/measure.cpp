@@ -100,7 +100,8 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
     const auto c = grid.coords(r);
     for (const auto& f : in.figures[r]) {
       using K = kernels::Workload::FigureKind;
-      // Tensor-parallel ranks hold slices of one stage: each computes the same loss and a share of FLOPs.
+      // Tensor-parallel ranks hold slices of one stage: each computes the same loss and a share of FLOPs,
+      // and (every tp rank routing the whole micro-batch, kernels/moe.hpp) the same MoE aux loss and drops.
       if (f.kind == K::loss_sum && c.tp == 0) loss += f.value;
       if (f.kind == K::loss_count && c.tp == 0) count += f.value;
       if (f.kind == K::model_flops) model_flops += f.value;

@@ -32,10 +32,14 @@ file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli_work/moe_top_k.toml "[run]\ntop-k = 2
 pipebench_mpirun_test(moe_config_option_without_experts NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "^pipebench: error: --top-k needs --experts E >= 1: without experts no layer is an MoE layer\n$"
   ARGS ${_moe} --config ${CMAKE_CURRENT_BINARY_DIR}/cli_work/moe_top_k.toml -o never.h5)
-# The stage runs MoE layers at t = 1 without ZeRO: expert tensor parallelism and sharded experts are refused.
+# MoE layers at t > 1 need sequence parallelism (Megatron-LM's rule); sharded experts (ZeRO) are refused.
 pipebench_mpirun_test(moe_with_tensor_parallel NP 2 RC 2 ONCE "pipebench: error:"
-  MATCH "^pipebench: error: configuration 1f1b 2x1x1 m=[0-9]+: --experts 4 with t = 2 is not allowed: the transformer kernels run MoE layers at t = 1 only"
+  MATCH "^pipebench: error: configuration 1f1b 2x1x1 m=[0-9]+: --experts 4 with t = 2 without --sequence-parallel is not allowed: the transformer kernels run tensor-parallel MoE layers with sequence parallelism only"
   ARGS ${_moe} --mapping 2x1x1 --experts 4 --top-k 2 -o never.h5)
+# With it, the experts are tensor-parallel (expert tensor parallelism = t): the run completes.
+pipebench_mpirun_test(moe_tensor_parallel_runs NP 2 RC 0
+  MATCH "\n#   MoE aux loss [0-9.]+ per micro-batch, [0-9]+ routes dropped by capacity\n"
+  ARGS ${_moe} --mapping 2x1x1 --sequence-parallel --experts 4 --top-k 2 --capacity-factor 1.25 -o moe_tp_runs.h5)
 pipebench_mpirun_test(moe_with_zero NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "^pipebench: error: --zero 1 is not allowed with --experts 4: the MoE transformer runs without ZeRO"
   ARGS ${_moe} --mapping 1x1x2 --expert-parallel 2 --experts 4 --zero 1 -o never.h5)

@@ -86,7 +86,12 @@ TEST(TransformerConfig, RefusesWhatTheKernelsCannotRun) {
   c.top_k = 2;
   EXPECT_NO_THROW(validate(c));  // MoE layers at t = 1 (kernels/moe_stage.hpp)
   c.tp_size = 2;
-  expect_usage_error(c, "--experts 4 with t = 2 is not allowed: the transformer kernels run MoE layers at t = 1 only");
+  expect_usage_error(c, "--experts 4 with t = 2 without --sequence-parallel is not allowed: the transformer kernels "
+                        "run tensor-parallel MoE layers with sequence parallelism only");
+  c.sequence_parallel = true;
+  EXPECT_NO_THROW(validate(c));  // tensor-parallel experts under sequence parallelism
+  c.expert_ffn = 3;
+  expect_usage_error(c, "tensor-parallel size t = 2 is not allowed: must divide the MLP size 3");  // the cost model's
   c = ok();
   c.learned_positions = false;
   expect_usage_error(c, "a model without learned positions is not allowed");

@@ -75,6 +75,22 @@ TEST(MoeRouting, DispatchPlanIsSourceMajorAndTheStackExpertMajor) {
   EXPECT_EQ(d.arrival_of, (std::vector<int>{0, 3, 4, -1, 1, 2, 5, 6}));
 }
 
+TEST(MoeRouting, TensorParallelDispatchGathersTheTpBlocksPaddedToTheLargest) {
+  // ep 2, t 2, E 4, this rank tp rank 1. Counts in [source][tp shard][local expert]: source 0 shard 0
+  // {1, 0}, shard 1 {2, 1}; source 1 shard 0 {0, 3}, shard 1 {0, 0}. This rank receives shard 1's rows
+  // (3 from source 0, none from 1); block 0 holds 4 rows, block 1 3, padded to 4.
+  const MoeDispatch d = plan_dispatch({1, 2, 0, 1}, {1, 0, 2, 1, 0, 3, 0, 0}, 2, 2, 1);
+  EXPECT_EQ(d.send_rows, (std::vector<std::size_t>{3, 1}));
+  EXPECT_EQ(d.recv_rows, (std::vector<std::size_t>{3, 0}));
+  EXPECT_EQ(d.block, 4);
+  EXPECT_EQ(d.rows, 4);  // local expert 1: 3 + 1 rows; expert 0 (1 + 2) padded to 4
+  // Gathered rows: block 0 a0 (source 0, expert 0), a1-a3 (source 1, expert 1); block 1 a4, a5
+  // (source 0, expert 0), a6 (source 0, expert 1), a7 padding. The stack: expert 0's rows by block,
+  // then expert 1's.
+  EXPECT_EQ(d.stack_row_of, (std::vector<int>{0, 4, 5, 6, 1, 2, 7, -1}));
+  EXPECT_EQ(d.arrival_of, (std::vector<int>{0, 4, 5, -1, 1, 2, 3, 6}));
+}
+
 // A layer with random weights (router scaled up so that the top-k choice is clear of ties).
 Layer make_layer(int h, std::int64_t f, const Moe& m, std::uint64_t seed) {
   Layer l(h, m, f);

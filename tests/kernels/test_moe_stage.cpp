@@ -73,6 +73,50 @@ TEST(MoeStage, ParametersAndStashAreTheFormulaAndRecomputationChangesNothing) {
   }
 }
 
+// Tensor-parallel (t = 2, sequence-parallel; expert tensor parallelism = t): each tp rank's parameters
+// and stash are the formulas' (stage_params, moe_layer_stash at the rows its stash holds), in every
+// recomputation mode. The collectives are stand-ins of the right sizes (a gather repeats this rank's
+// block, a scatter takes it): the bytes, not the values, are what this test checks.
+TEST(MoeStage, TensorParallelParametersAndStashAreTheFormula) {
+  for (Recompute mode : {Recompute::none, Recompute::selective, Recompute::full})
+    for (int rank : {0, 1}) {
+      SCOPED_TRACE(std::string(analysis::recompute_name(mode)) + " tp rank " + std::to_string(rank));
+      TransformerConfig c = moe_model(mode);
+      c.tp_size = 2, c.tp_rank = rank, c.sequence_parallel = true;
+      StageD st(c);
+      st.set_sequence_parallel(
+          [](const StageD::Matrix& send, const StageD::Matrix& recv, TpPoint) {
+            for (std::size_t k = 0; k < recv.span() / send.span(); ++k)
+              Kokkos::deep_copy(Kokkos::View<double*>(recv.data() + k * send.span(), send.span()),
+                                Kokkos::View<const double*>(send.data(), send.span()));
+          },
+          [rank](const StageD::Matrix& send, const StageD::Matrix& recv, TpPoint) {
+            Kokkos::deep_copy(Kokkos::View<double*>(recv.data(), recv.span()),
+                              Kokkos::View<const double*>(send.data() + rank * recv.span(), recv.span()));
+          });
+      const tf::Split split = c.split();
+      EXPECT_EQ(st.parameter_count(), tf::stage_params(c, split, c.parts()));
+      const StageMemory m = estimate_memory(c, 8);
+      const tf::Stash balanced = tf::moe_layer_stash(c, split, mode, tf::balanced_moe_rows(c, split), 8);
+      auto formula = [&](bool after_i) {
+        const auto rows = st.moe_rows(0);
+        std::uint64_t b = after_i ? m.weight_stash : m.forward_stash;
+        for (std::size_t i = 0; i < 2; ++i) {
+          const tf::Stash at = i < rows.size() ? tf::moe_layer_stash(c, split, mode, rows[i], 8) : balanced;
+          b = b - (after_i ? balanced.weight : balanced.forward) + (after_i ? at.weight : at.forward);
+        }
+        return b;
+      };
+      st.forward(0);
+      EXPECT_EQ(st.stash_bytes(0), formula(false));
+      st.backward_input(0);
+      EXPECT_EQ(st.moe_rows(0).size(), 2u);
+      EXPECT_EQ(st.stash_bytes(0), formula(true));
+      st.backward_weight(0);
+      EXPECT_EQ(st.stash_bytes(0), 0u);
+    }
+}
+
 // The whole model with an MoE layer (0) and a dense one (1) on one stage: every gradient, the router's
 // and the experts' included, against central finite differences of the objective, the cross-entropy
 // plus the aux loss (its coefficient included). Weights random, so that no gain or bias is neutral.
@@ -99,11 +143,16 @@ TEST(MoeStage, WholeModelObjectiveMatchesFiniteDifferences) {
   }
 }
 
-TEST(MoeStage, TheKernelsRefuseExpertsWithTensorOrContextParallelism) {
+// t > 1 needs sequence parallelism (Megatron-LM's rule) and F divisible by t; cp > 1 is refused.
+TEST(MoeStage, TheKernelsRefuseExpertsWithTensorParallelismWithoutSequenceParallelOrWithContextParallelism) {
   TransformerConfig c = moe_model(Recompute::none);
   c.tp_size = 2;
   EXPECT_THROW(validate(c), UsageError);
-  c.tp_size = 1;
+  c.sequence_parallel = true;
+  EXPECT_NO_THROW(validate(c));
+  c.expert_ffn = 2 * c.expert_ffn_size() + 1;
+  EXPECT_THROW(validate(c), UsageError);
+  c.tp_size = 1, c.sequence_parallel = false, c.expert_ffn = 24;
   c.context_parallel = 2;
   EXPECT_THROW(validate(c), UsageError);
 }
