@@ -14,6 +14,8 @@
 #   nodekill   every rank of node 1 killed mid-sweep: the job ends within --timeout naming the node, the
 #              file keeps the finished runs, --append --resume runs exactly the rest
 #   partition  node 1's link cut mid-sweep: the job ends naming the unreachable ranks, the same after
+#   finalize   every rank waits in MPI_Finalize for one stopped after the sweep: rank 0 says so after
+#              --timeout, the others end 2 s later, so the job ends within --timeout + 2 s + teardown
 #   rehearsal  machine A (10gbit) vs B (1gbit): comm and the same sweep on both, compare's verdicts
 #   rehearsal_plan  plan --calibrate from each rehearsal file predicts its machine's step and B/A
 #   script     netns-cluster.sh's bad input (one line, exit 2) and a start failing half-way cleans up;
@@ -281,6 +283,29 @@ nodekill | partition)
     [ "$(grep -cE '^ +[0-9]+  1f1b ' "resume-$f.txt")" -eq $((6 - done_runs)) ] || fail "$f: resume did not run exactly $((6 - done_runs))"
     "$B" report "r-$f.h5" | grep -q "6 complete run(s)" || fail "$f: not 6 runs after resume"
   done
+  down
+  ;;
+finalize)
+  # MPICH 4.0.2 over UCX's TCP deadlocks now and then in MPI_Finalize (docs/netns.md): every rank
+  # waits there. The test hook stops rank 3 (node 1) after the last meeting, which holds every rank
+  # in MPI_Finalize the same way. Across nodes the launcher does not end the others when rank 0
+  # exits, so each ends by its own watchdog: rank 0's after T with one line, the others' 2 s later
+  # (they waited the 3 T of a meeting before: 19.0 s at T = 6, against 9.2 s now)
+  T=6
+  up 2 --inter-node-rate 1gbit
+  t0=$(date +%s.%N)
+  PIPEBENCH_TEST_FAULT=3:0:end "$M" -n 4 "$B" run --schedule 1f1b -m 4,6 --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1 \
+    --timeout ${T}s -o fin.h5 >out.txt 2>err.txt &
+  wait $!; rc=$?
+  dt=$(python3 -c "print('%.1f' % ($(date +%s.%N) - $t0))")
+  echo "a rank stopped after the sweep: the job ended after $dt s at --timeout $T s (exit $rc)" | tee -a figures.txt
+  [ $rc -ne 0 ] || fail "exit 0"
+  [ "$(grep -c 'pipebench: error:' err.txt)" -eq 1 ] &&
+    grep -q "^pipebench: error: rank 0: MPI_Finalize did not complete within --timeout $T s, though every rank reached the end of the sweep" err.txt ||
+    fail "not one line from rank 0: $(grep -v '^#' err.txt)"
+  # (the sweep takes a second; 4 s more for the launch and the teardown under load)
+  python3 -c "import sys; sys.exit(0 if $dt <= $T + 2 + 5 else 1)" || fail "the job ended $dt s after its start, expected about $T + 2 s"
+  "$B" report fin.h5 | grep -q "2 complete run(s)" || fail "the file does not hold both runs"
   down
   ;;
 rehearsal)
