@@ -18,12 +18,16 @@ const char* ReplayEngine::part_rule(Part p) {
 }
 const char* ReplayEngine::part_name(Part p) { return p == kFwd ? "F" : "I/B"; }
 
-ReplayEngine::ReplayEngine(const Schedule& s, double p2p, double gap, double p2p_pair, const std::vector<double>& link_p2p)
+ReplayEngine::ReplayEngine(const Schedule& s, double p2p, double gap, double p2p_pair, const std::vector<double>& link_p2p,
+                           const std::vector<double>& link_wait)
     : s_(s), p2p_pair_(p2p_pair), gap_(gap), S_(s.num_stages()), m_(s.m) {
   // One time per stage boundary, p2p where none is given: the lookup needs no test per message.
   link_.assign(S_ > 1 ? S_ - 1 : 0, p2p);
   for (std::size_t b = 0; b < link_.size() && b < link_p2p.size(); ++b)
     if (link_p2p[b] >= 0) link_[b] = link_p2p[b];
+  wait_.assign(link_.size(), 0.0);
+  for (std::size_t b = 0; b < wait_.size() && b < link_wait.size(); ++b)
+    if (link_wait[b] > 0) wait_[b] = link_wait[b];
   // Outputs an action can produce that another action waits for, per (stage, micro-batch): the
   // activation and the input gradient. A weight gradient is waited for by nobody, so it is not tracked.
   done_.assign(static_cast<std::size_t>(2) * S_ * m_, kNotDone);
@@ -94,10 +98,10 @@ std::string ReplayEngine::deadlock_message() const {
 }  // namespace detail
 
 Timeline replay(const Schedule& s, const DurationFn& duration, double p2p, double gap, double p2p_pair,
-                const std::vector<double>& link_p2p) {
+                const std::vector<double>& link_p2p, const std::vector<double>& link_wait) {
   Timeline tl;
   tl.reserve(s.num_actions());
-  detail::ReplayEngine(s, p2p, gap, p2p_pair, link_p2p).run(duration, [&tl](int r, std::size_t, const Action& a, double start, double end) {
+  detail::ReplayEngine(s, p2p, gap, p2p_pair, link_p2p, link_wait).run(duration, [&tl](int r, std::size_t, const Action& a, double start, double end) {
     tl.push_back(TimedOp{r, a, start, end});
   });
   return tl;

@@ -32,12 +32,13 @@ using DurationFn = std::function<double(int rank, const Action& a)>;
 // Replays the schedule. `p2p` is added to an input that comes from another rank; `gap` separates two
 // consecutive actions of a rank (a real executor's own work between them); `p2p_pair`, when >= 0,
 // replaces p2p for an action with two inputs from other ranks (SimCosts::p2p_pair); `link_p2p`, when
-// not empty, holds one time per stage boundary in p2p's place (SimCosts::link_p2p). The timeline lists
+// not empty, holds one time per stage boundary in p2p's place (SimCosts::link_p2p), and `link_wait` the
+// least time such an input takes after its receiver reaches it (SimCosts::link_wait). The timeline lists
 // every action in the order it was resolved. Throws ScheduleError if ranks are left blocked (deadlock,
 // or an action that needs a later action of its own rank).
 // Precondition: every action names a stage and micro-batch in range (validate() checks this first).
 Timeline replay(const Schedule& s, const DurationFn& duration, double p2p = 0, double gap = 0, double p2p_pair = -1,
-                const std::vector<double>& link_p2p = {});
+                const std::vector<double>& link_p2p = {}, const std::vector<double>& link_wait = {});
 
 // Rows of the grid text form around (rank, step), the offending cell in brackets, for error messages.
 std::string grid_window(const Schedule& s, int rank, int step, int radius = 4);

@@ -14,7 +14,8 @@ namespace pipebench::analysis::detail {
 
 class ReplayEngine {
  public:
-  ReplayEngine(const Schedule& s, double p2p, double gap, double p2p_pair = -1, const std::vector<double>& link_p2p = {});
+  ReplayEngine(const Schedule& s, double p2p, double gap, double p2p_pair = -1, const std::vector<double>& link_p2p = {},
+               const std::vector<double>& link_wait = {});
 
   // Calls duration(rank, action) -> double for each action, and sink(rank, step, action, start, end)
   // once per action: each rank's actions in its own order (so in time order), the ranks interleaved as
@@ -34,7 +35,8 @@ class ReplayEngine {
   int key(const Dep& d) const { return (d.part * S_ + d.stage) * m_ + d.mb; }
   // The link an input crosses: an activation from stage b to b + 1 and a gradient from b + 1 to b
   // both cross boundary b.
-  double link_time(const Dep& d) const { return link_[d.part == kFwd ? d.stage : d.stage - 1]; }
+  int boundary(const Dep& d) const { return d.part == kFwd ? d.stage : d.stage - 1; }
+  double link_time(const Dep& d) const { return link_[boundary(d)]; }
   int forward_deps(int stage, int mb, Dep* out) const {
     if (first_[stage]) return 0;
     out[0] = {kFwd, stage - 1, mb};
@@ -95,6 +97,7 @@ class ReplayEngine {
   const Schedule& s_;
   double p2p_pair_;           // for an action with two inputs from other ranks; < 0: each input its link's time
   std::vector<double> link_;  // per stage boundary
+  std::vector<double> wait_;  // per stage boundary: the least time after the receiver reaches the input
   double gap_;
   int S_, m_;
   std::vector<char> first_, last_;  // stage is the first / last of its model copy
@@ -135,8 +138,9 @@ void ReplayEngine::run(const Duration& duration, Sink&& sink) {
           missing = key(deps[d]);
           break;
         }
-        const double arrive =
-            t + (s_.stage_rank[deps[d].stage] != r ? (pair ? p2p_pair_ : link_time(deps[d])) : 0.0);
+        const bool other = s_.stage_rank[deps[d].stage] != r;
+        double arrive = t + (other ? (pair ? p2p_pair_ : link_time(deps[d])) : 0.0);
+        if (other && arrive < free + wait_[boundary(deps[d])]) arrive = free + wait_[boundary(deps[d])];
         start = start < arrive ? arrive : start;
       }
       if (missing >= 0) {  // park on the missing output; its producer wakes us

@@ -50,6 +50,9 @@ void check_costs(const Schedule& s, const SimCosts& costs) {
   if (!costs.link_p2p.empty() && static_cast<int>(costs.link_p2p.size()) != s.num_stages() - 1)
     throw Error("simulate: link times for " + std::to_string(costs.link_p2p.size()) + " stage boundaries, schedule has " +
                 std::to_string(s.num_stages() - 1));
+  if (!costs.link_wait.empty() && static_cast<int>(costs.link_wait.size()) != s.num_stages() - 1)
+    throw Error("simulate: link waits for " + std::to_string(costs.link_wait.size()) + " stage boundaries, schedule has " +
+                std::to_string(s.num_stages() - 1));
 }
 
 // The duration of an action: its own where given, else from the per-stage times.
@@ -78,7 +81,7 @@ SimResult simulate(const Schedule& s, const SimCosts& costs) {
   check_costs(s, costs);
   const CostOf cost{s, costs};
   SimResult r;
-  r.timeline = replay(s, cost, costs.p2p, costs.gap, costs.p2p_pair, costs.link_p2p);
+  r.timeline = replay(s, cost, costs.p2p, costs.gap, costs.p2p_pair, costs.link_p2p, costs.link_wait);
   r.metrics = compute_metrics(s, r.timeline);
   return r;
 }
@@ -88,7 +91,7 @@ SimResult simulate(const Schedule& s, const SimCosts& costs, const SimOptions& o
   const CostOf cost{s, costs};
   SimResult r;
   MetricsBuilder metrics(s.p);
-  detail::ReplayEngine engine(s, costs.p2p, costs.gap, costs.p2p_pair, costs.link_p2p);
+  detail::ReplayEngine engine(s, costs.p2p, costs.gap, costs.p2p_pair, costs.link_p2p, costs.link_wait);
   if (!options.timeline) {
     engine.run(cost, [&metrics](int rank, std::size_t, const Action& a, double start, double end) {
       metrics.add(rank, a.kind, start, end);

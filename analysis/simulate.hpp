@@ -25,6 +25,10 @@ struct SimCosts {
   // Per stage boundary b (between stage b and b + 1, either direction): that link's time instead of
   // p2p, so a link inside a node and one across nodes each cost their own; empty, or an entry < 0: p2p.
   std::vector<double> link_p2p;
+  // Per stage boundary: the least time an input from another rank over it takes after its receiver
+  // reaches the receive, however early it was sent (a rendezvous that needs both ranks inside MPI, as
+  // UCX's over TCP: docs/netns.md); empty, or an entry < 0: 0.
+  std::vector<double> link_wait;
   // Time a rank spends between two of its actions (an executor's own work; 0 in an ideal pipeline).
   double gap = 0;
   // For an action that waits for two inputs from other ranks (an overlapped F&B pair): the time from

@@ -83,7 +83,10 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
 }
 
 // Output that did not reach standard output (a full disk, /dev/full) is a failed command, not a
-// success: one line, exit code 2, where the command itself had succeeded.
+// success: one line, exit code 2, where the command itself had succeeded. This is the one place that
+// says so, for every command (the sink and the front ends leave a failed std::cout to it): an MPI job
+// (`run`, `comm`, `rerun`) first ends as a job, with its runs in its file, and then rank 0, the one
+// that writes stdout, exits 2.
 int checked_stdout(int rc) {
   std::cout.flush();
   errno = 0;

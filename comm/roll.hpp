@@ -52,8 +52,8 @@ class Roll {
   // that even when rank 0 itself stopped, one line (rank 1's) names it before the job ends.
   std::chrono::duration<double> root_limit() const;
   // How long this member waits in what follows a meeting every rank reached (the barrier that
-  // releases it, communicator splits, MPI_Finalize): the timeout on rank 0, root_limit() on the others,
-  // so that rank 0's diagnosis comes first.
+  // releases it, communicator splits): the timeout on rank 0, root_limit() on the others, so that
+  // rank 0's diagnosis comes first. (MPI_Finalize has its own, shorter limit: bench/run/job.cpp.)
   std::chrono::duration<double> release_limit() const;
   // "rank 2 (host h)" or "ranks 1 (host a), 3 (host b)"; hosts as last heard, "unknown" before.
   std::string name_ranks(const std::vector<int>& ranks) const;

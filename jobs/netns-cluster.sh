@@ -9,7 +9,10 @@
 #   netns-cluster.sh start N [--inter-node-rate R] [--inter-node-delay D] [--ranks-per-node K]
 #       N (1 to 16) nodes pbnode0 .. pbnode<N-1>; R as tc writes it (10gbit, 1gbit, 500mbit),
 #       D as tc writes it (20us, 100us, 1ms); K (default 2) slots per node for mpiexec.
-#       A start that fails half-way removes what it made; a second start is refused (stop first).
+#       A start that fails half-way removes what it made; a second start is refused (stop first)
+#       while the cluster's owner lives (PIPEBENCH_NETNS_OWNER, default the caller: start's parent
+#       process); a cluster whose owner is gone (a test killed by ctest's TIMEOUT, kill -9) is stale
+#       and start removes it first, by its own names (the bridge's alias says it made it).
 #   netns-cluster.sh stop     remove exactly what start made (listed in the state file), kill the
 #                             processes left in the namespaces
 #   netns-cluster.sh env      print the exports: PIPEBENCH_NETNS_MPIEXEC (mpiexec with the cluster's
@@ -92,6 +95,57 @@ has_netem() {  # the kernel's sch_netem, which a delay needs (a probe namespace'
 
 conf() { sed -n "s/^conf $1=//p" "$STATE"; }
 
+# A process as PID:START (its start time in clock ticks since boot, /proc/PID/stat field 22), so that
+# a reused PID is not taken for the owner; empty when there is no such process.
+proc_id() {
+  local rest
+  rest=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 0  # the fields after "PID (COMM) "
+  [[ -n $rest ]] || return 0
+  # shellcheck disable=SC2086
+  set -- "$1" $rest
+  echo "$1:${21}"
+}
+# The process start is for: PIPEBENCH_NETNS_OWNER, else the caller, above any sudo, su, env, nice or
+# timeout that ran this script (a terminal's `sudo netns-cluster.sh start 2` is owned by its shell).
+owner_pid() {
+  local p=${PIPEBENCH_NETNS_OWNER:-$PPID}
+  [[ -n ${PIPEBENCH_NETNS_OWNER:-} ]] && { echo "$p"; return; }
+  while [[ $(cat "/proc/$p/comm" 2>/dev/null) =~ ^(sudo|su|doas|env|nice|timeout|setpriv)$ ]]; do
+    p=$(sed 's/^.*) //' "/proc/$p/stat" | cut -d' ' -f2)
+  done
+  echo "$p"
+}
+alive() { [[ -n $1 && $(proc_id "${1%%:*}") == "$1" ]]; }
+
+# The bridge's alias marks a cluster of this script: "pipebench-netns nodes=N owner=PID:START state=PATH".
+marker() { cat "/sys/class/net/$BRIDGE/ifalias" 2>/dev/null || true; }
+
+# Removes a cluster whose owner is gone, by the names it made: its state file's list where that file
+# is still there (a test's work directory may have been removed), else pbnode0..N-1, pbnv0..N-1,
+# /etc/netns/pbnode<i> and the bridge. A cluster whose owner lives is left alone (start then refuses).
+reap_stale() {
+  local m n owner state i ns pid
+  m=$(marker)
+  [[ $m == "pipebench-netns "* ]] || return 0
+  n=$(sed -n 's/.* nodes=\([0-9]*\).*/\1/p' <<<"$m") owner=$(sed -n 's/.* owner=\([0-9:]*\).*/\1/p' <<<"$m")
+  state=$(sed -n 's/.* state=//p' <<<"$m")
+  ! alive "$owner" || die "a cluster of this script is running (owner ${owner%%:*}, state ${state}): netns-cluster.sh stop first"
+  if [[ -f $state ]]; then
+    STATE=$state undo
+    rmdir "$(dirname "$state")" 2>/dev/null || true
+  else
+    for ((i = 0; i < ${n:-0}; i++)); do
+      ns=$(node "$i")
+      for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
+      ip netns del "$ns" 2>/dev/null || true
+      ip link del "pbnv$i" 2>/dev/null || true
+      rm -f "/etc/netns/$ns/hosts"; rmdir "/etc/netns/$ns" 2>/dev/null || true
+    done
+    ip link del "$BRIDGE" 2>/dev/null || true
+  fi
+  echo "netns-cluster: removed a stale cluster of ${n:-?} node(s) (its owner ${owner%%:*} is gone)" >&2
+}
+
 do_start() {
   local n=${1:-} i ns v h why
   [[ $n =~ ^[0-9]+$ ]] && ((10#$n >= 1 && 10#$n <= 16)) || die "start: node count '${n}' is not allowed: expected an integer from 1 to 16"
@@ -110,14 +164,20 @@ do_start() {
   done
   why=$(can_make) || die "cannot make network namespaces: $why"
   [[ -z $DELAY ]] || has_netem || die "--inter-node-delay ${DELAY} cannot be applied: this kernel has no tc netem (sch_netem); a rate alone works"
-  [[ ! -f $STATE ]] || die "a cluster is running (state in $STATE): netns-cluster.sh stop first"
+  OWNER=$(proc_id "$(owner_pid)")
+  [[ -n $OWNER ]] || die "PIPEBENCH_NETNS_OWNER '${PIPEBENCH_NETNS_OWNER:-}' is not a running process"
+  reap_stale
+  # this directory's own state, from a start whose owner is gone before it made the bridge
+  if [[ -f $STATE ]] && ! alive "$(conf owner)"; then undo; fi
+  [[ ! -f $STATE ]] || die "a cluster is running (state in $STATE, owner $(conf owner | cut -d: -f1)): netns-cluster.sh stop first"
   for ((i = 0; i < n; i++)); do ! ip netns list | grep -qw "$(node "$i")" || die "namespace $(node "$i") exists but is not this script's"; done
   ! ip link show "$BRIDGE" >/dev/null 2>&1 || die "link $BRIDGE exists but is not this script's"
   mkdir -p "$DIR"
   : >"$STATE"
   trap 'echo "netns-cluster: start failed at line $LINENO; removing what it made" >&2; undo; rmdir "$DIR" 2>/dev/null || true; exit 1' ERR
-  made conf "nodes=$n"; made conf "per=$PER"; made conf "rate=$RATE"; made conf "delay=$DELAY"
+  made conf "nodes=$n"; made conf "per=$PER"; made conf "rate=$RATE"; made conf "delay=$DELAY"; made conf "owner=$OWNER"
   ip link add "$BRIDGE" type bridge; made link "$BRIDGE"
+  ip link set "$BRIDGE" alias "pipebench-netns nodes=$n owner=$OWNER state=$STATE"
   ip addr add "$HOSTADDR/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
   [[ -d /etc/netns ]] || { mkdir /etc/netns; made dir /etc/netns; }

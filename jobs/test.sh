@@ -43,7 +43,7 @@ fi
 # machine: netns.bubble missed its bound once on a quiet one here (docs/netns.md).
 if [[ ${PIPEBENCH_TEST_NETNS:-1} != 0 ]]; then
   if why=$(./jobs/netns-cluster.sh check 2>&1); then
-    netns=(-R '^netns\.(script|placement|nodekill|partition)$')
+    netns=(-R '^netns\.(script|placement|nodekill|partition|finalize)$')
     [[ ${PIPEBENCH_TEST_NETNS:-1} == all ]] && netns=()
     ((${#netns[@]})) && echo "# test.sh: netns tests without timing only (PIPEBENCH_TEST_NETNS=all runs every one)"
     PIPEBENCH_NETNS_TESTS=1 ctest --preset release -L netns "${netns[@]}" --output-on-failure "$@"

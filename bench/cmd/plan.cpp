@@ -378,7 +378,6 @@ void run(const PlanSettings& f) {
   write_output(f.out, "--out", [&](std::ostream& os) { write_plan(os, format, f, pr, space.gpus_text, o); }, f.force);
   // The file is the output; only the text form says where it went (JSON and CSV leave stdout empty).
   if (format == Format::text) std::cout << "# wrote " << f.out << '\n';
-  if (!std::cout.flush()) throw UsageError("cannot write the output to stdout");
 }
 
 }  // namespace

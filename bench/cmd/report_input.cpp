@@ -112,6 +112,8 @@ TimelineView timeline_of(int id, const RunResult& run) {
   costs.p2p_pair = extra_or(run, "p2p_pair_time", -1.0);
   costs.link_p2p.assign(static_cast<std::size_t>(S - 1), -1.0);  // files before issue 27 have none: p2p_time
   for (int b = 0; b + 1 < S; ++b) costs.link_p2p[b] = extra_or(run, ("p2p_time." + std::to_string(b)).c_str(), -1.0);
+  costs.link_wait.assign(static_cast<std::size_t>(S - 1), -1.0);  // files before 2026-12-03 have none: 0
+  for (int b = 0; b + 1 < S; ++b) costs.link_wait[b] = extra_or(run, ("p2p_wait." + std::to_string(b)).c_str(), -1.0);
   costs.gap = std::max(0.0, extra_or(run, "executor_overhead_per_action", 0.0));
   v.simulated = analysis::simulate(s, costs).timeline;
   return v;

@@ -275,7 +275,6 @@ void run(const TopologySettings& o) {
     print_json(o, g, pl, summary, rows);
   else
     print_text(o, g, pl, summary, rows);
-  if (!std::cout.flush()) throw UsageError("cannot write the output to stdout");
 }
 
 }  // namespace

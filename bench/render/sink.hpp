@@ -56,7 +56,8 @@ class Sink {
   virtual void note(const std::string& lines) = 0;
   // Lines of the text form alone: the table's title and legend, footnotes, per-action tables.
   virtual void legend(const std::string& lines) = 0;
-  // The end of the output; an Error when the stream could not be written.
+  // The end of the output, flushed; an Error when the stream could not be written, except std::cout,
+  // whose failure main() reports for every command (bench/main.cpp).
   virtual void finish() = 0;
 };
 

@@ -186,9 +186,13 @@ void Job::guarded(const std::function<void()>& work) {
 
 void Job::finish(const std::string& phase, const std::string& note) {
   // MPICH's MPI_Finalize waits for every rank: one stopped after `phase` would hold it (and MPICH
-  // 4.0.2 over UCX's TCP now and then holds it by itself, docs/netns.md). Every rank waits in it,
-  // so only rank 0 says so, once; MPI_Abort may not be called once MPI_Finalize has begun.
-  const auto limit = roll_ ? roll_->release_limit() : std::chrono::duration<double>(60);
+  // 4.0.2 over UCX's TCP now and then deadlocks in it by itself, docs/netns.md). Every rank waits in
+  // it, so only rank 0 says so, once, after --timeout; MPI_Abort may not be called once MPI_Finalize
+  // has begun. The others end silently 2 s after rank 0 would have spoken: every rank has met at
+  // `phase` already, so nothing is left for which they should wait the 2-3 x --timeout of a meeting
+  // (Roll::release_limit), which made each such hang cost 3 x --timeout (61 s at --timeout 20s).
+  const std::chrono::duration<double> timeout = world_ ? world_->wait_policy().timeout : std::chrono::seconds(60);
+  const auto limit = rank_ == 0 ? timeout : timeout + std::chrono::seconds(2);
   const std::string late = rank_ != 0 ? std::string()
                                       : "rank 0: MPI_Finalize did not complete " +
                                             (roll_ ? roll_->within() : std::string("within 60 s")) +

@@ -26,23 +26,33 @@ namespace {
 // gradient by stage b (the tag's lowest bit, comm/tags.hpp); -1 where none waited (the simulator then
 // charges the overall mean). Inside a node and across nodes the links differ by a factor of ten and
 // more (docs/netns.md): one mean for all of them would charge a shared-memory link the slow one's cost.
-double measured_p2p(const std::vector<CommRecord>& comms, std::vector<double>* links = nullptr) {
+// `waits` (sized like links): per boundary, over the receives whose send was posted before the receiver
+// reached them, the mean time they still took after it (0 for those already there): what a rendezvous
+// that needs both ranks in MPI costs however early the send (UCX over TCP), which the latency above,
+// taken from sends posted later, does not hold; -1 where there were none.
+double measured_p2p(const std::vector<CommRecord>& comms, std::vector<double>* links = nullptr,
+                    std::vector<double>* waits = nullptr) {
   std::map<std::tuple<int, int, int, int>, double> posted;  // (src, dst, tag, step) -> send posted
   for (const auto& c : comms)
     if (c.kind == CommKind::Send) posted[{c.global_rank, c.peer, c.tag, c.step}] = c.t_posted;
   const std::size_t nb = links ? links->size() : 0;
-  std::vector<double> sum_of(nb, 0.0), count_of(nb, 0.0);
+  std::vector<double> sum_of(nb, 0.0), count_of(nb, 0.0), wait_of(nb, 0.0), early_of(nb, 0.0);
   double sum = 0, count = 0;
   for (const auto& c : comms) {
-    if (c.kind != CommKind::Recv || c.t_done <= c.t_wait) continue;
+    if (c.kind != CommKind::Recv) continue;
     const auto it = posted.find({c.peer, c.global_rank, c.tag, c.step});
-    if (it == posted.end() || it->second < c.t_wait) continue;
+    if (it == posted.end()) continue;
+    const long b = (c.tag & 1) ? c.stage : c.stage - 1;
+    if (it->second < c.t_wait && b >= 0 && static_cast<std::size_t>(b) < nb)
+      wait_of[b] += std::max(0.0, c.t_done - c.t_wait), early_of[b] += 1;
+    if (c.t_done <= c.t_wait || it->second < c.t_wait) continue;
     const double x = std::max(0.0, c.t_done - it->second);
     sum += x, count += 1;
-    const long b = (c.tag & 1) ? c.stage : c.stage - 1;
     if (b >= 0 && static_cast<std::size_t>(b) < nb) sum_of[b] += x, count_of[b] += 1;
   }
   for (std::size_t b = 0; b < nb; ++b) (*links)[b] = count_of[b] > 0 ? sum_of[b] / count_of[b] : -1;
+  if (waits)
+    for (std::size_t b = 0; b < nb && b < waits->size(); ++b) (*waits)[b] = early_of[b] > 0 ? wait_of[b] / early_of[b] : -1;
   return count > 0 ? sum / count : 0;
 }
 
@@ -378,8 +388,10 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
 
   // The prediction from what was measured.
   std::vector<double> links(static_cast<std::size_t>(std::max(s.num_stages() - 1, 0)));
-  pred.costs = measured_costs(s, in.actions, measured_p2p(in.comms, &links));
+  std::vector<double> waits(links.size());
+  pred.costs = measured_costs(s, in.actions, measured_p2p(in.comms, &links, &waits));
   pred.costs.link_p2p = std::move(links);
+  pred.costs.link_wait = std::move(waits);
   pred.costs.p2p_pair = measured_p2p_pair(in.actions, in.comms);
   pred.executor_overhead_per_action = median(steps.overheads);
   pred.costs.gap = pred.executor_overhead_per_action;
@@ -420,6 +432,8 @@ Measurement measure(const analysis::Schedule& s, const topology::Grid& grid, Mea
   if (pred.costs.p2p_pair >= 0) sum.extra["p2p_pair_time"] = pred.costs.p2p_pair;
   for (std::size_t b = 0; b < pred.costs.link_p2p.size(); ++b)
     if (pred.costs.link_p2p[b] >= 0) sum.extra["p2p_time." + std::to_string(b)] = pred.costs.link_p2p[b];
+  for (std::size_t b = 0; b < pred.costs.link_wait.size(); ++b)
+    if (pred.costs.link_wait[b] >= 0) sum.extra["p2p_wait." + std::to_string(b)] = pred.costs.link_wait[b];
 
   out.actions = std::move(in.actions);
   out.comms = std::move(in.comms);

@@ -143,6 +143,36 @@ TEST(SimulateBasic, LinkTimePerStageBoundary) {
   EXPECT_THROW(simulate(s, c), pipebench::Error);
 }
 
+// SimCosts::link_wait: an input from another rank takes at least that long after its receiver reaches
+// it, however early it was sent (a rendezvous needing both ranks in MPI, docs/netns.md). GPipe, p = 2,
+// m = 2, F = 1, B = 2, link 0.1, wait 0.5: 1F0 [1.1, 2.1] (its input arrives 1.1, after 0 + 0.5),
+// 1F1 [2.6, 3.6] (rank 1 reaches it at 2.1), 1B0 [3.6, 5.6], 1B1 [5.6, 7.6], 0B0 [5.7, 7.7], 0B1
+// [8.2, 10.2]. Without the wait: 1F1 at 2.1, 0B1 at 7.2, makespan 9.2.
+TEST(SimulateBasic, LinkWaitAfterTheReceiverArrives) {
+  const Schedule s = make_schedule({"gpipe", 2, 2});
+  SimCosts c = uniform_costs(s, 1, 2, 0, -1, {}, 0.1);
+  auto start_of = [&s](const SimCosts& k, int rank, Kind kind, int mb) {
+    for (const TimedOp& op : simulate(s, k).timeline)
+      if (op.rank == rank && op.action.kind == kind && op.action.mb == mb) return op.start;
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(start_of(c, 1, Kind::F, 1), 2.1);
+  EXPECT_DOUBLE_EQ(start_of(c, 0, Kind::B, 1), 7.2);
+  EXPECT_DOUBLE_EQ(simulate(s, c).metrics.makespan, 9.2);
+  c.link_wait = {0.5};
+  EXPECT_DOUBLE_EQ(start_of(c, 1, Kind::F, 0), 1.1);
+  EXPECT_DOUBLE_EQ(start_of(c, 1, Kind::F, 1), 2.6);
+  EXPECT_DOUBLE_EQ(start_of(c, 1, Kind::B, 0), 3.6);
+  EXPECT_DOUBLE_EQ(start_of(c, 0, Kind::B, 0), 5.7);
+  EXPECT_DOUBLE_EQ(start_of(c, 0, Kind::B, 1), 8.2);
+  EXPECT_DOUBLE_EQ(simulate(s, c).metrics.makespan, 10.2);
+  EXPECT_DOUBLE_EQ(simulate(s, c, SimOptions{false}).metrics.makespan, 10.2);
+  c.link_wait = {-1};  // no figure: no wait
+  EXPECT_DOUBLE_EQ(simulate(s, c).metrics.makespan, 9.2);
+  c.link_wait = {0.5, 0.5};
+  EXPECT_THROW(simulate(s, c), pipebench::Error);
+}
+
 // SimCosts::action: an action's own duration wins over its stage's (a measured run's replay charges what
 // each action took, e.g. an F whose expert exchange was exposed); the others keep the stage times.
 TEST(SimulateBasic, AnActionsOwnDurationIsCharged) {

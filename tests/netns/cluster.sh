@@ -14,11 +14,18 @@
 #   nodekill   every rank of node 1 killed mid-sweep: the job ends within --timeout naming the node, the
 #              file keeps the finished runs, --append --resume runs exactly the rest
 #   partition  node 1's link cut mid-sweep: the job ends naming the unreachable ranks, the same after
+#   finalize   every rank waits in MPI_Finalize for one stopped after the sweep: rank 0 says so after
+#              --timeout, the others end 2 s later, so the job ends within --timeout + 2 s + teardown
 #   rehearsal  machine A (10gbit) vs B (1gbit): comm and the same sweep on both, compare's verdicts
 #   rehearsal_plan  plan --calibrate from each rehearsal file predicts its machine's step and B/A
-#   script     netns-cluster.sh's bad input (one line, exit 2) and a start failing half-way cleans up
+#   script     netns-cluster.sh's bad input (one line, exit 2) and a start failing half-way cleans up;
+#              a case stopped by SIGTERM or SIGINT, one past its deadline and one SIGKILLed leave nothing
+#   hold       (for script) a cluster with ranks that sleep, until a signal or the deadline ends it
+# DEADLINE (seconds, 0: none): the case ends itself after it, one line and exit 1, with its cluster
+# removed, before ctest's TIMEOUT, whose SIGKILL (CMake 3.25) no trap can see.
+# Usage: cluster.sh PIPEBENCH SOURCE_DIR WORKDIR CASE [DEADLINE]
 set -u
-B=$1 SRC=$2 WORK=$3 CASE=$4
+B=$1 SRC=$2 WORK=$3 CASE=$4 DEADLINE=${5:-0}
 C=$SRC/jobs/netns-cluster.sh
 fail() { echo "FAIL (netns $CASE): $*"; for f in "$WORK"/*.txt; do [ -f "$f" ] && { echo "--- $f"; tail -n 25 "$f"; }; done; exit 1; }
 if [ "${PIPEBENCH_NETNS_TESTS:-0}" != 1 ]; then
@@ -40,14 +47,44 @@ down() {
   left=$(ip netns list | grep -c '^pbnode'; ip -o link | grep -c 'pbn')
   [ "$(echo $left)" = "0 0" ] || { echo "FAIL (netns $CASE): stop left namespaces or links: $(ip netns list; ip -o link | grep pbn)"; exit 1; }
 }
-trap '"$C" stop >/dev/null 2>&1' EXIT
+# Every exit removes the cluster: the end of the case, a failure, SIGTERM or SIGINT (ctest, Slurm, a
+# user), and the deadline (SIGALRM from the watchdog below). Long commands run in the background with
+# `wait` (mp, bg), so that a signal is handled at once, not after mpiexec returns; the script's own
+# children (mpiexec, the watchdog) are ended first, then whatever is left in the namespaces.
+WD=
+cleanup() {
+  trap - EXIT
+  [ -n "$WD" ] && { pkill -P "$WD" 2>/dev/null; kill "$WD" 2>/dev/null; }
+  local kids k
+  kids=$(pgrep -P $$)
+  if [ -n "$kids" ]; then
+    kill -TERM $kids 2>/dev/null
+    # (a child case of `script` removes its own cluster: wait for it, 5 s at most)
+    for _ in $(seq 50); do
+      for k in $kids; do kill -0 "$k" 2>/dev/null && break; k=; done
+      [ -z "$k" ] && break
+      sleep 0.1
+    done
+  fi
+  "$C" stop >/dev/null 2>&1
+}
+trap cleanup EXIT
+trap 'echo "netns $CASE: stopped by SIGTERM; the cluster is removed" >&2; exit 143' TERM
+trap 'echo "netns $CASE: stopped by SIGINT; the cluster is removed" >&2; exit 130' INT
+trap 'fail "did not finish within its deadline of $DEADLINE s (the cluster is removed)"' ALRM
+if ((DEADLINE > 0)); then
+  { sleep "$DEADLINE" && kill -ALRM $$; } &
+  WD=$!
+fi
+bg() { "$@" & wait $!; }
 QUICK=(--tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1 --timeout 10s)
 # mpiexec on the cluster. MPICH 4.0.2 over UCX 1.13's TCP leaves about 1 MPI_Finalize in 10 waiting
 # for a peer's endpoint close (docs/netns.md); pipebench's finalize watchdog then exits 1 saying that
 # every run is in the file. That case alone counts as success here, and is counted (finalize.txt).
 mp() {
   local rc=0
-  "$M" "$@" 2>mp-err.txt || rc=$?
+  "$M" "$@" 2>mp-err.txt &
+  wait $! || rc=$?
   # (exit 1 from rank 0, or 255 from mpiexec when it ended the other ranks first)
   if ((rc != 0)) && grep -q "MPI_Finalize did not complete within --timeout" mp-err.txt &&
     [ "$(grep -c 'pipebench: error' mp-err.txt)" -eq 1 ]; then
@@ -72,6 +109,48 @@ script)
   [ -z "$(ip netns list | grep '^pbnode')" ] && [ -z "$(ip -o link | grep pbn)" ] && [ ! -e /etc/netns/pbnode0 ] &&
     [ ! -e "$PIPEBENCH_NETNS_DIR" ] || fail "a failed start left: $(ip netns list) $(ip -o link | grep pbn) $(ls "$PIPEBENCH_NETNS_DIR" 2>&1)"
   up 2 && down
+  # teardown: a case stopped by SIGTERM or SIGINT, one past its deadline, and one SIGKILLed as ctest's TIMEOUT
+  # does (the script and its mpiexec; no trap runs) leave no namespace or link, the last once the
+  # next start has removed its stale cluster (its owner, the killed script, is gone)
+  nothing_left() { [ -z "$(ip netns list | grep '^pbnode')" ] && [ -z "$(ip -o link | grep pbn)" ]; }
+  left() { echo "$(ip netns list | grep '^pbnode' | tr '\n' ' ')$(ip -o link | grep -o 'pbn[a-z0-9]*' | tr '\n' ' ')"; }
+  held() {  # held DEADLINE: the hold case in the background, once its ranks sleep on node 1
+    # (a background job of a script starts with SIGINT ignored, which no trap can undo: reset it)
+    env --default-signal=INT "$0" "$B" "$SRC" "$WORK/hold" hold "$1" >hold.txt 2>&1 &
+    H=$!
+    for _ in $(seq 150); do [ -n "$(ip netns pids pbnode1 2>/dev/null | head -c1)" ] && return 0; sleep 0.1; done
+    fail "the hold case did not start its ranks: $(cat hold.txt)"
+  }
+  gone_within() {  # gone_within SECONDS: nothing of the cluster left, waiting up to SECONDS
+    for _ in $(seq $((10 * $1))); do nothing_left && return 0; sleep 0.1; done
+    return 1
+  }
+  held 0
+  kill -TERM $H; wait $H; rc=$?
+  gone_within 5 || fail "SIGTERM to a running case (exit $rc) left: $(left)"
+  [ $rc -eq 143 ] || fail "SIGTERM: exit $rc, expected 143: $(cat hold.txt)"
+  # SIGINT to the script alone (not its process group): it used to wait for mpiexec to return
+  held 0
+  kill -INT $H; wait $H; rc=$?
+  gone_within 5 || fail "SIGINT to a running case (exit $rc) left: $(left)"
+  [ $rc -eq 130 ] || fail "SIGINT: exit $rc, expected 130: $(cat hold.txt)"
+  held 4
+  wait $H; rc=$?
+  gone_within 5 || fail "a case past its deadline (exit $rc) left: $(left)"
+  [ $rc -eq 1 ] && grep -q "did not finish within its deadline of 4 s" hold.txt || fail "deadline: exit $rc, said: $(cat hold.txt)"
+  held 0
+  kill -KILL $H $(pgrep -P $H); wait $H 2>/dev/null
+  [ -n "$(ip netns list | grep '^pbnode')" ] || fail "SIGKILL: the cluster is already gone (nothing to test)"
+  "$C" start 2 >out.txt 2>err.txt || fail "start after a SIGKILLed case: exit $?, said: $(cat err.txt)"
+  grep -q "^netns-cluster: removed a stale cluster of 2 node(s) (its owner $H is gone)$" err.txt || fail "start: $(cat err.txt)"
+  # a running cluster (its owner, this script, lives) is refused, not removed
+  PIPEBENCH_NETNS_DIR=$WORK/other "$C" start 2 >out.txt 2>err.txt && fail "a second start over a live cluster succeeded"
+  grep -q "^netns-cluster: error: a cluster of this script is running (owner $$, " err.txt || fail "second start: $(cat err.txt)"
+  down
+  ;;
+hold)
+  up 2
+  mp -n 4 sleep 600
   ;;
 placement)
   # 2 nodes x 2 ranks; the order decides which axis stays inside a node (block placement)
@@ -147,7 +226,7 @@ bubble)
   # host (plain mpiexec) gives the single-host difference; across nodes it must stay within it + 1 pp
   S=(--schedule gpipe,1f1b,zb-h1,interleaved -m 8 --mapping 1x4x1 --tf 2ms --tb 4ms --tw 2ms --p2p-bytes 64KiB --warmup 1 --steps 3 --timeout 10s --json)
   worst() { json "$1" "print(max(abs(r['summary']['bubble_measured'] - r['summary']['bubble_simulated']) * 100 for r in d))" "$1"; }
-  mpiexec -n 4 "$B" run "${S[@]}" -o one.h5 >one.json 2>/dev/null || fail "single-host run"
+  bg mpiexec -n 4 "$B" run "${S[@]}" -o one.h5 >one.json 2>/dev/null || fail "single-host run"
   up 2 --inter-node-rate 1gbit
   mp -n 4 "$B" run "${S[@]}" -o two.h5 >two.json || fail "run across nodes"
   a=$(worst one.json) b=$(worst two.json)
@@ -204,6 +283,29 @@ nodekill | partition)
     [ "$(grep -cE '^ +[0-9]+  1f1b ' "resume-$f.txt")" -eq $((6 - done_runs)) ] || fail "$f: resume did not run exactly $((6 - done_runs))"
     "$B" report "r-$f.h5" | grep -q "6 complete run(s)" || fail "$f: not 6 runs after resume"
   done
+  down
+  ;;
+finalize)
+  # MPICH 4.0.2 over UCX's TCP deadlocks now and then in MPI_Finalize (docs/netns.md): every rank
+  # waits there. The test hook stops rank 3 (node 1) after the last meeting, which holds every rank
+  # in MPI_Finalize the same way. Across nodes the launcher does not end the others when rank 0
+  # exits, so each ends by its own watchdog: rank 0's after T with one line, the others' 2 s later
+  # (they waited the 3 T of a meeting before: 19.0 s at T = 6, against 9.2 s now)
+  T=6
+  up 2 --inter-node-rate 1gbit
+  t0=$(date +%s.%N)
+  PIPEBENCH_TEST_FAULT=3:0:end "$M" -n 4 "$B" run --schedule 1f1b -m 4,6 --tf 500us --tb 1ms --tw 500us --warmup 0 --steps 1 \
+    --timeout ${T}s -o fin.h5 >out.txt 2>err.txt &
+  wait $!; rc=$?
+  dt=$(python3 -c "print('%.1f' % ($(date +%s.%N) - $t0))")
+  echo "a rank stopped after the sweep: the job ended after $dt s at --timeout $T s (exit $rc)" | tee -a figures.txt
+  [ $rc -ne 0 ] || fail "exit 0"
+  [ "$(grep -c 'pipebench: error:' err.txt)" -eq 1 ] &&
+    grep -q "^pipebench: error: rank 0: MPI_Finalize did not complete within --timeout $T s, though every rank reached the end of the sweep" err.txt ||
+    fail "not one line from rank 0: $(grep -v '^#' err.txt)"
+  # (the sweep takes a second; 4 s more for the launch and the teardown under load)
+  python3 -c "import sys; sys.exit(0 if $dt <= $T + 2 + 5 else 1)" || fail "the job ended $dt s after its start, expected about $T + 2 s"
+  "$B" report fin.h5 | grep -q "2 complete run(s)" || fail "the file does not hold both runs"
   down
   ;;
 rehearsal)
