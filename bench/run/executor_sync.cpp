@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench/run/executor.hpp"
-#include "comm/float16.hpp"
+#include "kernels/half_storage.hpp"
 
 namespace pipebench::bench {
 
@@ -25,20 +25,17 @@ CommRecord Executor::dp_record(CommKind kind, std::size_t bytes, int stage) cons
 }
 
 namespace {
-// --grad-reduce-dtype bf16: n fp32 values as bfloat16 (round to nearest even), zero-padded to `padded`
-// values, and back. The 16-bit values travel and are summed with a rounding after each partial sum (the
-// MPI backend's user operation, NCCL's bfloat16): Megatron-Core's reduction without grad_reduce_in_fp32.
+// --grad-reduce-dtype bf16: n fp32 values as bfloat16 (kernels/half_storage.hpp's encoding), zero-padded to
+// `padded` values. They travel and are summed with a rounding after each partial sum (the MPI backend's
+// user operation, NCCL's bfloat16): Megatron-Core's reduction without grad_reduce_in_fp32.
 std::vector<unsigned char> to_bf16(const char* from, std::size_t n, std::size_t padded) {
   std::vector<unsigned char> out(padded * 2, 0);
-  auto* b = reinterpret_cast<std::uint16_t*>(out.data());
-  const auto* f = reinterpret_cast<const float*>(from);
-  for (std::size_t i = 0; i < n; ++i) b[i] = comm::to_bf16(f[i]);
+  kernels::encode_16(reinterpret_cast<const float*>(from), reinterpret_cast<std::uint16_t*>(out.data()), n,
+                     kernels::Half::bf16, 1.0f);
   return out;
 }
 void from_bf16(const unsigned char* from, std::size_t n, char* to) {
-  const auto* b = reinterpret_cast<const std::uint16_t*>(from);
-  auto* f = reinterpret_cast<float*>(to);
-  for (std::size_t i = 0; i < n; ++i) f[i] = comm::from_bf16(b[i]);
+  kernels::decode_16(reinterpret_cast<const std::uint16_t*>(from), reinterpret_cast<float*>(to), n, kernels::Half::bf16, 1.0f);
 }
 }  // namespace
 
@@ -67,7 +64,7 @@ void Executor::launch_dp(int stage) {
       const std::size_t n = z.bucket_hi - z.bucket_lo;
       const void* send = data + z.bucket_lo * elem;
       if (b16) {
-        p.send = to_bf16(data + z.bucket_lo * elem, n, z.shard * d);
+        p.send = to_bf16(static_cast<const char*>(send), n, z.shard * d);
         send = p.send.data();
       } else if (n != z.shard * d) {
         p.send.assign(z.shard * d * elem, 0);

@@ -920,8 +920,10 @@ TEST(Parallel3d, Bf16LossCurveFollowsFp32OverFiftyAdamSteps) {
     ASSERT_EQ(bf16.size(), 50u);
     double worst = 0;
     std::size_t at = 0;
-    for (std::size_t k = 0; k < fp32.size(); ++k)
-      if (std::abs(bf16[k] - fp32[k]) / fp32[k] > worst) worst = std::abs(bf16[k] - fp32[k]) / fp32[k], at = k;
+    for (std::size_t k = 0; k < fp32.size(); ++k) {
+      const double rel = std::abs(bf16[k] - fp32[k]) / fp32[k];
+      if (rel > worst) worst = rel, at = k;
+    }
     int me = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     if (me == 0) {
