@@ -3,7 +3,11 @@
 # Extra arguments go to ctest, e.g. jobs/test.sh -L unit
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each part says how long it took, so a slow CI run shows where its time went.
+t0=$SECONDS
+took() { echo "# test.sh: $1 took $((SECONDS - t0)) s"; t0=$SECONDS; }
 ./jobs/setup.sh release
+took "setup (release build)"
 # The browser test of `report --html` and `compare --html` (tests/cli/browser_check.py) needs Debian's
 # chromium; without it that one test is skipped.
 if ! command -v chromium >/dev/null 2>&1; then
@@ -17,6 +21,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 ctest --preset release -j "$(nproc)" "$@"
+took "release tests"
 
 # Issue 12: the Slurm batch scripts on a real one-node Slurm (label slurm, skipped above without one):
 # jobs/slurm/ci-cluster.sh starts munged, slurmctld and slurmd, and stops them by their pids after.
@@ -33,6 +38,7 @@ if [[ ${PIPEBENCH_TEST_SLURM:-1} != 0 ]]; then
     ./jobs/slurm/ci-cluster.sh stop || true
     echo "# test.sh: Slurm tests skipped: the one-node Slurm cluster did not start (docs/slurm.md)"
   fi
+  took "Slurm tests"
 fi
 
 # Issue 27: multi-node behaviour on nodes emulated in network namespaces (label netns, skipped above):
@@ -50,6 +56,7 @@ if [[ ${PIPEBENCH_TEST_NETNS:-1} != 0 ]]; then
   else
     echo "# test.sh: netns tests skipped: ${why#netns-cluster: error: } (docs/netns.md)"
   fi
+  took "netns tests"
 fi
 
 # Issue 14: the kernel and MPI tests again against Kokkos 4 Serial+OpenMP, 2 threads per rank
@@ -66,6 +73,7 @@ if [[ ${PIPEBENCH_KOKKOS4:-1} != 0 ]]; then
     cmake --build --preset kokkos4-openmp -j "$(nproc)" --target kernel_and_mpi_tests
     ctest --preset kokkos4-openmp -j "$(nproc)" "$@"
   fi
+  took "Kokkos 4 OpenMP build and tests"
 fi
 
 # Sanitizers and fuzzing (docs/fuzzing.md): the debug-asan build (clang, ASan + UBSan, libFuzzer
@@ -73,5 +81,7 @@ fi
 # run above has checked, are left out: under ASan they take minutes. PIPEBENCH_TEST_ASAN=0 skips it.
 if [[ ${PIPEBENCH_TEST_ASAN:-1} != 0 ]]; then
   ./jobs/setup.sh debug-asan
+  took "debug-asan build"
   ctest --preset debug-asan -j "$(nproc)" -LE perf -E '^docs\.' "$@"
+  took "debug-asan tests"
 fi
