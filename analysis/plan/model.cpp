@@ -19,6 +19,7 @@
 #include "analysis/transformer/flops.hpp"
 #include "analysis/transformer/params.hpp"
 #include "analysis/plan/ops.hpp"
+#include "analysis/plan/stage_work.hpp"
 
 namespace pipebench::analysis::plan {
 
@@ -29,9 +30,17 @@ namespace {
 // GPUs per node: the problem's --gpus-per-node, else the machine's.
 int node_gpus(const Problem& pr) { return pr.gpus_per_node > 0 ? pr.gpus_per_node : pr.machine.gpus_per_node; }
 
-// Layers of stage depth k when L layers are split over S stages as evenly as possible.
-int layers_of(int L, int S, int k) {
-  return static_cast<int>((static_cast<long long>(k + 1) * L) / S - (static_cast<long long>(k) * L) / S);
+// Layers of each of S stage depths when L layers are split as evenly as possible: stage k holds
+// floor((k+1) L / S) - floor(k L / S), stepped without a division per stage (the screen's hot loop).
+void even_layers(int L, int S, std::vector<int>& out) {
+  out.resize(S);
+  const int q = L / S, r = L % S;
+  for (int k = 0, rem = 0; k < S; ++k) {
+    rem += r;
+    const bool extra = rem >= S;
+    if (extra) rem -= S;
+    out[k] = q + (extra ? 1 : 0);
+  }
 }
 
 // The row's m rule (analysis/catalog.hpp MRule) in the planner's words, with the default group.
@@ -182,38 +191,54 @@ const Parts& cached_parts(const Problem& pr, const Layout& l, const AxisStrides&
   return it->second;
 }
 
-void add_part(StagePlan& sp, int k, const PartCosts& c, double times) {
-  sp.fc[k] += times * c.compute_f;
-  sp.bc[k] += times * (c.compute_i + c.compute_w);
-  sp.f[k] += times * (c.compute_f + c.comm_f);
-  sp.b[k] += times * (c.compute_i + c.compute_w + c.comm_i);
-  sp.w[k] += times * c.compute_w;
+// One stage depth's times and stashes for one micro-batch, built before they go into the StagePlan.
+struct DepthTimes {
+  double f = 0, b = 0, w = 0, fc = 0, bc = 0, stash = 0, wstash = 0;
+};
+
+void add_part(DepthTimes& x, const PartCosts& c, double times) {
+  x.fc += times * c.compute_f;
+  x.bc += times * (c.compute_i + c.compute_w);
+  x.f += times * (c.compute_f + c.comm_f);
+  x.b += times * (c.compute_i + c.compute_w + c.comm_i);
+  x.w += times * c.compute_w;
 }
 
 // The MoE layers among stage depth k's layers [first, first + n) (transformer::Shape::moe_layer).
 int moe_layers(const ModelSpec& md, int first, int n) { return md.moe_layers_in(first, n); }
 
+// Stage depths with the same layers (and MoE layers) share their layers' part, computed once: the
+// screen's hot loop, where all but a few stages are alike.
 void stage_times(const ModelSpec& md, const Parts& c, StagePlan& sp) {
   const int S = sp.stages_per_pipe;
-  sp.f.assign(S, 0), sp.b.assign(S, 0), sp.w.assign(S, 0), sp.fc.assign(S, 0), sp.bc.assign(S, 0);
-  sp.stash.assign(S, 0), sp.wstash.assign(S, 0);
+  for (std::vector<double>* v : {&sp.f, &sp.b, &sp.w, &sp.fc, &sp.bc, &sp.stash, &sp.wstash}) v->resize(S);
+  const bool moe = md.experts > 0;
+  DepthTimes body;
+  int body_nl = -1, body_ne = -1;
   for (int k = 0, first = 0; k < S; first += sp.layers[k], ++k) {
-    const int nl = sp.layers[k], ne = moe_layers(md, first, nl);
-    add_part(sp, k, c.layer, nl - ne);
-    if (ne > 0) add_part(sp, k, c.moe_layer, ne);
-    sp.stash[k] = (nl - ne) * c.stash + ne * c.moe_stash;
-    sp.wstash[k] = nl * c.wstash;
+    const int nl = sp.layers[k], ne = moe ? moe_layers(md, first, nl) : 0;
+    if (nl != body_nl || ne != body_ne) {
+      body = DepthTimes{};
+      add_part(body, c.layer, nl - ne);
+      if (ne > 0) add_part(body, c.moe_layer, ne);
+      body.stash = (nl - ne) * c.stash + ne * c.moe_stash;
+      body.wstash = nl * c.wstash;
+      body_nl = nl, body_ne = ne;
+    }
+    DepthTimes x = body;
     if (k == 0) {
-      add_part(sp, k, c.embedding, 1);
-      sp.stash[k] += c.embedding_stash;
+      add_part(x, c.embedding, 1);
+      x.stash += c.embedding_stash;
     }
     if (k == S - 1) {
-      add_part(sp, k, c.head, 1);
-      sp.stash[k] += c.head_stash;
-      sp.wstash[k] += c.head_wstash;
+      add_part(x, c.head, 1);
+      x.stash += c.head_stash;
+      x.wstash += c.head_wstash;
     }
     // The simulator needs 0 <= W < B.
-    sp.w[k] = std::min(sp.w[k], 0.5 * sp.b[k]);
+    x.w = std::min(x.w, 0.5 * x.b);
+    sp.f[k] = x.f, sp.b[k] = x.b, sp.w[k] = x.w, sp.fc[k] = x.fc, sp.bc[k] = x.bc;
+    sp.stash[k] = x.stash, sp.wstash[k] = x.wstash;
   }
 }
 
@@ -230,16 +255,19 @@ double fullest_rank_params(const Problem& pr, const Layout& l, const StagePlan& 
                            double& expert) {
   const ModelSpec& md = pr.model;
   const int t = l.t, p = l.p, S = sp.stages_per_pipe;
-  std::vector<double> rank_params(p, 0.0), rank_expert(md.experts > 0 ? p : 0, 0.0);  // dense: no second vector
+  // Kept per thread: the screen calls this for every configuration.
+  thread_local std::vector<double> rank_params, rank_expert;
+  rank_params.assign(p, 0.0), rank_expert.assign(md.experts > 0 ? p : 0, 0.0);  // dense: no second vector
   const double lp = double(transformer::layer_params(md)) / t;
   transformer::Split split{t, false, true, 1};
   split.ep = l.ep;
   const double mp = md.experts > 0 ? double(transformer::layer_params(md, split, true)) : 0;
   const double xp = md.experts > 0 ? double(transformer::routed_expert_params(md, split)) : 0;
   const double vh = double(transformer::embedding_params(md)), ep = (vh + double(transformer::position_params(md))) / t;
+  StageRanks ranks(row, p);
   for (int c = 0; c < sp.pipes; ++c)
     for (int k = 0, first = 0; k < S; first += sp.layers[k], ++k) {
-      const int r = row.rank_of_stage(p, c * S + k), ne = moe_layers(md, first, sp.layers[k]);
+      const int r = ranks.next(), ne = md.experts > 0 ? moe_layers(md, first, sp.layers[k]) : 0;
       rank_params[r] += (sp.layers[k] - ne) * lp + ne * mp;
       if (ne > 0) rank_expert[r] += ne * xp;
       if (k == 0) rank_params[r] += ep;
@@ -264,10 +292,7 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
   const int S = p * sp.v;
   sp.stages_per_pipe = S;
   sp.layers = l.stage_layers;
-  if (sp.layers.empty()) {
-    sp.layers.resize(S);
-    for (int k = 0; k < S; ++k) sp.layers[k] = layers_of(md.layers, S, k);
-  }
+  if (sp.layers.empty()) even_layers(md.layers, S, sp.layers);
 
   const AxisStrides strides = strides_of(pr, l);
   Parts own;
@@ -292,84 +317,6 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
 
   sp.model_flops = parts.model_flops, sp.hardware_flops = parts.hardware_flops;
   return sp;
-}
-
-// ---- screening --------------------------------------------------------------------------------------
-
-namespace {
-
-struct RankWork {
-  double busy = 0, compute = 0, backward = 0;
-};
-
-// The busiest rank's work in one step, from the stage times.
-RankWork busiest(const Layout& l, const StagePlan& sp) {
-  const ScheduleRow& row = schedule_row(l.schedule);
-  std::vector<RankWork> w(l.p);
-  const double mb = double(sp.m) / sp.pipes;
-  const int S = sp.stages_per_pipe;
-  for (int c = 0; c < sp.pipes; ++c)
-    for (int k = 0; k < S; ++k) {
-      RankWork& x = w[row.rank_of_stage(l.p, c * S + k)];
-      x.busy += mb * (sp.f[k] + sp.b[k]);
-      x.compute += mb * (sp.fc[k] + sp.bc[k]);
-      x.backward += sp.b[k];
-    }
-  return *std::max_element(w.begin(), w.end(), [](const RankWork& a, const RankWork& b) { return a.busy < b.busy; });
-}
-
-// The formula's peak in-flight chunks of rank 0, cached: many configurations share (schedule, p, m, v).
-int formula_peak(const std::string& schedule, int p, int m, int v) {
-  static std::mutex mu;
-  static std::map<std::tuple<std::string, int, int, int>, int> cache;
-  const auto key = std::make_tuple(schedule, p, m, v);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-  }
-  int peak = 1;
-  if (has_formula(schedule)) {
-    FormulaParams q;
-    q.schedule = schedule, q.p = p, q.m = m, q.v = v;
-    const AnalyticFigures a = analytic_figures(q);
-    if (a.peak_inflight.value)
-      for (int x : *a.peak_inflight.value) peak = std::max(peak, x);
-  }
-  std::lock_guard<std::mutex> lock(mu);
-  if (cache.size() > 100000) cache.clear();
-  cache.emplace(key, peak);
-  return peak;
-}
-
-// With bucketed overlap the reduction hides behind the last micro-batch's backward (ZeRO-3's gathers,
-// spread over every micro-batch, behind all the rank's work); without it, it all follows the backward.
-double dp_exposed(const MachineSpec& mc, const Layout& l, const StagePlan& sp, const RankWork& w) {
-  if (!l.dp_overlap) return sp.dp_time;
-  return std::max(0.0, sp.dp_time - mc.dp_overlap * (l.zero >= 3 ? w.busy : w.backward));
-}
-
-}  // namespace
-
-Screen screen(const Problem& pr, const Layout& l, const StagePlan& sp) {
-  Screen sc;
-  const RankWork w = busiest(l, sp);
-  const int S = sp.stages_per_pipe;
-  double fmin = sp.f[0], fsum = 0, bsum = 0, wsum = 0;
-  for (int k = 0; k < S; ++k) fmin = std::min(fmin, sp.f[k]), fsum += sp.f[k], bsum += sp.b[k], wsum += sp.w[k];
-  const double F = fsum / S, B = bsum / S, W = wsum / S;
-  const double tail = dp_exposed(pr.machine, l, sp, w) + sp.optimizer;
-  const ScheduleRow& row = schedule_row(l.schedule);
-  const double fill = row.waits_for_fill ? (l.p - 1) * (fmin + sp.p2p) : 0.0;
-  sc.step_lower_bound = w.busy + fill + tail;
-  const double idle = row.screen_idle(l.p, F, B, W);
-  sc.step_estimate = std::max(sc.step_lower_bound, w.busy + idle + 2 * (l.p - 1) * sp.p2p + tail);
-  // A chunk in flight holds its forward stash or, after I, its weight stash: at least the smaller.
-  double smin = sp.stash[0];
-  for (double x : sp.stash) smin = std::min(smin, x);
-  for (double x : sp.wstash) smin = std::min(smin, x);
-  sc.memory_lower_bound = sp.static_bytes + formula_peak(l.schedule, l.p, sp.m, sp.v) * smin;
-  return sc;
 }
 
 // ---- full evaluation --------------------------------------------------------------------------------

@@ -112,12 +112,12 @@ TEST(PlanValidation, PublishedRunsTable) {
       -1.61, 0.01, 0.63, 2.53, -4.86, 2.19, -0.43, 0.23, 0.20, -4.11,
       -0.75, -1.47, -2.36, -2.32, -3.01, -3.94, 1.08, 3.79, 3.60, -0.83,
       1.08, -1.96, 1.08, 2.30, 3.60, -1.87, -5.45, -6.72, -1.33, -0.60,
-      3.88, 3.03, 8.61, 9.82, 19.06, 20.06, 24.61, -1.11, 3.35, -7.23,
+      3.88, 3.03, 8.61, 9.82, 18.74, 19.67, 24.14, -1.64, 3.35, -7.23,
       0.15, -8.45,
   };
   ASSERT_EQ(rows.size(), std::size(expected));
   for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_NEAR(100 * rows[i].error(), expected[i], 0.05) << rows[i].run;
-  EXPECT_NEAR(100 * mae, 4.17, 0.01);
+  EXPECT_NEAR(100 * mae, 4.16, 0.01);
   std::set<std::string> sources;
   for (const auto& r : rows) sources.insert(r.source_id);
   EXPECT_EQ(sources.size(), 8u);
@@ -135,6 +135,27 @@ TEST(PlanValidation, PublishedRunsTable) {
   EXPECT_GT(at("MT-NLG 530B, 2240 GPUs"), at("MT-NLG 530B, 2800 GPUs"));
   EXPECT_GT(at("MT-NLG 530B, 2800 GPUs"), at("MT-NLG 530B, 3360 GPUs"));
   EXPECT_GT(at("Llama 3 405B, 8192 GPUs"), at("Llama 3 405B, 16384 GPUs"));
+}
+
+// MT-NLG's published rates and iteration times are one figure (Smith et al. 2022 Section 2.4: 126, 121,
+// 113 TFLOP/s per GPU; 60.1, 50.2, 44.4 s): the FLOPs the model counts per step, recomputed forward
+// included, over the published time give the published rate. Without the recomputation (the model
+// FLOPs) they would give 3/4 of it, a 25 % error from the accounting alone.
+TEST(PlanValidation, MtNlgRatesCountTheRecomputedForward) {
+  const double seconds[] = {60.1, 50.2, 44.4};
+  int k = 0;
+  for (const ValidationRow& r : validation_rows()) {
+    if (r.source_id != "mt-nlg") continue;
+    ASSERT_LT(k, 3);
+    ASSERT_EQ(r.metric, Metric::hardware_tflops);
+    Problem pr;
+    pr.model = r.model, pr.machine = machine_preset(r.machine), pr.global_batch = r.global_batch;
+    const Prediction p = evaluate(pr, r.layout);
+    // TFLOP per GPU per step, over the published iteration time.
+    EXPECT_NEAR(p.hardware_tflops_per_gpu * p.step_time / seconds[k], r.published, 0.01 * r.published) << r.run;
+    ++k;
+  }
+  EXPECT_EQ(k, 3);
 }
 
 // Pruning by the lower bound never drops the best: the search's top equals an exhaustive evaluation.
