@@ -4,7 +4,7 @@
 # time); in any other run, or where namespaces cannot be made, each is skipped with one line.
 # The last argument is the case's own deadline, 20 s under ctest's TIMEOUT: CMake 3.25 ends a test at
 # its TIMEOUT with SIGKILL, which leaves the cluster up, so the case ends itself first and removes it.
-foreach(_case placement comm clock bubble nodekill partition finalize rehearsal rehearsal_plan)
+foreach(_case placement comm clock bubble nodekill partition finalize rehearsal rehearsal_plan slurm)
   add_test(NAME netns.${_case}
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/netns/cluster.sh $<TARGET_FILE:pipebench> ${PROJECT_SOURCE_DIR}
                    ${CMAKE_CURRENT_BINARY_DIR}/netns_work/${_case} ${_case} 280)
