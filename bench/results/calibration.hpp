@@ -1,8 +1,9 @@
 #pragma once
 // `pipebench plan --calibrate FILE.h5` (docs/model.md "Calibration"): what a results file says about the
 // machine it ran on. The kernel FLOP rate comes from the action records of `run --workload transformer`
-// runs (FLOPs of each compute action over its duration), or, where the file holds a `pipebench gemm`
-// sweep of their precision, the sweep's table of rates by shape (/gemm/NNNNNN); the link model from the α-β fits of
+// runs (their compute actions' FLOPs over their durations, each (rank, stage, kind) at its median
+// action), or, where the file holds a `pipebench gemm` sweep of their precision, the sweep's table of
+// rates by shape (/gemm/NNNNNN); the link model from the α-β fits of
 // `pipebench comm` (/comm/NNNNNN/fit, docs/results-schema.md), or, where the file has none, from the
 // point-to-point transfers the runs recorded.
 #include <map>
