@@ -44,12 +44,13 @@ fi
 # Issue 27: multi-node behaviour on nodes emulated in network namespaces (label netns, skipped above):
 # each case starts and stops its own cluster (jobs/netns-cluster.sh), one at a time, as they time
 # shaped links. PIPEBENCH_TEST_NETNS=0 skips this part; where namespaces cannot be made, one line.
-# By default only the cases that time nothing run (the script, placement, a node killed or cut off);
+# By default only the cases that time nothing run (the script, placement, a node killed or cut off,
+# Slurm across two nodes);
 # PIPEBENCH_TEST_NETNS=all adds the timed ones (comm, clock, bubble, the rehearsal), which need a quiet
 # machine: netns.bubble missed its bound once on a quiet one here (docs/netns.md).
 if [[ ${PIPEBENCH_TEST_NETNS:-1} != 0 ]]; then
   if why=$(./jobs/netns-cluster.sh check 2>&1); then
-    netns=(-R '^netns\.(script|placement|nodekill|partition|finalize)$')
+    netns=(-R '^netns\.(script|placement|nodekill|partition|finalize|slurm)$')
     [[ ${PIPEBENCH_TEST_NETNS:-1} == all ]] && netns=()
     ((${#netns[@]})) && echo "# test.sh: netns tests without timing only (PIPEBENCH_TEST_NETNS=all runs every one)"
     PIPEBENCH_NETNS_TESTS=1 ctest --preset release -L netns "${netns[@]}" --output-on-failure "$@"

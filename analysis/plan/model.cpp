@@ -309,7 +309,8 @@ StagePlan stage_plan(const Problem& pr, const Layout& l) {
     const bool inter = crosses_nodes(p, strides.pp, node_gpus(pr)) || l.cp > 1;
     const double n = double(l.micro_batch_size) * md.seq / std::max(1, l.cp);
     const double bytes = pr.value_bytes * n * md.hidden / (inter ? t : 1);
-    sp.p2p = inter ? mc.inter_latency + bytes / mc.inter_bandwidth : mc.intra_latency + bytes / mc.intra_bandwidth;
+    sp.p2p = (inter ? mc.inter_latency + bytes / mc.inter_bandwidth : mc.intra_latency + bytes / mc.intra_bandwidth) +
+             mc.p2p_extra;
   }
   double expert = 0;
   const double params = fullest_rank_params(pr, l, sp, row, expert);
@@ -337,13 +338,15 @@ Prediction evaluate(const Problem& pr, const Layout& l, const StagePlan& sp) {
   }
   costs.p2p = sp.p2p;
   costs.gap = pr.machine.action_gap;
+  if (pr.machine.p2p_wait > 0 && s.num_stages() > 1) costs.link_wait.assign(s.num_stages() - 1, pr.machine.p2p_wait);
   SimOptions opt;
   opt.timeline = false;
   const SimResult with = simulate(s, costs, opt);
   double makespan0 = with.metrics.makespan;
-  if (sp.p2p > 0) {
+  if (sp.p2p > 0 || !costs.link_wait.empty()) {
     SimCosts free = costs;
     free.p2p = 0;
+    free.link_wait.clear();
     makespan0 = simulate(s, free, opt).metrics.makespan;
   }
   const RankWork w = busiest(l, sp);

@@ -58,6 +58,12 @@ struct MachineSpec {
   double dp_overlap = 1.0;            // fraction of the last backward the gradient reduction can hide behind
   double memory_reserve_bytes = 0;    // per GPU, for the runtime (context, workspaces, fragmentation)
   double action_gap = 0;              // seconds a rank spends between two actions (framework overhead)
+  // A pipeline message's cost beyond its link's alpha-beta time (seconds; 0 in the presets): `p2p_extra`
+  // added to every transfer, and `p2p_wait`, the least time one takes after its receiver reaches the
+  // receive however early it was sent (SimCosts::link_wait). Both are what a calibration run measured
+  // (bench/results/calibration.hpp): MPI over UCX's TCP moves a rendezvous message only while its
+  // sender and its receiver are inside MPI, so it waits for the sender's next action to end.
+  double p2p_extra = 0, p2p_wait = 0;
   std::string rates_from = "preset";  // "preset", "file FILE", "calibrated from FILE ..."
 };
 

@@ -46,6 +46,8 @@ void check_machine(const MachineSpec& m) {
   nonneg(m.peak_fp8_flops, "peak_fp8_tflops");
   nonneg(m.memory_reserve_bytes, "memory_reserve_gib");
   nonneg(m.action_gap, "action_gap_us");
+  nonneg(m.p2p_extra, "p2p_extra");
+  nonneg(m.p2p_wait, "p2p_wait");
 }
 
 

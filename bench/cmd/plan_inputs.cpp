@@ -192,6 +192,7 @@ plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
   m.intra_bandwidth = c.intra.beta, m.intra_latency = c.intra.alpha;
   m.inter_bandwidth = c.inter.beta, m.inter_latency = c.inter.alpha;
   m.action_gap = c.action_gap;
+  m.p2p_extra = c.p2p_extra, m.p2p_wait = c.p2p_wait;
   if (c.gemm_id > 0) {
     const double passes = fitted_passes(m, c);
     if (passes >= 0) {
@@ -202,9 +203,12 @@ plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
                " could not be evaluated)";
     }
   }
-  const std::string links = c.intra.source == c.inter.source
+  std::string links = c.intra.source == c.inter.source
                                 ? "link from " + c.link_source
                                 : "links inside a node from " + c.intra.source + ", across nodes from " + c.inter.source;
+  if (c.p2p_extra > 0 || c.p2p_wait > 0)
+    links += ", pipeline messages " + fixed(c.p2p_extra * 1e3, 3) + " ms beyond the link and " + fixed(c.p2p_wait * 1e3, 3) +
+             " ms after the receiver arrives (the runs' p2p_time and p2p_wait)";
   m.rates_from = "calibrated from " + c.path + ": " + rates + ", " + links;
   m.name += " (calibrated)";
   return m;

@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
+#include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
+#include "analysis/stats.hpp"
 #include "analysis/text.hpp"
 #include "comm/bench_ops.hpp"
 #include "bench/results/comm_results.hpp"
@@ -76,6 +80,73 @@ Calibration::Link link_of(const StoredComm& sc) {
   return l;
 }
 
+// A run's FLOPs and compute seconds as a typical step has them: per (rank, stage, kind) the median of
+// its actions' durations, times their count. The step time the plan is held to is the median of the
+// steps', and a step the machine's other work slowed (its actions are in the records too) would
+// lower a rate taken over every action's duration (seen: one step of three at 3.7 x the others).
+std::pair<double, double> typical_flops(const StoredRun& sr) {
+  std::map<std::tuple<int, int, int>, std::vector<double>> durations;
+  std::map<std::tuple<int, int, int>, double> flops;
+  for (const ActionRecord& a : sr.run.actions)
+    if (a.flops > 0 && a.t_end > a.t_start) {
+      const auto key = std::make_tuple(a.global_rank, a.stage, static_cast<int>(a.kind));
+      durations[key].push_back(a.t_end - a.t_start);
+      flops[key] += a.flops;
+    }
+  double f = 0, s = 0;
+  for (auto& [key, d] : durations) f += flops[key], s += double(d.size()) * analysis::median(d);
+  return {f, s};
+}
+
+// One run's pipeline messages: per stage boundary its measured p2p_time.<b> and p2p_wait.<b> (the
+// run's summary, bench/run/measure.cpp), whether the boundary's two ranks were on different hosts,
+// and the bytes of the run's pipeline sends.
+struct RunLinks {
+  std::vector<double> time, wait;
+  std::vector<bool> across;
+  double bytes = 0;
+};
+
+RunLinks run_links(const StoredRun& sr) {
+  RunLinks out;
+  const auto& x = sr.run.summary.extra;
+  const analysis::ScheduleRow* row = nullptr;
+  const auto sch = sr.run.config.find("schedule");
+  if (sch != sr.run.config.end()) row = analysis::find_schedule(sch->second);
+  std::map<int, std::string> host;  // pipeline 0's ranks by pipeline rank
+  for (const RankSummary& r : sr.run.ranks)
+    if (r.tp == 0 && r.dp == 0) host[r.pp] = r.host;
+  const int p = static_cast<int>(host.size());
+  for (int b = 0;; ++b) {
+    const auto t = x.find("p2p_time." + std::to_string(b));
+    if (t == x.end()) break;
+    const auto w = x.find("p2p_wait." + std::to_string(b));
+    out.time.push_back(t->second);
+    out.wait.push_back(w == x.end() ? -1 : w->second);
+    const int r0 = row ? row->rank_of_stage(p, b) : b % std::max(1, p), r1 = row ? row->rank_of_stage(p, b + 1) : (b + 1) % std::max(1, p);
+    out.across.push_back(host.count(r0) && host.count(r1) && host[r0] != host[r1]);
+  }
+  double n = 0;
+  for (const CommRecord& r : sr.run.comms)
+    if (r.kind == CommKind::Send && r.group == CommGroup::pp && r.bytes > 0) out.bytes += double(r.bytes), n += 1;
+  out.bytes = n > 0 ? out.bytes / n : 0;
+  return out;
+}
+
+// The runs' p2p time beyond the link model (each boundary against its own tier's link, never below 0)
+// and their wait after the receiver arrived, each the mean over the boundaries that measured it.
+void read_p2p_extra(Calibration& c, const std::vector<RunLinks>& runs) {
+  double extra = 0, wait = 0, ne = 0, nw = 0;
+  for (const RunLinks& r : runs)
+    for (std::size_t b = 0; b < r.time.size(); ++b) {
+      const Calibration::Link& l = r.across[b] ? c.inter : c.intra;
+      if (r.time[b] >= 0 && l.beta > 0) extra += std::max(0.0, r.time[b] - (l.alpha + r.bytes / l.beta)), ne += 1;
+      if (r.wait[b] >= 0) wait += r.wait[b], nw += 1;
+    }
+  c.p2p_extra = ne > 0 ? extra / ne : 0;
+  c.p2p_wait = nw > 0 ? wait / nw : 0;
+}
+
 // The link: the file's comm fit (a point-to-point one preferred), else a least-squares fit of the runs' sends.
 void read_link(Calibration& c, const std::vector<std::pair<double, double>>& p2p, const std::string& what) {
   try {
@@ -128,12 +199,11 @@ Calibration read_calibration(const std::string& path) {
   c.path = path;
   double flops = 0, seconds = 0;
   std::vector<std::pair<double, double>> p2p;  // (bytes, seconds) of the transfers that did not wait
+  std::vector<RunLinks> links;
   for (const StoredRun& sr : listing.runs) {
     const auto it = sr.run.config.find("workload");
     if (it == sr.run.config.end() || it->second != "transformer") continue;
-    double f = 0, s = 0;
-    for (const ActionRecord& a : sr.run.actions)
-      if (a.flops > 0 && a.t_end > a.t_start) f += a.flops, s += a.t_end - a.t_start;
+    const auto [f, s] = typical_flops(sr);
     if (f <= 0) continue;
     if (c.runs.empty()) {
       c.config = sr.run.config;
@@ -145,6 +215,7 @@ Calibration read_calibration(const std::string& path) {
     flops += f, seconds += s;
     const auto gap = sr.run.summary.extra.find("executor_overhead_per_action");
     if (gap != sr.run.summary.extra.end() && gap->second > 0) c.action_gap += gap->second;
+    links.push_back(run_links(sr));
     for (const CommRecord& r : sr.run.comms)
       if (r.kind == CommKind::Send && r.bytes > 0 && r.t_done > r.t_posted) p2p.emplace_back(double(r.bytes), r.t_done - r.t_posted);
   }
@@ -156,6 +227,7 @@ Calibration read_calibration(const std::string& path) {
 
   read_gemm_sweep(c, what);
   read_link(c, p2p, what);
+  read_p2p_extra(c, links);
   return c;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // `pipebench plan --calibrate FILE.h5` (docs/model.md "Calibration"): what a results file says about the
 // machine it ran on. The kernel FLOP rate comes from the action records of `run --workload transformer`
-// runs (FLOPs of each compute action over its duration), or, where the file holds a `pipebench gemm`
-// sweep of their precision, the sweep's table of rates by shape (/gemm/NNNNNN); the link model from the α-β fits of
+// runs (their compute actions' FLOPs over their durations, each (rank, stage, kind) at its median
+// action), or, where the file holds a `pipebench gemm` sweep of their precision, the sweep's table of
+// rates by shape (/gemm/NNNNNN); the link model from the α-β fits of
 // `pipebench comm` (/comm/NNNNNN/fit, docs/results-schema.md), or, where the file has none, from the
 // point-to-point transfers the runs recorded.
 #include <map>
@@ -20,6 +21,11 @@ struct Calibration {
   std::vector<int> runs;            // the transformer runs it came from
   double value_bytes = 4;           // of the runs' precision (fp32 4, fp64 8)
   double action_gap = 0;            // the runs' executor overhead per action, s (mean of their medians)
+  // What a pipeline message of the runs took beyond the link model below at its bytes (the mean over
+  // stage boundaries of the runs' p2p_time.<b>, less the link of its tier: the time until its sender
+  // entered MPI again, which UCX's rendezvous over TCP needs: docs/netns.md), and how long one still
+  // took after its receiver arrived (the mean of their p2p_wait.<b>), s; 0 where the runs have none.
+  double p2p_extra = 0, p2p_wait = 0;
   // The point-to-point link: t(bytes) = alpha + bytes / beta.
   double alpha = 0, beta = 0;
   std::string link_source;          // "comm fit /comm/000002 (op sendrecv)" or "p2p transfers of run 1 (least squares)"

@@ -18,6 +18,12 @@
 # pid files and the munge key and socket; PIPEBENCH_SLURM_CPUS (8) CPUs declared for the node;
 # PIPEBENCH_SLURM_PORT (6817; slurmd uses the next port). Must run as root (the daemons and the jobs run
 # as root). docs/slurm.md, "Testing on a real Slurm".
+# PIPEBENCH_SLURM_NETNS="pbnode0=10.213.0.1 pbnode1=10.213.0.2": one node per emulated node of
+# jobs/netns-cluster.sh instead, each slurmd inside its node's network namespace (nsenter: the host's
+# mounts stay, slurmd needs /sys/fs/cgroup, which `ip netns exec` remounts away) with a UTS and an IPC
+# namespace of its own (the node's host name; shared memory only within the node), at the node's
+# address; slurmctld then listens at PIPEBENCH_SLURM_CTLD_ADDR (the bridge's, 10.213.0.254).
+# docs/netns.md, "Slurm per namespace".
 set -euo pipefail
 
 DIR=${PIPEBENCH_SLURM_DIR:-/tmp/pipebench-slurm}
@@ -26,6 +32,8 @@ PORT=${PIPEBENCH_SLURM_PORT:-6817}
 CONF=$DIR/etc/slurm.conf
 SOCK=$DIR/munge/socket
 HOST=$(hostname -s)
+NETNS=${PIPEBENCH_SLURM_NETNS:-}
+CTLD_ADDR=${PIPEBENCH_SLURM_CTLD_ADDR:-127.0.0.1}
 export SLURM_CONF=$CONF
 
 say() { echo "ci-cluster: $*" >&2; }
@@ -37,6 +45,22 @@ daemon_pid() {
   pid=$(<"$1")
   [[ $pid =~ ^[0-9]+$ ]] || return 1
   case $(cat "/proc/$pid/comm" 2>/dev/null) in munged | slurmctld | slurmd) echo "$pid" ;; *) return 1 ;; esac
+}
+
+# The nodes' lines: one node on this host, or one per emulated node (name=address), each slurmd's
+# spool, pid and log file by its name (%n)
+node_lines() {
+  local mem=$1 e names=()
+  if [[ -z $NETNS ]]; then
+    echo "NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$mem State=UNKNOWN"
+    echo "PartitionName=debug Nodes=$HOST Default=YES MaxTime=INFINITE State=UP"
+    return
+  fi
+  for e in $NETNS; do
+    echo "NodeName=${e%%=*} NodeAddr=${e#*=} CPUs=$CPUS RealMemory=$mem State=UNKNOWN"
+    names+=("${e%%=*}")
+  done
+  echo "PartitionName=debug Nodes=$(IFS=,; echo "${names[*]}") Default=YES MaxTime=INFINITE State=UP"
 }
 
 install_missing() {
@@ -55,13 +79,14 @@ install_missing() {
 }
 
 write_conf() {
-  local mem
+  local mem sfx=
+  [[ -z $NETNS ]] || sfx=-%n
   mem=$(/usr/sbin/slurmd -C | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
   mkdir -p "$DIR"/{etc,log,run,state}
   cat >"$CONF" <<CONF
 # written by jobs/slurm/ci-cluster.sh: one node, no systemd, no cgroups, no accounting
 ClusterName=pipebench-ci
-SlurmctldHost=$HOST(127.0.0.1)
+SlurmctldHost=$HOST($CTLD_ADDR)
 SlurmctldPort=$PORT
 SlurmdPort=$((PORT + 1))
 SlurmUser=root
@@ -71,11 +96,11 @@ CredType=cred/munge
 # cred_expire also sets how long a requeued job waits before it may start again (default 120 s + 1)
 AuthInfo=socket=$SOCK,cred_expire=10
 StateSaveLocation=$DIR/state
-SlurmdSpoolDir=$DIR/state/slurmd
+SlurmdSpoolDir=$DIR/state/slurmd$sfx
 SlurmctldPidFile=$DIR/run/slurmctld.pid
-SlurmdPidFile=$DIR/run/slurmd.pid
+SlurmdPidFile=$DIR/run/slurmd$sfx.pid
 SlurmctldLogFile=$DIR/log/slurmctld.log
-SlurmdLogFile=$DIR/log/slurmd.log
+SlurmdLogFile=$DIR/log/slurmd$sfx.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
@@ -98,8 +123,7 @@ ReturnToService=2
 InactiveLimit=0
 KillWait=5
 MinJobAge=300
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$mem State=UNKNOWN
-PartitionName=debug Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
+$(node_lines "$mem")
 CONF
 }
 
@@ -129,7 +153,7 @@ do_stop() {
       sleep 0.2
     done
   fi
-  for f in "$DIR/run/slurmd.pid" "$DIR/run/slurmctld.pid" "$DIR/munge/munged.pid"; do
+  for f in "$DIR"/run/slurmd*.pid "$DIR/run/slurmctld.pid" "$DIR/munge/munged.pid"; do
     if p=$(daemon_pid "$f"); then kill -TERM "$p" 2>/dev/null || true; pids+=("$p"); fi
   done
   for p in "${pids[@]}"; do
@@ -148,10 +172,21 @@ do_start() {
   write_conf
   start_munge
   /usr/sbin/slurmctld -f "$CONF" </dev/null >/dev/null 2>&1
-  /usr/sbin/slurmd -f "$CONF" </dev/null >/dev/null 2>&1
-  local i
+  local i e n=1 name
+  if [[ -z $NETNS ]]; then
+    /usr/sbin/slurmd -f "$CONF" </dev/null >/dev/null 2>&1
+  else
+    n=0
+    for e in $NETNS; do
+      name=${e%%=*} n=$((n + 1))
+      [[ -e /run/netns/$name ]] || { say "no network namespace $name (jobs/netns-cluster.sh start first)"; return 1; }
+      mkdir -p "$DIR/state/slurmd-$name"
+      nsenter --net="/run/netns/$name" unshare --uts --ipc sh -c 'hostname "$1"; shift; exec "$@"' sh "$name" \
+        /usr/sbin/slurmd -f "$CONF" -N "$name" </dev/null >/dev/null 2>&1
+    done
+  fi
   for ((i = 0; i < 120; i++)); do
-    [[ $(sinfo -h -N -o %t 2>/dev/null) == idle ]] && { say "ready: $(sinfo -h -o '%P %D node(s) %c CPUs %t')"; return 0; }
+    [[ $(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l) == "$n" ]] && { say "ready: $(sinfo -h -o '%P %D node(s) %c CPUs %t')"; return 0; }
     sleep 0.25
   done
   say "the node did not become idle within 30 s"; sinfo -N >&2 || true; tail -n 5 "$DIR"/log/*.log >&2 || true
@@ -160,7 +195,7 @@ do_start() {
 
 do_status() {
   local f p
-  for f in "$DIR/munge/munged.pid" "$DIR/run/slurmctld.pid" "$DIR/run/slurmd.pid"; do
+  for f in "$DIR/munge/munged.pid" "$DIR/run/slurmctld.pid" "$DIR"/run/slurmd*.pid; do
     if p=$(daemon_pid "$f"); then echo "$(basename "$f" .pid): pid $p"; else echo "$(basename "$f" .pid): not running"; fi
   done
   if daemon_pid "$DIR/run/slurmctld.pid" >/dev/null; then sinfo; squeue; fi

@@ -18,6 +18,8 @@
 #              --timeout, the others end 2 s later, so the job ends within --timeout + 2 s + teardown
 #   rehearsal  machine A (10gbit) vs B (1gbit): comm and the same sweep on both, compare's verdicts
 #   rehearsal_plan  plan --calibrate from each rehearsal file predicts its machine's step and B/A
+#   slurm      one slurmd per emulated node (jobs/slurm/ci-cluster.sh, PIPEBENCH_SLURM_NETNS): srun -N2
+#              of pipebench run names both hosts in its placement and its ranks
 #   script     netns-cluster.sh's bad input (one line, exit 2) and a start failing half-way cleans up;
 #              a case stopped by SIGTERM or SIGINT, one past its deadline and one SIGKILLed leave nothing
 #   hold       (for script) a cluster with ranks that sleep, until a signal or the deadline ends it
@@ -66,6 +68,8 @@ cleanup() {
       sleep 0.1
     done
   fi
+  # (the Slurm daemons live outside the namespaces: stopped by their pid files)
+  [ -n "${SLURM_DIR:-}" ] && PIPEBENCH_SLURM_DIR=$SLURM_DIR "$SRC/jobs/slurm/ci-cluster.sh" stop >/dev/null 2>&1
   "$C" stop >/dev/null 2>&1
 }
 trap cleanup EXIT
@@ -365,6 +369,37 @@ PY
   rc=$?
   cat predictions.txt | tee -a figures.txt
   ((rc == 0)) || fail "plan --calibrate: a prediction is more than 15 % off, or B/A more than 5 points: $(cat predictions.txt)"
+  ;;
+slurm)
+  # Debian's Slurm with one slurmd per node (docs/netns.md "Slurm per namespace"): slurmctld on the
+  # bridge's address, each slurmd in its node's namespaces at the node's address; srun --mpi=pmi2
+  # starts the ranks there, and MPICH counts srun's nodes as nodes (PMI's process mapping)
+  command -v srun >/dev/null && [ -x /usr/sbin/slurmd ] && [ -x /usr/sbin/slurmctld ] ||
+    { echo "skipped: Debian's Slurm is not installed (slurmd, slurmctld, slurm-client: jobs/slurm/ci-cluster.sh start installs them)"; exit 77; }
+  up 2 --inter-node-rate 1gbit
+  SLURM_DIR=$WORK/slurm
+  export PIPEBENCH_SLURM_DIR=$SLURM_DIR PIPEBENCH_SLURM_PORT=6917 PIPEBENCH_SLURM_CTLD_ADDR=10.213.0.254 \
+    PIPEBENCH_SLURM_NETNS="pbnode0=10.213.0.1 pbnode1=10.213.0.2" PIPEBENCH_SLURM_CPUS=4
+  bg "$SRC/jobs/slurm/ci-cluster.sh" start 2>slurm-start.txt || fail "ci-cluster.sh start: $(cat slurm-start.txt)"
+  eval "$("$SRC/jobs/slurm/ci-cluster.sh" env)"
+  srun -N2 --ntasks-per-node=2 sh -c 'echo "$SLURM_PROCID $SLURMD_NODENAME $(hostname)"' >tasks.txt 2>&1 || fail "srun: $(cat tasks.txt)"
+  [ "$(sort tasks.txt | tr '\n' ' ')" = "0 pbnode0 pbnode0 1 pbnode0 pbnode0 2 pbnode1 pbnode1 3 pbnode1 pbnode1 " ] ||
+    fail "srun -N2: tasks not 2 per node with the nodes' host names: $(cat tasks.txt)"
+  # UCX as the cluster's mpiexec sets it: TCP over eth0 between nodes, shared memory within one
+  rc=0
+  srun -N2 --ntasks-per-node=2 --mpi=pmi2 --export=ALL,UCX_TLS=tcp,self,sysv,posix,UCX_NET_DEVICES=eth0 \
+    "$B" run --schedule 1f1b -m 4 --mapping 1x4x1 "${QUICK[@]}" -o slurm.h5 >run.txt 2>run-err.txt & wait $! || rc=$?
+  # (MPI_Finalize's hang, docs/netns.md, ends the job with rank 0's one line; the run is in the file)
+  ((rc == 0)) || grep -q "MPI_Finalize did not complete within --timeout" run-err.txt || fail "srun run: exit $rc: $(cat run-err.txt)"
+  ((rc == 0)) || echo "finalize hang: srun run" >>finalize.txt
+  grep -q "^#   placement 1x4x1: 2 node(s); .*pipeline links across nodes 1/3" run.txt || fail "placement: $(grep placement run.txt)"
+  "$B" report slurm.h5 --run 1 --json >r.json || fail "report"
+  hosts=$(json r.json "print(' '.join(r['host'] for r in d['ranks']))" r.json)
+  echo "srun -N2: ranks on $hosts; $(grep placement run.txt)" | tee -a figures.txt
+  [ "$hosts" = "pbnode0 pbnode0 pbnode1 pbnode1" ] || fail "the ranks' hosts: $hosts"
+  "$SRC/jobs/slurm/ci-cluster.sh" stop
+  SLURM_DIR=
+  down
   ;;
 *) fail "unknown case $CASE" ;;
 esac

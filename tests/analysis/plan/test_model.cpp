@@ -235,5 +235,32 @@ TEST(PlanModel, RankOrderMovesGroupsInsideTheNode) {
   EXPECT_LT(dp_inside.dp_time, pp_inside.dp_time);
 }
 
+// A calibrated machine's pipeline messages (bench/results/calibration.hpp): p2p_extra is added to every
+// transfer's link time, and p2p_wait holds an input from another rank until its receiver has waited that
+// long. On fixed stage times (GPipe, p = 2, m = 1: F 1, B 2, a 0.5 transfer, no DP or optimizer) the
+// step is F0, the transfer, F1, B1, the transfer, B0 = 7; with a wait of 3, F1's input arrives at
+// max(1 + 0.5, 0 + 3) = 3 and B0's at max(6 + 0.5, 1 + 3) = 6.5: 8.5.
+TEST(PlanModel, PipelineMessagesPayWhatTheCalibrationMeasured) {
+  Problem pr = problem("gpt3-175b", "a100-80gb", 64);
+  const Layout l = layout(8, 8, 1, "1f1b", 1, Recompute::full);
+  const double base = stage_plan(pr, l).p2p;
+  pr.machine.p2p_extra = 0.25;
+  EXPECT_DOUBLE_EQ(stage_plan(pr, l).p2p, base + 0.25);
+
+  Problem two = problem("gpt3-175b", "a100-80gb", 1);
+  const Layout g = layout(8, 2, 1, "gpipe", 1, Recompute::none);
+  StagePlan sp = stage_plan(two, g);
+  ASSERT_EQ(sp.m, 1);
+  sp.f = {1, 1}, sp.b = {2, 2}, sp.w = {0, 0}, sp.p2p = 0.5, sp.dp_time = 0, sp.optimizer = 0;
+  two.machine.action_gap = 0;
+  const Prediction plain = evaluate(two, g, sp);
+  EXPECT_NEAR(plain.step_time, 7.0, 1e-12);
+  EXPECT_NEAR(plain.breakdown.pp, 1.0, 1e-12);
+  two.machine.p2p_wait = 3;
+  const Prediction waited = evaluate(two, g, sp);
+  EXPECT_NEAR(waited.step_time, 8.5, 1e-12);
+  EXPECT_NEAR(waited.breakdown.pp, 2.5, 1e-12);  // the wait is the pipeline's, not the bubble's
+}
+
 }  // namespace
 }  // namespace pipebench::analysis::plan

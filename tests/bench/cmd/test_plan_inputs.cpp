@@ -120,6 +120,32 @@ TEST_F(PlanInputs, CalibrationTakesTheFlopRateAndTheCommFit) {
   EXPECT_DOUBLE_EQ(c.value_bytes, 4);
 }
 
+// The FLOP rate of a typical step: per (rank, stage, kind) the median action, so that one action the
+// machine's other work slowed tenfold does not lower it (a rate over every duration would be 3.6e11).
+// The pipeline messages' cost beyond the link: the run's p2p_time.0 less the comm fit's time at the
+// run's 1024-byte sends, and its p2p_wait.0 (bench/results/calibration.hpp).
+TEST_F(PlanInputs, CalibrationTakesATypicalStepAndThePipelineMessagesCost) {
+  const std::string file = path("cal.h5");
+  RunResult r = transformer_run("a");
+  r.actions[1].flops = 1e9;  // rank 0's F of stage 0: 1 ms, 1 ms, and 10 ms in step 1
+  r.actions[7].flops = 1e9;
+  r.actions[7].t_end = 0.010;
+  r.summary.extra["p2p_time.0"] = 0.004;
+  r.summary.extra["p2p_wait.0"] = 0.0005;
+  append_run(file, r);
+  add_comm_fit(file, "sendrecv", 2e-6, 8e9);
+  const Calibration c = read_calibration(file);
+  EXPECT_NEAR(c.flop_rate, 5e9 / 0.005, 1e3);
+  EXPECT_NEAR(c.p2p_extra, 0.004 - (2e-6 + 1024 / 8e9), 1e-15);
+  EXPECT_DOUBLE_EQ(c.p2p_wait, 0.0005);
+  const analysis::plan::MachineSpec m = calibrated(analysis::plan::machine_preset("a100-80gb"), c);
+  EXPECT_DOUBLE_EQ(m.p2p_extra, c.p2p_extra);
+  EXPECT_DOUBLE_EQ(m.p2p_wait, c.p2p_wait);
+  EXPECT_NE(m.rates_from.find("pipeline messages 3.998 ms beyond the link and 0.500 ms after the receiver arrives"),
+            std::string::npos)
+      << m.rates_from;
+}
+
 TEST_F(PlanInputs, WithoutCommFitsTheRunsTransfersAreFitted) {
   const std::string file = path("cal.h5");
   append_run(file, transformer_run("a"));
