@@ -7,11 +7,27 @@
 // All s x s products are computed in full (the upper triangle is masked afterwards): the FLOP counts of
 // this code count them in full too, which is also the convention of Narayanan et al. 2021.
 #include "kernels/gemm_batched.hpp"
+#include "kernels/host_math.hpp"
 #include "kernels/transformer_config.hpp"
 #include "kernels/vector_math.hpp"
 #include "kernels/views.hpp"
 
+#include <type_traits>
+
 namespace pipebench::kernels {
+
+template <class E>
+constexpr bool on_host() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename E::memory_space>::accessible;
+}
+
+// The host's reshuffles below: row r of the [b*s, heads*d] side, f(r, z0, i) with z0 = its sequence's
+// first head and i its position; f copies the row's heads as contiguous runs of d values, where the
+// two-index loop computed a division and a remainder per value (the same values either way).
+template <class E, class F>
+void host_head_rows(const char* name, int b, int s, const F& f) {
+  Kokkos::parallel_for(name, Kokkos::RangePolicy<E>(0, b * s), [=](int r) { f(r, (r / s), r % s); });  // host only
+}
 
 // qkv [b*s, 3*hl*d], columns (which, head, j) -> q, k, v [b*hl, s, d]; q is multiplied by `scale`.
 template <class S, class E>
@@ -19,6 +35,20 @@ void split_heads(const typename Views<S, E>::ConstMat& qkv, int b, int s, int he
                  const typename Views<S, E>::Heads& q, const typename Views<S, E>::Heads& k,
                  const typename Views<S, E>::Heads& v) {
   const int hd = heads * d;
+  if constexpr (on_host<E>()) {
+    host_head_rows<E>("pipebench::split_heads", b, s, [=](int r, int seq, int i) {
+      const S* row = &qkv(r, 0);
+      for (int hh = 0; hh < heads; ++hh) {
+        S *qo = &q(seq * heads + hh, i, 0), *ko = &k(seq * heads + hh, i, 0), *vo = &v(seq * heads + hh, i, 0);
+        for (int j = 0; j < d; ++j) {
+          qo[j] = row[hh * d + j] * scale;
+          ko[j] = row[hd + hh * d + j];
+          vo[j] = row[2 * hd + hh * d + j];
+        }
+      }
+    });
+    return;
+  }
   Kokkos::parallel_for(
       "pipebench::split_heads", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {b * s, hd}),
       KOKKOS_LAMBDA(int r, int c) {
@@ -33,6 +63,13 @@ void split_heads(const typename Views<S, E>::ConstMat& qkv, int b, int s, int he
 template <class S, class E>
 void merge_heads(const typename Views<S, E>::Heads& o, int b, int s, int heads, int d,
                  const typename Views<S, E>::Mat& out) {
+  if constexpr (on_host<E>()) {
+    host_head_rows<E>("pipebench::merge_heads", b, s, [=](int r, int seq, int i) {
+      for (int hh = 0; hh < heads; ++hh)
+        for (int j = 0; j < d; ++j) out(r, hh * d + j) = o(seq * heads + hh, i, j);
+    });
+    return;
+  }
   Kokkos::parallel_for(
       "pipebench::merge_heads", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {b * s, heads * d}),
       KOKKOS_LAMBDA(int r, int c) { out(r, c) = o((r / s) * heads + c / d, r % s, c % d); });
@@ -42,6 +79,13 @@ void merge_heads(const typename Views<S, E>::Heads& o, int b, int s, int heads, 
 template <class S, class E>
 void unmerge_heads(const typename Views<S, E>::ConstMat& in, int b, int s, int heads, int d,
                const typename Views<S, E>::Heads& o) {
+  if constexpr (on_host<E>()) {
+    host_head_rows<E>("pipebench::unmerge_heads", b, s, [=](int r, int seq, int i) {
+      for (int hh = 0; hh < heads; ++hh)
+        for (int j = 0; j < d; ++j) o(seq * heads + hh, i, j) = in(r, hh * d + j);
+    });
+    return;
+  }
   Kokkos::parallel_for(
       "pipebench::unmerge_heads", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {b * s, heads * d}),
       KOKKOS_LAMBDA(int r, int c) { o((r / s) * heads + c / d, r % s, c % d) = in(r, c); });
@@ -53,6 +97,20 @@ void merge_heads_qkv(const typename Views<S, E>::Heads& dq, const typename Views
                      const typename Views<S, E>::Heads& dv, int b, int s, int heads, int d, S scale,
                      const typename Views<S, E>::Mat& dqkv) {
   const int hd = heads * d;
+  if constexpr (on_host<E>()) {
+    host_head_rows<E>("pipebench::merge_heads_qkv", b, s, [=](int r, int seq, int i) {
+      S* row = &dqkv(r, 0);
+      for (int hh = 0; hh < heads; ++hh) {
+        const S *qi = &dq(seq * heads + hh, i, 0), *ki = &dk(seq * heads + hh, i, 0), *vi = &dv(seq * heads + hh, i, 0);
+        for (int j = 0; j < d; ++j) {
+          row[hh * d + j] = qi[j] * scale;
+          row[hd + hh * d + j] = ki[j];
+          row[2 * hd + hh * d + j] = vi[j];
+        }
+      }
+    });
+    return;
+  }
   Kokkos::parallel_for(
       "pipebench::merge_heads_qkv", Kokkos::MDRangePolicy<E, Kokkos::Rank<2>>({0, 0}, {b * s, hd}),
       KOKKOS_LAMBDA(int r, int c) {
@@ -124,9 +182,12 @@ void softmax_causal_forward(const typename Views<S, E>::Mat& p) {
   const bool interleave = interleave_causal_rows<E>();
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename E::memory_space>::accessible) {
     Kokkos::parallel_for(
-        "pipebench::softmax_causal_forward", Kokkos::RangePolicy<E>(0, rows), KOKKOS_LAMBDA(int l) {
+        "pipebench::softmax_causal_forward", Kokkos::RangePolicy<E>(0, rows), [=](int l) {  // host only
           const int r = causal_row(l, rows, s, interleave);
-          softmax_row(&p(r, 0), r % s + 1, s);
+          if constexpr (std::is_same_v<S, float>)
+            host::softmax_row(&p(r, 0), r % s + 1, s);  // kernels/host_math.hpp: the vectorised exponent
+          else
+            softmax_row(&p(r, 0), r % s + 1, s);
         });
     return;
   }
@@ -190,8 +251,11 @@ typename Views<S, E>::Mat score_rows(const typename Views<S, E>::Heads& p) {
 
 // o = softmax(q k^T) v per head, each product one strided-batched call over the heads
 // (kernels/gemm_batched.hpp). With `probs` non-empty ([b*hl, s, s]) the probabilities are kept there for
-// I, all heads at once; otherwise attention_group() heads at a time go through one workspace
-// (selective recomputation).
+// I; otherwise they go through one workspace (selective recomputation). A device takes all heads at once
+// (8 into the workspace); a host attention_group() heads, one per thread, so that their score matrices
+// (4 MiB per head at s = 1024) are still in the last-level cache when the softmax and the product with v
+// read them back: all heads at once made both read 64 MiB from memory at the paper size (issue 25). On
+// one thread the BLAS calls are the same either way (one per head), so the results are bitwise the same.
 template <class S, class E>
 void attention_forward(const typename Views<S, E>::Heads& q, const typename Views<S, E>::Heads& k,
                        const typename Views<S, E>::Heads& v, const typename Views<S, E>::Heads& probs,
@@ -199,11 +263,11 @@ void attention_forward(const typename Views<S, E>::Heads& q, const typename View
   using Heads = typename Views<S, E>::Heads;
   using D = typename Views<S, E>::Device;
   const std::size_t z = q.extent(0), s = q.extent(1);
-  const std::size_t group = probs.data() ? z : attention_group<E>(z);
+  const std::size_t group = probs.data() && !on_host<E>() ? z : attention_group<E>(z);
   Heads work = probs.data() ? Heads() : alloc<Heads>("pipebench::attention_scores", group, s, s);
   for (std::size_t z0 = 0; z0 < z; z0 += group) {
     const std::size_t g = z - z0 < group ? z - z0 : group;
-    const Heads p = probs.data() ? probs : substack<S, E>(work, 0, g);
+    const Heads p = probs.data() ? substack<S, E>(probs, z0, g) : substack<S, E>(work, 0, g);
     gemm_batched<S, D>('N', 'T', S(1), substack<S, E>(q, z0, g), substack<S, E>(k, z0, g), S(0), p);
     softmax_causal_forward<S, E>(score_rows<S, E>(p));
     gemm_batched<S, D>('N', 'N', S(1), p, substack<S, E>(v, z0, g), S(0), substack<S, E>(o, z0, g));

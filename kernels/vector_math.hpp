@@ -1,9 +1,9 @@
 #pragma once
 // Row reductions in independent lanes: a plain floating-point sum or maximum is one dependent chain that
 // the compiler may not reorder (no -ffast-math here); kLanes partial results in a fixed order keep the
-// adds in flight and the result deterministic. (A polynomial expf meant to vectorise the exponent was
-// slower than glibc's here: with the default -ftrapping-math GCC if-converts no float comparison, so
-// the loops stayed scalar; measured on the development VM, issue 25.)
+// adds in flight and the result deterministic. (A polynomial expf here stayed scalar: with the default
+// -ftrapping-math GCC if-converts no float comparison. The host's fp32 exponent loops live in
+// kernels/host_math.cpp instead, built without it.)
 #include "kernels/views.hpp"
 
 
