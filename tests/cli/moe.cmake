@@ -34,7 +34,7 @@ pipebench_mpirun_test(moe_config_option_without_experts NP 2 RC 2 ONCE "pipebenc
   ARGS ${_moe} --config ${CMAKE_CURRENT_BINARY_DIR}/cli_work/moe_top_k.toml -o never.h5)
 # MoE layers at t > 1 need sequence parallelism (Megatron-LM's rule); sharded experts (ZeRO) are refused.
 pipebench_mpirun_test(moe_with_tensor_parallel NP 2 RC 2 ONCE "pipebench: error:"
-  MATCH "^pipebench: error: configuration 1f1b 2x1x1 m=[0-9]+: --experts 4 with t = 2 without --sequence-parallel is not allowed: the transformer kernels run tensor-parallel MoE layers with sequence parallelism only"
+  MATCH "^pipebench: error: configuration 1f1b 2x1x1 m=[0-9]+: --experts 4 with t = 2 without --sequence-parallel is not allowed: MoE layers under tensor parallelism need sequence parallelism, as in Megatron-LM \\(add --sequence-parallel\\)\n$"
   ARGS ${_moe} --mapping 2x1x1 --experts 4 --top-k 2 -o never.h5)
 # With it, the experts are tensor-parallel (expert tensor parallelism = t): the run completes.
 pipebench_mpirun_test(moe_tensor_parallel_runs NP 2 RC 0
