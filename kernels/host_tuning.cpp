@@ -1,6 +1,8 @@
 #include "kernels/host_tuning.hpp"
 
-#include <Kokkos_Macros.hpp>
+#include "kernels/transformer_workload.hpp"  // KokkosSession
+
+#include <Kokkos_Core.hpp>
 #include <dlfcn.h>
 
 #if defined(__GLIBC__)
@@ -55,6 +57,19 @@ bool retain_freed_host_memory() {
 #else
   return false;
 #endif
+}
+
+KokkosSession::KokkosSession(int blas_threads) {
+  if (!Kokkos::is_initialized()) {
+    Kokkos::initialize();
+    owner_ = true;
+  }
+  set_blas_threads(blas_threads);
+  retain_freed_host_memory();
+}
+
+KokkosSession::~KokkosSession() {
+  if (owner_ && Kokkos::is_initialized()) Kokkos::finalize();
 }
 
 }  // namespace pipebench::kernels

@@ -79,14 +79,9 @@ void check_runnable_by_kernels(const tf::Shape& m, const tf::Split& split) {
   if (m.gated_mlp) refuse("a gated MLP (SwiGLU)", kernels + "a GELU MLP");
   if (m.ffn_size() != 4LL * m.hidden)
     refuse("--ffn " + std::to_string(m.ffn), kernels + "an MLP of 4 x --hidden = " + std::to_string(4LL * m.hidden));
-  // The MoE layer (kernels/moe_stage.hpp): under t > 1 its experts are tensor-parallel (expert
-  // tensor parallelism = t) with sequence parallelism, which Megatron-LM requires with MoE and tensor
-  // parallelism (arguments.py: "When using MoE and tensor parallelism, sequence parallelism must be
-  // used"); its routing and aux loss see a micro-batch's tokens whole (no cp).
-  if (m.experts > 0 && split.t > 1 && !split.sequence_parallel)
-    refuse("--experts " + std::to_string(m.experts) + " with t = " + std::to_string(split.t) +
-               " without --sequence-parallel",
-           kernels + "tensor-parallel MoE layers with sequence parallelism only (add --sequence-parallel)");
+  // The MoE layer (kernels/moe_stage.hpp): under t > 1 its experts are tensor-parallel (expert tensor
+  // parallelism = t), with sequence parallelism (analysis/transformer/shape.hpp's check holds that rule);
+  // its routing and aux loss see a micro-batch's tokens whole (no cp).
   if (m.experts > 0 && split.cp > 1)
     refuse("--experts " + std::to_string(m.experts) + " with --context-parallel " + std::to_string(split.cp),
            kernels + "MoE layers without context parallelism (the router sees a micro-batch's tokens whole)");

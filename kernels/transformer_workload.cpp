@@ -14,7 +14,7 @@
 #include "analysis/error.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/half_storage.hpp"
-#include "kernels/host_tuning.hpp"
+#include "kernels/interleave.hpp"
 #include "kernels/optimizer.hpp"
 #include "kernels/transformer_stage.hpp"
 #include "kernels/zero_state.hpp"
@@ -51,10 +51,16 @@ class TransformerWorkload final : public Workload {
               rs(send.data(), recv.data(), recv.span() * sizeof(S), sizeof(S));
             });
       if (c.context_parallel > 1) stage->set_context_parallel(cp);
-      if (c.ep_size > 1 && ep.post)  // blocking: posted, then waited for (the records give its time)
+      // Posted, then waited for, unless an overlapped pair runs the other pass in between (pair_).
+      if (c.ep_size > 1 && ep.post)
         stage->set_expert_parallel([this, ep](const void* send, const std::vector<std::size_t>& sb, void* recv,
                                               const std::vector<std::size_t>& rb, int kind) {
-          ep.wait(ep.post(send, sb, recv, rb, now_stage_, now_mb_, kind));
+          const int stage_now = now_stage_, mb_now = now_mb_;
+          pair_.exchange([&] { return ep.post(send, sb, recv, rb, stage_now, mb_now, kind); },  // yields in a pair
+                         [&](int handle) {
+                           now_stage_ = stage_now, now_mb_ = mb_now;  // the other pass set its own meanwhile
+                           ep.wait(handle);
+                         });
         });
       stage->set_between_layers([this] {
         if (progress_) progress_();
@@ -130,12 +136,20 @@ class TransformerWorkload final : public Workload {
     model_flops_ += model_share(stage.flops().backward_input - stage.flops().recompute, stage.flops()) +
                     model_share(stage.flops().backward_weight, stage.flops());
   }
+  // DualPipe's pair. With the expert overlap the two passes take turns at each expert exchange
+  // (kernels/interleave.hpp): the backward first, as DeepSeek-V3's pair starts with its combine.
   void forward_backward(int f_stage, int f_mb, const void* in, void* out, int b_stage, int b_mb,
                         const void* grad_out, void* grad_in) override {
-    forward(f_stage, f_mb, in, out);
-    const double f = flops_;
-    backward(b_stage, b_mb, grad_out, grad_in);
-    flops_ += f;
+    double f = 0, b = 0;
+    const std::function<void()> fwd = [&] { forward(f_stage, f_mb, in, out), f = flops_; };
+    const std::function<void()> bwd = [&] { backward(b_stage, b_mb, grad_out, grad_in), b = flops_; };
+    if (c_.ep_overlap && c_.ep_size > 1 && c_.moe.experts > 0) {
+      pair_.run(bwd, fwd);
+    } else {
+      fwd();
+      bwd();
+    }
+    flops_ = f + b;
   }
 
   std::size_t grad_bytes(int st) const override { return at(st).parameter_count() * sizeof(S); }
@@ -413,23 +427,11 @@ class TransformerWorkload final : public Workload {
   double model_flops_ = 0;  // this step, without recomputation (what the model needs)
   std::int64_t peak_ = 0;
   int now_stage_ = -1, now_mb_ = -1;  // the action computing now (for the expert exchanges' records)
+  Interleaver pair_;                  // an overlapped F&B pair's two passes (forward_backward)
   int local_seq_ = 0;  // positions per sequence in a stage's input and output (s/t under sequence parallelism)
 };
 
 }  // namespace
-
-KokkosSession::KokkosSession(int blas_threads) {
-  if (!Kokkos::is_initialized()) {
-    Kokkos::initialize();
-    owner_ = true;
-  }
-  set_blas_threads(blas_threads);
-  retain_freed_host_memory();
-}
-
-KokkosSession::~KokkosSession() {
-  if (owner_ && Kokkos::is_initialized()) Kokkos::finalize();
-}
 
 std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadConfig& c, const analysis::Schedule& s,
                                                     int pp_rank, TpAllReduce tp_allreduce, TpSequenceOps tp_sequence,
@@ -440,6 +442,5 @@ std::unique_ptr<Workload> make_transformer_workload(const TransformerWorkloadCon
   return std::make_unique<TransformerWorkload<float>>(c, s, pp_rank, std::move(tp_allreduce), std::move(tp_sequence), cp,
                                                       ep);
 }
-
 
 }  // namespace pipebench::kernels

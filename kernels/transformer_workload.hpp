@@ -65,6 +65,9 @@ struct TransformerWorkloadConfig {
   bool sequence_parallel = false;  // kernels/transformer_config.hpp; needs tp_size > 1 and seq % tp_size == 0
   analysis::transformer::Moe moe;  // the MoE layers (analysis/transformer/shape.hpp); experts 0: dense
   int ep_size = 1, ep_rank = 0;    // expert parallelism (kernels/transformer_config.hpp)
+  // DualPipe(V)'s overlapped F&B pairs run their passes in turns, each expert exchange of one in flight
+  // while the other computes (kernels/interleave.hpp); false: one pass after the other (--ep-overlap).
+  bool ep_overlap = true;
   // Context parallelism (kernels/transformer_config.hpp): rank cp_rank of context_parallel.
   int context_parallel = 1, cp_rank = 0;
   CpChunks cp_chunks = CpChunks::zigzag;

@@ -88,6 +88,8 @@ Refusal check_layout(const Problem& pr, const Layout& l, int* m_out, int* v_out)
   if (l.ep < 1 || (l.ep > 1 && (md.experts == 0 || md.experts % l.ep != 0 || (std::int64_t{l.d} * l.cp) % l.ep != 0)))
     return {"experts", "ep = " + std::to_string(l.ep) + " does not divide " + std::to_string(md.experts) +
                            " experts and cp*d = " + std::to_string(l.d * l.cp)};
+  const transformer::Split split{l.t, l.sequence_parallel, true, l.cp, l.ep};  // Megatron-LM's MoE rule
+  if (std::string why = transformer::moe_tensor_parallel_refusal(md, split); !why.empty()) return {"experts", why};
   if (l.zero < 0 || l.zero > 3) return {"zero", "ZeRO stage " + std::to_string(l.zero) + " (0 to 3)"};
   if (l.fp8 && !(pr.machine.peak_fp8_flops > 0)) return {"precision", pr.machine.name + " has no FP8 peak"};
   const std::int64_t per = std::int64_t{l.micro_batch_size} * l.d;

@@ -77,6 +77,13 @@ void check_split(const Shape& m, const Split& s) {
 
 }  // namespace
 
+std::string moe_tensor_parallel_refusal(const Moe& m, const Split& split) {
+  if (m.experts == 0 || split.t < 2 || split.sequence_parallel) return {};
+  return "--experts " + str(m.experts) + " with t = " + str(split.t) +
+         " without --sequence-parallel is not allowed: MoE layers under tensor parallelism need sequence "
+         "parallelism, as in Megatron-LM (add --sequence-parallel)";
+}
+
 void check_expert_parallel(const Moe& m, int ep, const char* flag) {
   if (ep < 1 || (m.experts > 0 && m.experts % ep != 0))
     throw UsageError("--experts " + str(m.experts) + " is not allowed with " + flag + " " + str(ep) +
@@ -87,6 +94,7 @@ void check(const Shape& m, const Split& split) {
   check_sizes(m);
   check_experts(m);
   check_split(m, split);
+  if (const std::string why = moe_tensor_parallel_refusal(m, split); !why.empty()) throw UsageError(why);
   check_expert_parallel(m, split.ep);
 }
 

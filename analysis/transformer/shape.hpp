@@ -5,6 +5,7 @@
 // (kernels/transformer_config.hpp) and the planner (analysis/plan/) both take their figures from here.
 // Pure standard C++.
 #include <cstdint>
+#include <string>
 
 namespace pipebench::analysis::transformer {
 
@@ -104,6 +105,11 @@ inline StageParts whole(const Shape& m) { return {0, m.layers, true, true}; }
 // hidden, kv heads dividing heads, t dividing the heads, kv heads and (vocabulary-parallel) V, sequence
 // parallelism with t > 1 and s % t == 0, cp dividing s, the MoE fields consistent.
 void check(const Shape& m, const Split& split = {});
+
+// Megatron-LM's rule (arguments.py: "When using MoE and tensor parallelism, sequence parallelism must be
+// used"): empty where `split` keeps it, else what breaks it, as a refusal's text. check() refuses it, and
+// the planner skips such layouts (analysis/plan/model.cpp, check_layout).
+std::string moe_tensor_parallel_refusal(const Moe& m, const Split& split);
 
 // UsageError unless ep >= 1 divides the routed experts (each ep rank holds E/ep of them); `flag` names
 // ep in the message. Shared by check() and run's flags.

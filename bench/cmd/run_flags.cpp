@@ -68,8 +68,8 @@ void add_synthetic_flags(CLI::App& cmd, RunSettings& r) {
             y.ep_alltoall_bytes));
   given(add(cmd, {"--routing-imbalance", "Synthetic: the busiest ep rank receives X times the mean (1 <= X <= ep)"},
             y.routing_imbalance));
-  given(add(cmd, {"--ep-overlap", "Synthetic: on (default) hides each expert exchange of an overlapped F&B pair "
-                                  "behind the other micro-batch's compute; off waits for it at once"},
+  given(add(cmd, {"--ep-overlap", "Synthetic and MoE transformer: on (default) hides each expert exchange of an "
+                                  "overlapped F&B pair behind the other micro-batch's compute; off waits for it at once"},
             y.ep_overlap, {{"on", true}, {"off", false}}));
   add(cmd, {"--dp-buckets", "0: DP all-reduce after the flush; k: k buckets per chunk, overlapped", 0}, r.dp_buckets);
 }

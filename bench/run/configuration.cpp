@@ -54,6 +54,7 @@ std::unique_ptr<kernels::Workload> make_workload(const RunSettings& rs, const Pl
     m.mb_offset = me.dp * s.m;  // data-parallel replicas read different samples
     m.ep_size = rs.ep;
     m.ep_rank = me.ep;
+    m.ep_overlap = rs.synthetic.ep_overlap;  // one flag for both workloads
     m.device_messages = rs.backend == "nccl";
     // Measured once per shape in a sweep: the configurations of one model share it.
     static std::map<std::tuple<int, int, int, bool>, double> measured;

@@ -341,6 +341,7 @@ std::pair<double, double> Executor::run_action(std::size_t i) {
     case Kind::FB: w_.forward_backward(a.stage, a.mb, in, out.data(), b, bm, gout, gin.data()); break;
   }
   const double t1 = now();
+  if (!ep_pending_.empty()) ep_check_waited(i);
   // Outputs leave first; the record can wait the microsecond it takes.
   if (out.data()) output(a.stage, a.stage + 1, a.mb, false, std::move(out));
   if (gin.data()) output(b, b - 1, bm, true, std::move(gin));

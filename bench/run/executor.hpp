@@ -102,6 +102,9 @@ class Executor {
   int ep_post(const void* send, const std::vector<std::size_t>& send_bytes, void* recv,
               const std::vector<std::size_t>& recv_bytes, int stage, int mb, int exchange);
   void ep_wait(int handle);
+  // Throws where an exchange posted during `action` (a schedule position) is still not waited for: a
+  // workload waits for every exchange inside the action that posted it.
+  void ep_check_waited(std::size_t action) const;
 
   int pp_rank() const { return me_; }
 

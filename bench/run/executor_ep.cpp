@@ -52,4 +52,12 @@ void Executor::ep_wait(int handle) {
   p.active = false;
 }
 
+void Executor::ep_check_waited(std::size_t action) const {
+  for (const PendingEp& p : ep_pending_)
+    if (p.active)
+      throw Error("executor: expert exchange " + std::to_string(p.rec.tag) + " of stage " + std::to_string(p.rec.stage) +
+                  ", micro-batch " + std::to_string(p.rec.mb) + " was posted in action " + std::to_string(action) +
+                  " of step " + std::to_string(step_) + " but never waited for");
+}
+
 }  // namespace pipebench::bench

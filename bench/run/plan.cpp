@@ -137,6 +137,7 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
       m["cp_chunks"] = kernels::cp_chunks_name(md.cp_chunks);
     }
     if (rs.zero) m["zero"] = std::to_string(rs.zero);
+    if (rs.ep > 1) m["expert_parallel"] = std::to_string(rs.ep), m["ep_overlap"] = rs.synthetic.ep_overlap ? "on" : "off";
     if (md.grad_reduce_bf16) m["grad_reduce_dtype"] = "bf16";
     if (rs.zero == 3 && rs.reshard_after_forward == 0) m["reshard_after_forward"] = "0";
     if (rs.zero == 3 && !rs.gather_prefetch) m["gather_prefetch"] = "0";

@@ -36,9 +36,14 @@ void check_expert_traffic(const RunSettings& rs) {
   if (rs.ep > 1 && rs.workload == WorkloadKind::transformer && rs.backend != "mpi")
     throw UsageError(ep + " with --workload transformer needs --backend mpi (the experts' all-to-all runs over MPI only yet)");
   if (y.ep_flags.empty()) return;
-  const std::string& first = y.ep_flags.front();
-  if (rs.workload != WorkloadKind::synthetic)
-    throw UsageError(first + " needs --workload synthetic (it is the synthetic stage's expert traffic)");
+  if (rs.workload != WorkloadKind::synthetic) {  // --ep-overlap is the MoE layers' too (kernels/interleave.hpp)
+    for (const std::string& flag : y.ep_flags)
+      if (flag != "--ep-overlap")
+        throw UsageError(flag + " needs --workload synthetic (it is the synthetic stage's expert traffic)");
+    if (rs.ep == 1)
+      throw UsageError("--ep-overlap needs --expert-parallel > 1 (it is 1): without it the MoE layers exchange nothing");
+    return;
+  }
   if (y.ep_alltoall_bytes == 0) {
     for (const std::string& flag : y.ep_flags)
       if (flag != "--ep-alltoall-bytes")

@@ -34,7 +34,7 @@ pipebench_mpirun_test(moe_config_option_without_experts NP 2 RC 2 ONCE "pipebenc
   ARGS ${_moe} --config ${CMAKE_CURRENT_BINARY_DIR}/cli_work/moe_top_k.toml -o never.h5)
 # MoE layers at t > 1 need sequence parallelism (Megatron-LM's rule); sharded experts (ZeRO) are refused.
 pipebench_mpirun_test(moe_with_tensor_parallel NP 2 RC 2 ONCE "pipebench: error:"
-  MATCH "^pipebench: error: configuration 1f1b 2x1x1 m=[0-9]+: --experts 4 with t = 2 without --sequence-parallel is not allowed: the transformer kernels run tensor-parallel MoE layers with sequence parallelism only"
+  MATCH "^pipebench: error: configuration 1f1b 2x1x1 m=[0-9]+: --experts 4 with t = 2 without --sequence-parallel is not allowed: MoE layers under tensor parallelism need sequence parallelism, as in Megatron-LM \\(add --sequence-parallel\\)\n$"
   ARGS ${_moe} --mapping 2x1x1 --experts 4 --top-k 2 -o never.h5)
 # With it, the experts are tensor-parallel (expert tensor parallelism = t): the run completes.
 pipebench_mpirun_test(moe_tensor_parallel_runs NP 2 RC 0
@@ -49,6 +49,16 @@ pipebench_mpirun_test(moe_runs NP 2 RC 0
   ARGS ${_moe} --mapping 1x1x2 --expert-parallel 2 --experts 4 --top-k 2 --capacity-factor 1.25 --router sigmoid
        --aux-loss-coeff 0.01 -o moe_runs.h5
   THEN report moe_runs.h5 --json THEN_MATCH "\"moe_dropped_tokens\"")
+# --ep-overlap applies to the MoE layers of DualPipe(V)'s overlapped pairs (kernels/interleave.hpp):
+# accepted with ep > 1 and recorded in the configuration, refused without expert parallelism.
+pipebench_mpirun_test(moe_ep_overlap_off_runs NP 2 RC 0
+  MATCH "\n#   expert all-to-all per step"
+  ARGS ${_moe} --mapping 1x1x2 --expert-parallel 2 --experts 4 --top-k 2 --ep-overlap off
+       -o moe_overlap_off.h5
+  THEN report moe_overlap_off.h5 --json THEN_MATCH "\"ep_overlap\": \"off\"")
+pipebench_mpirun_test(moe_ep_overlap_without_ep NP 2 RC 2 ONCE "pipebench: error:"
+  MATCH "^pipebench: error: --ep-overlap needs --expert-parallel > 1 \\(it is 1\\): without it the MoE layers exchange nothing\n$"
+  ARGS ${_moe} --mapping 1x1x2 --experts 4 --ep-overlap on -o never.h5)
 
 # comm's alltoallv over the expert-parallel groups: member 0 receives --imbalance times the mean block
 # (the data check counts every element), and the imbalance is kept with the results.

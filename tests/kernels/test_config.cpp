@@ -86,8 +86,8 @@ TEST(TransformerConfig, RefusesWhatTheKernelsCannotRun) {
   c.top_k = 2;
   EXPECT_NO_THROW(validate(c));  // MoE layers at t = 1 (kernels/moe_stage.hpp)
   c.tp_size = 2;
-  expect_usage_error(c, "--experts 4 with t = 2 without --sequence-parallel is not allowed: the transformer kernels "
-                        "run tensor-parallel MoE layers with sequence parallelism only");
+  expect_usage_error(c, "--experts 4 with t = 2 without --sequence-parallel is not allowed: MoE layers under tensor "
+                        "parallelism need sequence parallelism, as in Megatron-LM (add --sequence-parallel)");
   c.sequence_parallel = true;
   EXPECT_NO_THROW(validate(c));  // tensor-parallel experts under sequence parallelism
   c.expert_ffn = 3;

@@ -4,8 +4,11 @@
 // index) and the weights after 3 Adam steps, for expert parallelism over the data-parallel replicas
 // under several schedules (1F1B, interleaved, ZB-H1, DualPipeV, DualPipe), dropless and with a capacity
 // factor, softmax and sigmoid routers, shared experts, dense and MoE layers alternating, and full
-// recomputation. A combine that loses one token's row, or an expert gradient reduction that leaves out
-// half the experts' values, must not match.
+// recomputation; DualPipe(V) with the expert overlap on (their pairs' passes take turns at each
+// exchange, kernels/interleave.hpp: the records must show one micro-batch's exchange in flight while
+// the other's is posted) and off (none may). A combine that loses one token's row, or an expert
+// gradient reduction that leaves out half the experts' values, must not match; an exchange never
+// waited for stops the step.
 //
 // Run on 2, 4 and 8 ranks: 1x1x2 ep2 on 2; 1x2x2 ep2, 1x1x4 ep4, 1x1x4 ep2 (expert-data-parallel 2)
 // and 2x1x2 ep2 on 4; 2x2x2 ep2 on 8 (t x p x d). With t = 2 the experts are tensor-parallel under
@@ -18,10 +21,12 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include "analysis/catalog.hpp"
+#include "analysis/error.hpp"
 #include "bench/run/executor.hpp"
 #include "comm/factory.hpp"
 #include "kernels/transformer_workload.hpp"
@@ -63,6 +68,9 @@ struct Options {
   analysis::transformer::Router router = analysis::transformer::Router::softmax;
   kernels::Recompute recompute = kernels::Recompute::none;
   bool lose_combine = false, half_expert_reduce = false;  // the broken runs
+  bool skip_wait = false;  // broken: every rank's first combine is never waited for
+  bool ep_overlap = true;  // DualPipe(V)'s pairs interleave their passes (kernels/interleave.hpp)
+  int moe_every = 2;       // 1: every layer MoE, so both passes of a pair exchange
 };
 
 kernels::TransformerWorkloadConfig tiny_model(const Layout& l, const Options& o) {
@@ -83,11 +91,12 @@ kernels::TransformerWorkloadConfig tiny_model(const Layout& l, const Options& o)
   c.moe.top_k = 2;
   c.moe.expert_ffn = 12;
   c.moe.shared_experts = 1;
-  c.moe.moe_every = 2;
+  c.moe.moe_every = o.moe_every;
   c.moe.router = o.router;
   c.moe.capacity_factor = o.capacity;
   c.moe.aux_loss_coeff = 0.1;
   c.ep_size = l.ep;
+  c.ep_overlap = o.ep_overlap;
   return c;
 }
 
@@ -124,15 +133,26 @@ Distributed run(const Layout& l, const Options& o, int m) {
   std::unique_ptr<bench::Executor> exec;
   kernels::EpOps ops;
   void* lost = nullptr;  // the receive of the combine that loses its first row (world rank 0, once)
+  int lost_handle = -1, skipped = -1;
   bool lost_once = false;
   ops.post = [&](const void* s, const std::vector<std::size_t>& sb, void* rv, const std::vector<std::size_t>& rb, int st,
                  int mb, int kind) {
-    if (o.lose_combine && !lost_once && kind == 1 && mg.rank() == 0 && rb[0] >= 8 * sizeof(double)) lost = rv;
-    return exec->ep_post(s, sb, rv, rb, st, mb, kind);
+    const bool lose = o.lose_combine && !lost_once && !lost && kind == 1 && mg.rank() == 0 && rb[0] >= 8 * sizeof(double);
+    if (o.skip_wait && kind == 1 && skipped < 0) {
+      // Buffers that outlive the test: MPI may still move the exchange nobody completes.
+      static std::vector<char> send, recv;
+      send.assign(static_cast<const char*>(s), static_cast<const char*>(s) + std::accumulate(sb.begin(), sb.end(), 0ul));
+      recv.resize(std::accumulate(rb.begin(), rb.end(), 0ul));
+      return skipped = exec->ep_post(send.data(), sb, recv.data(), rb, st, mb, kind);
+    }
+    const int h = exec->ep_post(s, sb, rv, rb, st, mb, kind);
+    if (lose) lost = rv, lost_handle = h;
+    return h;
   };
   ops.wait = [&](int h) {
+    if (h == skipped) return;  // the broken run: posted, never waited for
     exec->ep_wait(h);
-    if (lost) std::fill_n(static_cast<double*>(lost), 8, 0.0), lost = nullptr, lost_once = true;
+    if (lost && h == lost_handle) std::fill_n(static_cast<double*>(lost), 8, 0.0), lost = nullptr, lost_once = true;
   };
   const kernels::TpAllReduce all_reduce = [&exec](void* data, std::size_t n, int e) {
     exec->tp_allreduce(data, n, e);
@@ -152,6 +172,23 @@ Distributed run(const Layout& l, const Options& o, int m) {
   exec = std::make_unique<bench::Executor>(r.schedule, *r.pp, tp.get(), dp.get(), *world, *r.work, ec);
   for (int k = 0; k < o.steps; ++k) exec->run_step(k, nullptr, k + 1 == o.steps ? &r.comms : nullptr);
   return r;
+}
+
+// The expert exchanges of `comms` during which an exchange of another (stage, micro-batch) was posted:
+// DualPipe's pair computing one micro-batch while the other's is in flight. Each was waited for after
+// its post (a record is noted at its wait).
+double interleaved_exchanges(const std::vector<bench::CommRecord>& comms) {
+  double n = 0;
+  for (const auto& r : comms) {
+    if (r.group != bench::CommGroup::ep) continue;
+    EXPECT_LE(r.t_posted, r.t_wait);
+    bool any = false;
+    for (const auto& q : comms)
+      any = any || (q.group == bench::CommGroup::ep && (q.mb != r.mb || q.stage != r.stage) && q.t_posted > r.t_posted &&
+                    q.t_posted < r.t_wait);
+    n += any;
+  }
+  return n;
 }
 
 double sum_over_ranks(double x) {
@@ -212,6 +249,14 @@ bool matches(const Layout& l, const Options& o, int m, bool expect = true) {
     double exchanges = 0;  // a pipeline rank may hold dense layers only
     for (const auto& c : r.comms) exchanges += c.group == bench::CommGroup::ep;
     EXPECT_GT(sum_over_ranks(exchanges), 0) << "no expert all-to-all in the records";
+    const double interleaved = sum_over_ranks(interleaved_exchanges(r.comms));
+    if (o.ep_overlap && o.schedule.rfind("dualpipe", 0) == 0) {
+      if (o.moe_every == 1) {  // else a pair may hold one MoE pass, whose partner computes unseen here
+        EXPECT_GT(interleaved, 0) << "no exchange of a pair was in flight while the other micro-batch posted one";
+      }
+    } else {
+      EXPECT_EQ(interleaved, 0) << "an exchange was still in flight when another was posted";
+    }
   }
   return every == 1;
 }
@@ -252,10 +297,39 @@ TEST(MoeModel, MatchesTheWholeModelUnderPipelineSchedules) {
     if (l.p == 1) continue;
     for (const std::string& name : std::vector<std::string>{"interleaved", "zb-h1", "dualpipev", "dualpipe"}) {
       SCOPED_TRACE(name_of(l) + " " + name);
-      Options o;
-      o.schedule = name;
-      o.steps = 2;
-      matches(l, o, name == "dualpipe" ? 2 * l.p : 4 * l.p);
+      // DualPipe(V)'s pairs with the overlap on and off, with MoE and dense layers alternating (one
+      // pass of a pair may then exchange nothing) and with every layer MoE (both passes exchange).
+      for (int every : {2, 1})
+        for (bool overlap : {true, false}) {
+          const bool pairs = name.rfind("dualpipe", 0) == 0;
+          if ((!overlap || every == 1) && !pairs) continue;
+          if (!overlap && every == 2) continue;
+          SCOPED_TRACE(std::string(overlap ? "ep overlap on" : "ep overlap off") + ", moe every " + std::to_string(every));
+          Options o;
+          o.schedule = name;
+          o.steps = 2;
+          o.ep_overlap = overlap;
+          o.moe_every = every;
+          matches(l, o, name == "dualpipe" ? 2 * l.p : 4 * l.p);
+        }
+    }
+  }
+}
+
+// Every exchange is waited for inside the action that posted it: one that never is stops the step on
+// every rank (the executor's check), rather than leaving a receive buffer that nothing completed.
+TEST(MoeModel, AnExchangeNeverWaitedForIsAnError) {
+  for (const auto& l : layouts_of_this_world()) {
+    if (l.p > 1) continue;  // every rank fails in its first action: no rank waits for a message
+    SCOPED_TRACE(name_of(l));
+    Options o;
+    o.steps = 1;
+    o.skip_wait = true;
+    try {
+      run(l, o, 2);
+      ADD_FAILURE() << "the step ended with an exchange not waited for";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("but never waited for"), std::string::npos) << e.what();
     }
   }
 }

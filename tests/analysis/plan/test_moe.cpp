@@ -91,6 +91,35 @@ TEST(PlanMoe, EpMustDivideExpertsAndCpD) {
   EXPECT_EQ(check_layout(dense, with_ep(layout(8, 4, 2, "1f1b", 1, Recompute::full), 2)).reason, "experts");
 }
 
+// Megatron-LM refuses MoE under tensor parallelism without sequence parallelism, as run does
+// (analysis/transformer/shape.hpp, moe_tensor_parallel_refusal): the planner refuses such a layout and
+// the search shows none, while a dense model at t > 1 without it stays a layout.
+TEST(PlanMoe, TensorParallelExpertsNeedSequenceParallelism) {
+  const Problem pr = problem("mixtral-8x7b", "h100-80gb", 64);
+  const Refusal r = check_layout(pr, layout(2, 4, 4, "1f1b", 1, Recompute::full));
+  EXPECT_EQ(r.reason, "experts");
+  EXPECT_NE(r.detail.find("--experts 8 with t = 2 without --sequence-parallel is not allowed"), std::string::npos) << r.detail;
+  EXPECT_EQ(check_layout(pr, layout(2, 4, 4, "1f1b", 1, Recompute::full, true)).reason, "");
+  EXPECT_EQ(check_layout(pr, layout(1, 4, 8, "1f1b", 1, Recompute::full)).reason, "");
+  const Problem dense = problem("gpt3-175b", "a100-80gb", 64);
+  EXPECT_EQ(check_layout(dense, layout(8, 4, 2, "1f1b", 1, Recompute::full)).reason, "");
+  SearchSpace space;
+  space.gpus = 32;
+  space.schedules = {"1f1b"};
+  space.micro_batch_sizes = {1};
+  space.recomputes = {Recompute::full};
+  space.zero = {0};
+  space.top = 50;
+  const SearchResult res = search(pr, space);
+  ASSERT_FALSE(res.top.empty());
+  bool tensor_parallel = false;
+  for (const Prediction& p : res.top) {
+    EXPECT_TRUE(p.layout.t == 1 || p.layout.sequence_parallel) << p.layout.t;
+    tensor_parallel = tensor_parallel || p.layout.t > 1;
+  }
+  EXPECT_TRUE(tensor_parallel);  // t > 1 with sequence parallelism is still searched
+}
+
 // The search covers ep (and cp when listed) under the memory limit: DeepSeek-V3 does not fit on 256
 // H100s without expert parallelism, and every configuration shown fits.
 TEST(PlanMoe, SearchCoversEpAndCp) {
