@@ -40,6 +40,12 @@ pipebench_mpirun_test(moe_with_tensor_parallel NP 2 RC 2 ONCE "pipebench: error:
 pipebench_mpirun_test(moe_tensor_parallel_runs NP 2 RC 0
   MATCH "\n#   MoE aux loss [0-9.]+ per micro-batch, [0-9]+ routes dropped by capacity\n"
   ARGS ${_moe} --mapping 2x1x1 --sequence-parallel --experts 4 --top-k 2 --capacity-factor 1.25 -o moe_tp_runs.h5)
+# The MoE options are part of a run's configuration: a run that differs only in --top-k is not skipped
+# by --resume as already in the file.
+pipebench_mpirun_test(moe_resume_keeps_top_k_apart NP 1 RC 0 MATCH "1 configuration"
+  ARGS ${_moe} -m 4 --experts 4 --top-k 1 -o moe_resume.h5
+  THEN run ${_moe} -m 4 --experts 4 --top-k 2 -o moe_resume.h5 --append --resume
+  THEN_MATCH "# pipebench run: 1 ranks, 1 configuration\\(s\\)[^\n]*\n(.*\n)*#   MoE aux loss")
 pipebench_mpirun_test(moe_with_zero NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "^pipebench: error: --zero 1 is not allowed with --experts 4: the MoE transformer runs without ZeRO"
   ARGS ${_moe} --mapping 1x1x2 --expert-parallel 2 --experts 4 --zero 1 -o never.h5)
