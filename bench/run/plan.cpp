@@ -91,6 +91,15 @@ std::string list(const List& xs) {
   return out;
 }
 
+// The MoE layer's options, so that runs differing only there are different configurations.
+void add_moe(std::map<std::string, std::string>& m, const analysis::transformer::Moe& e) {
+  m.insert({{"experts", std::to_string(e.experts)}, {"top_k", std::to_string(e.top_k)},
+            {"moe_ffn", std::to_string(e.expert_ffn)}, {"shared_experts", std::to_string(e.shared_experts)},
+            {"moe_every", std::to_string(e.moe_every)}, {"router", analysis::transformer::router_name(e.router)},
+            {"capacity_factor", e.capacity_factor > 0 ? num(e.capacity_factor, 9) : "dropless"},
+            {"aux_loss_coeff", num(e.aux_loss_coeff, 9)}});
+}
+
 // Every setting of the configuration as text: what RunResult::config records, and the resume key.
 std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& pl) {
   const analysis::Schedule& s = pl.schedule;
@@ -131,16 +140,7 @@ std::map<std::string, std::string> config_of(const RunSettings& rs, const Plan& 
     if (md.attention == kernels::Attention::fused) m["attention"] = kernels::attention_name(md.attention);
     if (md.vocab_parallel && pl.mapping.t > 1) m["vocab_parallel"] = "1";
     if (md.sequence_parallel) m["sequence_parallel"] = "1";
-    if (const auto& e = md.moe; e.experts > 0) {  // the MoE layer's options, so that runs differing only there keep apart
-      m.insert({{"experts", std::to_string(e.experts)},
-                {"top_k", std::to_string(e.top_k)},
-                {"moe_ffn", std::to_string(e.expert_ffn)},
-                {"shared_experts", std::to_string(e.shared_experts)},
-                {"moe_every", std::to_string(e.moe_every)},
-                {"router", analysis::transformer::router_name(e.router)},
-                {"capacity_factor", e.capacity_factor > 0 ? num(e.capacity_factor, 9) : "dropless"},
-                {"aux_loss_coeff", num(e.aux_loss_coeff, 9)}});
-    }
+    if (md.moe.experts > 0) add_moe(m, md.moe);
     if (rs.cp > 1) {  // only where set, so that earlier files' keys stay the same
       m["context_parallel"] = std::to_string(rs.cp);
       m["cp_comm"] = kernels::cp_comm_name(md.cp_comm);
