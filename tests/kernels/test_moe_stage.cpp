@@ -31,6 +31,31 @@ struct Outcome {
   std::vector<double> grads;
 };
 
+// Micro-batch 0 through F, I and W: the stash after F and after I is the formula's, with the balanced
+// MoE layers replaced by those at the routing the stash holds (none before I under full recomputation,
+// whose F keeps the layer input only), and nothing is left after W.
+void expect_stash_is_the_formula(StageD& st, const TransformerConfig& c, Recompute mode) {
+  const tf::Split split = c.split();
+  const StageMemory m = estimate_memory(c, 8);
+  const tf::Stash balanced = tf::moe_layer_stash(c, split, mode, tf::balanced_moe_rows(c, split), 8);
+  auto formula = [&](bool after_i) {
+    const auto rows = st.moe_rows(0);
+    std::uint64_t b = after_i ? m.weight_stash : m.forward_stash;
+    for (std::size_t i = 0; i < 2; ++i) {
+      const tf::Stash at = i < rows.size() ? tf::moe_layer_stash(c, split, mode, rows[i], 8) : balanced;
+      b = b - (after_i ? balanced.weight : balanced.forward) + (after_i ? at.weight : at.forward);
+    }
+    return b;
+  };
+  st.forward(0);
+  EXPECT_EQ(st.stash_bytes(0), formula(false));
+  st.backward_input(0);
+  EXPECT_EQ(st.moe_rows(0).size(), 2u);
+  EXPECT_EQ(st.stash_bytes(0), formula(true));
+  st.backward_weight(0);
+  EXPECT_EQ(st.stash_bytes(0), 0u);
+}
+
 TEST(MoeStage, ParametersAndStashAreTheFormulaAndRecomputationChangesNothing) {
   Outcome none;
   for (Recompute mode : {Recompute::none, Recompute::selective, Recompute::full}) {
@@ -38,26 +63,7 @@ TEST(MoeStage, ParametersAndStashAreTheFormulaAndRecomputationChangesNothing) {
     const TransformerConfig c = moe_model(mode);
     StageD st(c);
     EXPECT_EQ(st.parameter_count(), tf::stage_params(c, c.split(), c.parts()));
-    const StageMemory m = estimate_memory(c, 8);
-    const tf::Stash balanced = tf::moe_layer_stash(c, c.split(), mode, tf::balanced_moe_rows(c, c.split()), 8);
-    // The formula's stash with the balanced MoE layers replaced by those at the routing the stash holds
-    // (none before I under full recomputation, whose F keeps the layer input only).
-    auto formula = [&](bool after_i) {
-      const auto rows = st.moe_rows(0);
-      std::uint64_t b = after_i ? m.weight_stash : m.forward_stash;
-      for (std::size_t i = 0; i < 2; ++i) {
-        const tf::Stash at = i < rows.size() ? tf::moe_layer_stash(c, c.split(), mode, rows[i], 8) : balanced;
-        b = b - (after_i ? balanced.weight : balanced.forward) + (after_i ? at.weight : at.forward);
-      }
-      return b;
-    };
-    st.forward(0);
-    EXPECT_EQ(st.stash_bytes(0), formula(false));
-    st.backward_input(0);
-    EXPECT_EQ(st.moe_rows(0).size(), 2u);
-    EXPECT_EQ(st.stash_bytes(0), formula(true));
-    st.backward_weight(0);
-    EXPECT_EQ(st.stash_bytes(0), 0u);
+    expect_stash_is_the_formula(st, c, mode);
     st.forward(1);
     st.backward(1);
     const Outcome r{st.loss(0) + st.loss(1), st.aux_loss(0) + st.aux_loss(1), st.dropped_tokens(), host(st.gradients())};
@@ -94,26 +100,8 @@ TEST(MoeStage, TensorParallelParametersAndStashAreTheFormula) {
             Kokkos::deep_copy(Kokkos::View<double*>(recv.data(), recv.span()),
                               Kokkos::View<const double*>(send.data() + rank * recv.span(), recv.span()));
           });
-      const tf::Split split = c.split();
-      EXPECT_EQ(st.parameter_count(), tf::stage_params(c, split, c.parts()));
-      const StageMemory m = estimate_memory(c, 8);
-      const tf::Stash balanced = tf::moe_layer_stash(c, split, mode, tf::balanced_moe_rows(c, split), 8);
-      auto formula = [&](bool after_i) {
-        const auto rows = st.moe_rows(0);
-        std::uint64_t b = after_i ? m.weight_stash : m.forward_stash;
-        for (std::size_t i = 0; i < 2; ++i) {
-          const tf::Stash at = i < rows.size() ? tf::moe_layer_stash(c, split, mode, rows[i], 8) : balanced;
-          b = b - (after_i ? balanced.weight : balanced.forward) + (after_i ? at.weight : at.forward);
-        }
-        return b;
-      };
-      st.forward(0);
-      EXPECT_EQ(st.stash_bytes(0), formula(false));
-      st.backward_input(0);
-      EXPECT_EQ(st.moe_rows(0).size(), 2u);
-      EXPECT_EQ(st.stash_bytes(0), formula(true));
-      st.backward_weight(0);
-      EXPECT_EQ(st.stash_bytes(0), 0u);
+      EXPECT_EQ(st.parameter_count(), tf::stage_params(c, c.split(), c.parts()));
+      expect_stash_is_the_formula(st, c, mode);
     }
 }
 
