@@ -31,7 +31,8 @@ inline float bits_to_float(std::int32_t i) {
 // constant (round to nearest, |x log2 e| < 2^22), so there is no branch and no library call.
 inline float exp_one(float x) {
   const float lo = -87.3f, hi = 88.3f;  // 2^n stays a normal number: n in [-126, 127]
-  const float xc = x < lo ? lo : (x > hi ? hi : x);
+  // NaN takes lo, so that n is a number (converting NaN to int is undefined); the last select returns it.
+  const float xc = x > hi ? hi : (x >= lo ? x : lo);
   const float magic = 12582912.0f;  // 1.5 * 2^23
   const float fn = (xc * 1.44269504088896341f + magic) - magic;
   const float r = (xc - fn * 0.693359375f) - fn * -2.12194440e-4f;
