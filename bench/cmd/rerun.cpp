@@ -12,6 +12,7 @@
 
 #include "analysis/error.hpp"
 #include "analysis/text.hpp"
+#include "bench/cmd/rerun_arguments.hpp"
 #include "bench/commands.hpp"
 #include "bench/flags.hpp"
 #include "bench/results/store.hpp"
@@ -33,44 +34,6 @@ std::string get(const std::map<std::string, std::string>& m, const std::string& 
   return it == m.end() ? "" : it->second;
 }
 
-// The `pipebench run` arguments that repeat a stored configuration (RunResult::config, written by
-// config_of in bench/run/plan.cpp): one flag per entry; times are stored in seconds.
-std::vector<std::string> run_arguments(const std::map<std::string, std::string>& c) {
-  std::vector<std::string> a = {"--schedule", get(c, "schedule"), "--mapping",
-                                get(c, "t") + "x" + get(c, "p") + "x" + get(c, "d"), "-v", get(c, "v"), "-m", get(c, "m")};
-  auto flag = [&](const char* name, const std::string& key, const std::string& suffix = "") {
-    const std::string v = get(c, key);
-    if (!v.empty()) a.insert(a.end(), {name, v + suffix});
-  };
-  if (get(c, "group") != "0") flag("--group", "group");
-  flag("--order", "order");
-  flag("--backend", "backend");
-  flag("--workload", "workload");
-  flag("--dp-buckets", "dp_buckets");
-  flag("--warmup", "warmup_steps");
-  flag("--steps", "timed_steps");
-  if (get(c, "workload") == "transformer") {
-    for (const auto& [name, key] : std::vector<std::pair<const char*, const char*>>{
-             {"--hidden", "hidden"}, {"--heads", "heads"}, {"--seq", "seq"}, {"--micro-batch-size", "micro_batch_size"},
-             {"--vocab", "vocab"}, {"--layers", "layers"}, {"--layers-per-stage", "layers_per_stage"},
-             {"--recompute", "recompute"}, {"--precision", "precision"}, {"--lr", "lr"}, {"--seed", "seed"},
-             {"--blas-threads", "blas_threads"}})
-      flag(name, key);
-    return a;
-  }
-  flag("--tf", "tf", "s");
-  flag("--tb", "tb", "s");
-  flag("--tw", "tw", "s");
-  flag("--t-overlap", "t_overlap", "s");
-  if (get(c, "stage_cost") != "uniform") flag("--stage-cost", "stage_cost");
-  flag("--synthetic-mode", "synthetic_mode");
-  flag("--activation-bytes", "activation_bytes");
-  flag("--p2p-bytes", "p2p_bytes");
-  flag("--tp-allreduce-bytes", "tp_allreduce_bytes");
-  flag("--dp-grad-bytes", "dp_grad_bytes");
-  return a;
-}
-
 // The entries that say which build, libraries and machine a run had, by what they are.
 const std::pair<const char*, std::vector<const char*>> kCompared[] = {
     {"commit", {"pipebench_commit", "pipebench_version"}},
@@ -90,6 +53,19 @@ std::vector<std::string> differences(const std::map<std::string, std::string>& w
   return out;
 }
 
+// "configuration: zero '3' -> ''" lines: a setting the rerun did not repeat (an automatic stage split that
+// came out otherwise, a key this build no longer writes); none when it is the same configuration.
+std::vector<std::string> config_differences(const std::map<std::string, std::string>& was,
+                                            const std::map<std::string, std::string>& now) {
+  std::map<std::string, std::string> keys = was;
+  keys.insert(now.begin(), now.end());
+  std::vector<std::string> out;
+  for (const auto& [k, v] : keys)
+    if (get(was, k) != get(now, k))
+      out.push_back("configuration: " + k + " " + quoted(get(was, k), 120) + " -> " + quoted(get(now, k), 120));
+  return out;
+}
+
 std::string joined(const std::vector<std::string>& args) {
   std::string s;
   for (const auto& a : args) s += " " + (a.find_first_of(" '\"\\$") == std::string::npos && !a.empty() ? a : quoted(a));
@@ -105,7 +81,8 @@ void rerun(const RerunSettings& o) {
                                  ? o.file.substr(0, o.file.size() - 3) : o.file;
     out = stem + "-rerun.h5";
   }
-  std::vector<std::string> args = run_arguments(original.config);
+  const RerunArguments ra = run_arguments(original.config);
+  std::vector<std::string> args = ra.args;
   args.insert(args.end(), {"-o", out, "--append"});
   if (o.dry_run) {
     std::cout << "pipebench run" << joined(args) << '\n';
@@ -121,8 +98,12 @@ void rerun(const RerunSettings& o) {
                        " ranks and this job has " + std::to_string(job.size()) + ": start the rerun on " + ranks +
                        " ranks (differs: rank count)");
   });
-  if (rank == 0)
-    std::cout << "# rerun of run " << o.run << " of " << o.file << ": pipebench run" << joined(args) << '\n' << std::flush;
+  if (rank == 0) {
+    std::cout << "# rerun of run " << o.run << " of " << o.file << ": pipebench run" << joined(args) << '\n';
+    for (const std::string& k : ra.unrepeated)
+      std::cout << "# rerun: the stored setting " << quoted(k, 80) << " is no flag of this pipebench's run: not repeated\n";
+    std::cout << std::flush;
+  }
   // The same code as `pipebench run`, given the stored settings as its flags.
   CLI::App inner{"pipebench", "pipebench"};
   add_run_command(inner);
@@ -134,10 +115,11 @@ void rerun(const RerunSettings& o) {
   const RunListing now = list_runs(out);
   if (now.runs.empty()) throw Error("the rerun wrote no run to " + quoted(out, 200));
   const StoredRun& last = now.runs.back();
-  const auto diff = differences(original.metadata, last.run.metadata);
+  auto diff = config_differences(original.config, last.run.config);
+  for (auto& d : differences(original.metadata, last.run.metadata)) diff.push_back(std::move(d));
   std::cout << "# rerun written as run " << last.id << " of " << out << "; compared with run " << o.run << " of " << o.file;
   if (diff.empty()) {
-    std::cout << ": same commit, libraries, rank count, hosts and hardware\n";
+    std::cout << ": same configuration, commit, libraries, rank count, hosts and hardware\n";
     return;
   }
   std::cout << ", " << diff.size() << " difference(s):\n";

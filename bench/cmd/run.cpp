@@ -410,10 +410,7 @@ void add_run_command(CLI::App& app) {
     // SIGUSR1/SIGTERM (Slurm's warning before the time limit, preemption) stop the sweep at the next
     // meeting instead of killing it.
     rs->format = output_format(rs->json, rs->csv);  // before MPI starts: a usage error on every rank
-    kernels::set_precision(rs->model, rs->precision);
-    rs->model.loss_scaling = rs->loss_scaling;
-    rs->model.grad_reduce_bf16 = rs->grad_reduce_bf16;
-    check_repeat_flags(*rs);
+    settle_run_flags(*rs);
     check_timeout(rs->timeout);
     if (!rs->system_file.empty()) rs->system = read_system_file(rs->system_file);
     Job job(true);

@@ -229,10 +229,21 @@ void add_moe_flags(CLI::App& cmd, analysis::transformer::Moe& moe, std::vector<s
             moe.aux_loss_coeff));
 }
 
+namespace {
+
 void check_repeat_flags(const RunSettings& r) {
   if (r.scoring == "olympic" && r.repeats < 3)
     throw UsageError("--scoring olympic drops the fastest and the slowest repeat and needs --repeats 3 or more, got --repeats " +
                      std::to_string(r.repeats));
+}
+
+}  // namespace
+
+void settle_run_flags(RunSettings& r) {
+  kernels::set_precision(r.model, r.precision);
+  r.model.loss_scaling = r.loss_scaling;
+  r.model.grad_reduce_bf16 = r.grad_reduce_bf16;
+  check_repeat_flags(r);
 }
 
 void add_run_flags(CLI::App& cmd, RunSettings& r) {

@@ -12,7 +12,9 @@ void add_run_flags(CLI::App& cmd, RunSettings& r);
 // `group` of the help: run's and plan's. Each flag given is recorded by name in `flags`, so that a
 // command refuses it where no MoE layer takes it.
 void add_moe_flags(CLI::App& cmd, analysis::transformer::Moe& moe, std::vector<std::string>& flags, const char* group);
-// --scoring olympic with fewer than 3 --repeats: UsageError (before MPI starts).
-void check_repeat_flags(const RunSettings& r);
+// After parsing: the model settings that flags outside the model's struct imply (precision, loss
+// scaling, the gradients' reduction type); --scoring olympic with fewer than 3 --repeats is a
+// UsageError (before MPI starts).
+void settle_run_flags(RunSettings& r);
 
 }  // namespace pipebench::bench
