@@ -112,7 +112,21 @@ script)
   ip link del pbnv1
   [ -z "$(ip netns list | grep '^pbnode')" ] && [ -z "$(ip -o link | grep pbn)" ] && [ ! -e /etc/netns/pbnode0 ] &&
     [ ! -e "$PIPEBENCH_NETNS_DIR" ] || fail "a failed start left: $(ip netns list) $(ip -o link | grep pbn) $(ls "$PIPEBENCH_NETNS_DIR" 2>&1)"
-  up 2 && down
+  # reshape: the running cluster's links shaped anew (the rehearsal's machines A and B in turns); bad
+  # input is one line, exit 2, and leaves the shaping as it was
+  "$C" reshape --inter-node-rate 1gbit >out.txt 2>err.txt
+  [ $? -eq 2 ] && grep -q '^netns-cluster: error: no cluster is running' err.txt || fail "reshape without a cluster: $(cat err.txt)"
+  up 2 --inter-node-rate 1gbit
+  rate_of() { ip netns exec "pbnode$1" tc qdisc show dev eth0 | sed -n 's/^qdisc tbf .* rate \([^ ]*\) .*/\1/p'; }
+  for a in "reshape --inter-node-rate fast" "reshape --inter-node-delay 20" "reshape --frob 1" "reshape --inter-node-rate"; do
+    # shellcheck disable=SC2086
+    "$C" $a >out.txt 2>err.txt; rc=$?
+    [ $rc -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q '^netns-cluster: error: ' err.txt || fail "'$a': exit $rc, said: $(cat err.txt)"
+  done
+  [ "$(rate_of 0) $(rate_of 1)" = "1Gbit 1Gbit" ] || fail "a refused reshape changed the links: $(rate_of 0) $(rate_of 1)"
+  "$C" reshape --inter-node-rate 10gbit || fail "reshape to 10gbit"
+  [ "$(rate_of 0) $(rate_of 1)" = "10Gbit 10Gbit" ] || fail "reshape to 10gbit: the links are at $(rate_of 0) $(rate_of 1)"
+  down
   # teardown: a case stopped by SIGTERM or SIGINT, one past its deadline, and one SIGKILLed as ctest's TIMEOUT
   # does (the script and its mpiexec; no trap runs) leave no namespace or link, the last once the
   # next start has removed its stale cluster (its owner, the killed script, is gone)
