@@ -331,20 +331,38 @@ rehearsal)
   # 1 Gbit/s (this kernel has no netem, so the 20 us and 100 us latencies are not set). On each:
   # comm, then the same sweep (synthetic stages with real p2p and DP bytes, four placements, and one
   # transformer layout for the calibration); then compare A B and plan --calibrate from each file.
-  SYN=(--schedule 1f1b -m 8 --tf 2ms --tb 4ms --tw 2ms --p2p-bytes 1MiB --dp-grad-bytes 8MiB --warmup 1 --steps 5 --timeout 20s)
-  TF=(--workload transformer --schedule 1f1b -m 8 --mapping 1x4x1 --layers 8 --hidden 256 --heads 8 --seq 128 --vocab 1024 --warmup 1 --steps 3 --timeout 20s)
-  for x in A:10gbit B:1gbit; do
-    m=${x%%:*} r=${x#*:}
-    rm -f "$m.h5"
-    up 2 --inter-node-rate "$r"
+  # The two machines are one cluster reshaped in turns, and the sweep runs as R rounds, one repeat of
+  # each machine per round (A then B, then B then A, ...), so that both meet the same moments of load;
+  # each machine's rounds become one file of R repeats per configuration (merge --as-repeats), which
+  # compare takes as its samples.
+  R=5
+  SYN=(--schedule 1f1b -m 8 --tf 2ms --tb 4ms --tw 2ms --p2p-bytes 1MiB --dp-grad-bytes 8MiB --warmup 1 --steps 3 --timeout 10s)
+  TF=(--workload transformer --schedule 1f1b -m 8 --mapping 1x4x1 --layers 8 --hidden 256 --heads 8 --seq 128 --vocab 1024 --warmup 1 --steps 3 --timeout 10s)
+  declare -A RATE_OF=([A]=10gbit [B]=1gbit)
+  up 2 --inter-node-rate 10gbit
+  as() { "$C" reshape --inter-node-rate "${RATE_OF[$1]}" || fail "reshape to machine $1"; }
+  for m in A B; do
+    as $m
     mp -n 4 "$B" comm sendrecv --group pp-pairs --mapping 1x2x2 --order tp-dp-pp --one-group -b 64K -e 4M -n 5 -w 2 \
-      --poll-us 50 --timeout 20s --out "$m.h5" >"comm-$m.txt" || fail "$m: comm"
-    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x4x1 --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run 1x4x1"
-    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-dp-pp --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run pp across"
-    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run dp across"
-    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --dp-grad-bytes 0 --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run inside"
-    mp -n 4 "$B" run "${TF[@]}" --append -o "$m.h5" >>"run-$m.txt" || fail "$m: transformer run"
-    down
+      --poll-us 50 --timeout 20s --out "comm-$m.h5" >"comm-$m.txt" || fail "$m: comm"
+  done
+  for ((k = 1; k <= R; k++)); do
+    turn="A B"
+    ((k % 2 == 0)) && turn="B A"
+    for m in $turn; do
+      as $m
+      f=$m-$k.h5
+      echo "# round $k, machine $m ($(uptime | sed 's/.*load/load/'))" >>"run-$m.txt"
+      mp -n 4 "$B" run "${SYN[@]}" --mapping 1x4x1,1x2x2 --order tp-dp-pp -o "$f" >>"run-$m.txt" || fail "$m round $k: run 1x4x1, pp across"
+      mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --append -o "$f" >>"run-$m.txt" || fail "$m round $k: run dp across"
+      mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --dp-grad-bytes 0 --append -o "$f" >>"run-$m.txt" || fail "$m round $k: run inside"
+      mp -n 4 "$B" run "${TF[@]}" --append -o "$f" >>"run-$m.txt" || fail "$m round $k: transformer run"
+    done
+  done
+  down
+  for m in A B; do
+    "$B" merge --as-repeats "$m.h5" "comm-$m.h5" $(for ((k = 1; k <= R; k++)); do echo "$m-$k.h5"; done) >"merge-$m.txt" ||
+      fail "merge --as-repeats $m: $(cat "merge-$m.txt")"
   done
   "$B" compare A.h5 B.h5 | tee compare.txt >>figures.txt || fail "compare"
   "$B" compare A.h5 B.h5 --json >compare.json || fail "compare --json"
