@@ -388,13 +388,17 @@ rehearsal_plan)
       --gpus-per-node 2 --evaluate --json >"plan-$m.json" 2>"plan-$m.err" || fail "plan --calibrate $m.h5: $(cat "plan-$m.err")"
     "$B" report "$m.h5" --run 5 --json >"tf-$m.json" || fail "report $m.h5 run 5"
   done
-  python3 - plan-A.json plan-B.json tf-A.json tf-B.json >predictions.txt <<'PY'
+  # (the measured B/A's 95 % interval from compare, over the 5 repeats each: how far the measurement
+  # itself can place the ratio, printed with the figures; the bounds are the issue's)
+  python3 - plan-A.json plan-B.json tf-A.json tf-B.json compare.json >predictions.txt <<'PY'
 import json, sys
-pa, pb, ma, mb = (json.load(open(f)) for f in sys.argv[1:])
+pa, pb, ma, mb, c = (json.load(open(f)) for f in sys.argv[1:])
 pa, pb = pa['configurations'][0]['step_time'], pb['configurations'][0]['step_time']
 ma, mb = ma['summary']['step_time'], mb['summary']['step_time']
-print('plan --calibrate: A predicted %.1f ms measured %.1f ms (%+.1f %%); B predicted %.1f ms measured %.1f ms (%+.1f %%); B/A predicted %.3f measured %.3f'
-      % (pa * 1e3, ma * 1e3, (pa / ma - 1) * 100, pb * 1e3, mb * 1e3, (pb / mb - 1) * 100, pb / pa, mb / ma))
+ci = {x['run_a']: x['step_time'] for x in c['matches']}.get(5, {})
+ci = '%.3f-%.3f' % (ci['ci_low'], ci['ci_high']) if ci.get('ci_low') is not None else 'unknown'
+print('plan --calibrate: A predicted %.1f ms measured %.1f ms (%+.1f %%); B predicted %.1f ms measured %.1f ms (%+.1f %%); B/A predicted %.3f measured %.3f (95 %% CI %s)'
+      % (pa * 1e3, ma * 1e3, (pa / ma - 1) * 100, pb * 1e3, mb * 1e3, (pb / mb - 1) * 100, pb / pa, mb / ma, ci))
 ok = abs(pa / ma - 1) <= 0.15 and abs(pb / mb - 1) <= 0.15 and abs(pb / pa - mb / ma) <= 0.05
 sys.exit(0 if ok else 1)
 PY
