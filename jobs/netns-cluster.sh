@@ -17,6 +17,9 @@
 #                             processes left in the namespaces
 #   netns-cluster.sh env      print the exports: PIPEBENCH_NETNS_MPIEXEC (mpiexec with the cluster's
 #                             launcher, hosts and transports), PIPEBENCH_NETNS_NODES, _RANKS_PER_NODE
+#   netns-cluster.sh reshape [--inter-node-rate R] [--inter-node-delay D]
+#                             the running cluster's links shaped anew (the rest as it was): one set of
+#                             nodes as machine A, then as machine B, in turns
 #   netns-cluster.sh partition I | heal I
 #                             drop every packet on node I's link (both ways) | restore its shaping
 #   netns-cluster.sh launch [ssh options] HOST COMMAND...   (hydra's -launcher-exec calls this)
@@ -146,6 +149,15 @@ reap_stale() {
   echo "netns-cluster: removed a stale cluster of ${n:-?} node(s) (its owner ${owner%%:*} is gone)" >&2
 }
 
+shaping() {  # shaping OPTION VALUE: --inter-node-rate R or --inter-node-delay D, checked, into RATE or DELAY
+  case $1 in
+    --inter-node-rate) RATE=$2; [[ $RATE =~ ^[0-9]+(\.[0-9]+)?([kmg]?(bit|bps))$ ]] ||
+      die "--inter-node-rate '${RATE}' is not allowed: expected a rate as tc writes it, e.g. 10gbit, 1gbit, 500mbit" ;;
+    --inter-node-delay) DELAY=$2; [[ $DELAY =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] ||
+      die "--inter-node-delay '${DELAY}' is not allowed: expected a time as tc writes it, e.g. 20us, 100us, 1ms" ;;
+  esac
+}
+
 do_start() {
   local n=${1:-} i ns v h why
   [[ $n =~ ^[0-9]+$ ]] && ((10#$n >= 1 && 10#$n <= 16)) || die "start: node count '${n}' is not allowed: expected an integer from 1 to 16"
@@ -153,10 +165,7 @@ do_start() {
   RATE= DELAY= PER=2
   while (($#)); do
     case $1 in
-      --inter-node-rate) RATE=${2:-}; [[ $RATE =~ ^[0-9]+(\.[0-9]+)?([kmg]?(bit|bps))$ ]] ||
-        die "--inter-node-rate '${RATE}' is not allowed: expected a rate as tc writes it, e.g. 10gbit, 1gbit, 500mbit"; shift 2 ;;
-      --inter-node-delay) DELAY=${2:-}; [[ $DELAY =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] ||
-        die "--inter-node-delay '${DELAY}' is not allowed: expected a time as tc writes it, e.g. 20us, 100us, 1ms"; shift 2 ;;
+      --inter-node-rate | --inter-node-delay) shaping "$1" "${2:-}"; shift 2 ;;
       --ranks-per-node) PER=${2:-}; [[ $PER =~ ^[0-9]+$ ]] && ((10#$PER >= 1 && 10#$PER <= 64)) ||
         die "--ranks-per-node '${PER}' is not allowed: expected an integer from 1 to 64"; PER=$((10#$PER)); shift 2 ;;
       *) die "start: '$1' is not an option: expected --inter-node-rate R, --inter-node-delay D or --ranks-per-node K" ;;
@@ -213,6 +222,24 @@ do_start() {
   echo "netns-cluster: $n node(s) up: $(for ((i = 0; i < n; i++)); do printf '%s=%s.%d ' "$(node "$i")" "$NET" $((i + 1)); done)rate ${RATE:-unshaped} delay ${DELAY:-0}" >&2
 }
 
+# reshape [--inter-node-rate R] [--inter-node-delay D]: the running cluster's inter-node links shaped
+# anew (what is not given stays as it was), so that one set of nodes is machine A, then machine B, in
+# turns (the rehearsal interleaves their repeats: docs/netns.md).
+do_reshape() {
+  [[ -f $STATE ]] || die "no cluster is running (netns-cluster.sh start N)"
+  local n i
+  n=$(conf nodes) RATE=$(conf rate) DELAY=$(conf delay)
+  while (($#)); do
+    case $1 in
+      --inter-node-rate | --inter-node-delay) shaping "$1" "${2:-}"; shift 2 ;;
+      *) die "reshape: '$1' is not an option: expected --inter-node-rate R or --inter-node-delay D" ;;
+    esac
+  done
+  [[ -z $DELAY ]] || has_netem || die "--inter-node-delay ${DELAY} cannot be applied: this kernel has no tc netem (sch_netem); a rate alone works"
+  for ((i = 0; i < n; i++)); do shape "$(node "$i")"; done
+  sed -i "s/^conf rate=.*/conf rate=$RATE/; s/^conf delay=.*/conf delay=$DELAY/" "$STATE"
+}
+
 do_launch() {
   # hydra's ssh launcher: [options] HOST COMMAND... (-x, -q, -o X, -p N, -l U: skipped)
   while [[ ${1:-} == -* ]]; do case $1 in -o | -p | -l | -i) shift 2 ;; *) shift ;; esac; done
@@ -249,9 +276,10 @@ case ${1:-} in
   start) shift; do_start "$@" ;;
   stop) undo; rmdir "$DIR" 2>/dev/null || true ;;
   env) do_env ;;
+  reshape) shift; do_reshape "$@" ;;
   launch) shift; do_launch "$@" ;;
   partition) do_partition "${2:-}" on ;;
   heal) do_partition "${2:-}" off ;;
   check) why=$(can_make) || die "cannot make network namespaces: $why" ;;
-  *) die "usage: netns-cluster.sh start N [--inter-node-rate R] [--inter-node-delay D] [--ranks-per-node K] | stop | env | partition I | heal I | check" ;;
+  *) die "usage: netns-cluster.sh start N [--inter-node-rate R] [--inter-node-delay D] [--ranks-per-node K] | stop | env | reshape [--inter-node-rate R] [--inter-node-delay D] | partition I | heal I | check" ;;
 esac

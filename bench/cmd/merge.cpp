@@ -6,6 +6,9 @@
 // Nothing is merged when an input has another schema version, when one run (or /comm or /gemm group) would arrive twice, or when a file cannot be
 // read; the output is built under a temporary name and appears (or is replaced, --append) only when
 // complete, so a refusal or a failure leaves it as it was. docs/slurm.md ("Merging").
+// --as-repeats: the inputs' runs of one configuration become the repeats of one run, combined as
+// `run --repeats` combines its own (combine_repeats), for sweeps run one repeat per job, interleaved
+// with another machine's (docs/netns.md, the rehearsal).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +28,7 @@
 #include "bench/flags.hpp"
 #include "bench/results/gemm_results.hpp"
 #include "bench/results/layout.hpp"
+#include "bench/results/steps.hpp"
 #include "bench/results/store.hpp"
 
 namespace pipebench::bench {
@@ -35,6 +39,7 @@ struct MergeSettings {
   std::string out;
   std::vector<std::string> inputs;
   bool append = false;
+  bool as_repeats = false;
 };
 
 // What makes a run this run and no other: its configuration and the whole of its metadata (date,
@@ -166,6 +171,42 @@ std::string copy_runs(const std::string& tmp, const MergeInputs& in, int& total)
   return lines;
 }
 
+// --as-repeats: the inputs' complete runs of one configuration (the same configuration key, the one
+// `run --resume` matches), in input order, appended as one run whose repeats they are, in the order
+// `run --repeats` stores them (combine_repeats: every repeat's steps, the median repeat's records and
+// metadata, the median of the repeats' medians as the step time). A run that already holds repeats is
+// refused (its other repeats' records are not stored, so it cannot be one repeat among others).
+std::string copy_as_repeats(const std::string& tmp, const MergeInputs& in, int& total) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::pair<std::size_t, const StoredRun*>>> by_key;
+  for (std::size_t f = in.first_input; f < in.files.size(); ++f)
+    for (const auto& r : in.listings[f].runs) {
+      if (r.run.summary.repeats > 1)
+        throw UsageError(where(in.files[f], "run", std::to_string(r.id)) + " holds " + std::to_string(r.run.summary.repeats) +
+                         " repeats already: --as-repeats takes runs of one repeat each (nothing was written)");
+      auto& runs = by_key[r.run.key];
+      if (runs.empty()) order.push_back(r.run.key);
+      runs.emplace_back(f, &r);
+    }
+  std::string lines;
+  for (const auto& key : order) {
+    std::vector<RunResult> repeats;
+    std::string from;
+    for (const auto& [f, r] : by_key[key]) {
+      repeats.push_back(r->run);
+      from += (from.empty() ? "" : ", ") + in.files[f] + " run " + std::to_string(r->id);
+    }
+    const std::size_t n = repeats.size();
+    const int id = append_run(tmp, combine_repeats(std::move(repeats), kScoringMedian));
+    total += static_cast<int>(n);
+    lines += "#   " + from + " -> run " + std::to_string(id) + " (" + std::to_string(n) + " repeat(s))\n";
+  }
+  for (std::size_t f = in.first_input; f < in.files.size(); ++f)
+    if (!in.listings[f].incomplete.empty())
+      lines += "#   " + in.files[f] + ": incomplete runs " + id_ranges(in.listings[f].incomplete) + " skipped\n";
+  return lines;
+}
+
 // Appends the inputs' /comm and /gemm groups to `tmp`, numbered after the ones it holds; returns the
 // report lines and adds the counts to `copied` (by top group).
 std::string copy_comm_groups(const std::string& tmp, const MergeInputs& in, std::map<std::string, int>& copied) {
@@ -232,7 +273,7 @@ void merge(const MergeSettings& o) {
       prepare_results_file(tmp, false);
     int total = 0;
     std::map<std::string, int> copied;
-    std::string lines = copy_runs(tmp, in, total);
+    std::string lines = o.as_repeats ? copy_as_repeats(tmp, in, total) : copy_runs(tmp, in, total);
     lines += copy_comm_groups(tmp, in, copied);
     publish(tmp, o.out, out_exists);
     std::string groups;
@@ -252,6 +293,8 @@ void add_merge_command(CLI::App& app) {
   cmd->add_option("out", o->out, "The merged results file (new, unless --append)")->required();
   cmd->add_option("inputs", o->inputs, "Results files to copy the runs of, in this order")->required();
   add(*cmd, {"--append", "Add the runs to an existing OUT (whose runs count for duplicates too)"}, o->append);
+  add(*cmd, {"--as-repeats", "The inputs' runs of one configuration become the repeats of one run, as run --repeats "
+                             "stores them (each input run one repeat; median scoring)"}, o->as_repeats);
   cmd->callback([o] { merge(*o); });
 }
 

@@ -35,3 +35,10 @@ add_test(NAME cli.comm_flips
                  ${CMAKE_CURRENT_BINARY_DIR}/cli_work/report ${CMAKE_CURRENT_BINARY_DIR}/cli_work/comm_flips
                  --seeds ${comm_flip_seeds})
 set_tests_properties(cli.comm_flips PROPERTIES LABELS unit TIMEOUT 300 FIXTURES_REQUIRED report_files)
+
+# Issue 27: merge --as-repeats makes one run of repeats from one configuration's runs in several files
+# (the rehearsal's interleaved rounds, docs/netns.md), as run --repeats stores it (tests/cli/merge_repeats.sh).
+add_test(NAME cli.merge_as_repeats
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/merge_repeats.sh $<TARGET_FILE:pipebench> ${MPIEXEC_EXECUTABLE}
+                 ${CMAKE_CURRENT_BINARY_DIR}/cli_work/merge_as_repeats)
+set_tests_properties(cli.merge_as_repeats PROPERTIES LABELS mpi PROCESSORS 2 TIMEOUT 120)

@@ -112,7 +112,21 @@ script)
   ip link del pbnv1
   [ -z "$(ip netns list | grep '^pbnode')" ] && [ -z "$(ip -o link | grep pbn)" ] && [ ! -e /etc/netns/pbnode0 ] &&
     [ ! -e "$PIPEBENCH_NETNS_DIR" ] || fail "a failed start left: $(ip netns list) $(ip -o link | grep pbn) $(ls "$PIPEBENCH_NETNS_DIR" 2>&1)"
-  up 2 && down
+  # reshape: the running cluster's links shaped anew (the rehearsal's machines A and B in turns); bad
+  # input is one line, exit 2, and leaves the shaping as it was
+  "$C" reshape --inter-node-rate 1gbit >out.txt 2>err.txt
+  [ $? -eq 2 ] && grep -q '^netns-cluster: error: no cluster is running' err.txt || fail "reshape without a cluster: $(cat err.txt)"
+  up 2 --inter-node-rate 1gbit
+  rate_of() { ip netns exec "pbnode$1" tc qdisc show dev eth0 | sed -n 's/^qdisc tbf .* rate \([^ ]*\) .*/\1/p'; }
+  for a in "reshape --inter-node-rate fast" "reshape --inter-node-delay 20" "reshape --frob 1" "reshape --inter-node-rate"; do
+    # shellcheck disable=SC2086
+    "$C" $a >out.txt 2>err.txt; rc=$?
+    [ $rc -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q '^netns-cluster: error: ' err.txt || fail "'$a': exit $rc, said: $(cat err.txt)"
+  done
+  [ "$(rate_of 0) $(rate_of 1)" = "1Gbit 1Gbit" ] || fail "a refused reshape changed the links: $(rate_of 0) $(rate_of 1)"
+  "$C" reshape --inter-node-rate 10gbit || fail "reshape to 10gbit"
+  [ "$(rate_of 0) $(rate_of 1)" = "10Gbit 10Gbit" ] || fail "reshape to 10gbit: the links are at $(rate_of 0) $(rate_of 1)"
+  down
   # teardown: a case stopped by SIGTERM or SIGINT, one past its deadline, and one SIGKILLed as ctest's TIMEOUT
   # does (the script and its mpiexec; no trap runs) leave no namespace or link, the last once the
   # next start has removed its stale cluster (its owner, the killed script, is gone)
@@ -317,20 +331,38 @@ rehearsal)
   # 1 Gbit/s (this kernel has no netem, so the 20 us and 100 us latencies are not set). On each:
   # comm, then the same sweep (synthetic stages with real p2p and DP bytes, four placements, and one
   # transformer layout for the calibration); then compare A B and plan --calibrate from each file.
-  SYN=(--schedule 1f1b -m 8 --tf 2ms --tb 4ms --tw 2ms --p2p-bytes 1MiB --dp-grad-bytes 8MiB --warmup 1 --steps 5 --timeout 20s)
-  TF=(--workload transformer --schedule 1f1b -m 8 --mapping 1x4x1 --layers 8 --hidden 256 --heads 8 --seq 128 --vocab 1024 --warmup 1 --steps 3 --timeout 20s)
-  for x in A:10gbit B:1gbit; do
-    m=${x%%:*} r=${x#*:}
-    rm -f "$m.h5"
-    up 2 --inter-node-rate "$r"
+  # The two machines are one cluster reshaped in turns, and the sweep runs as R rounds, one repeat of
+  # each machine per round (A then B, then B then A, ...), so that both meet the same moments of load;
+  # each machine's rounds become one file of R repeats per configuration (merge --as-repeats), which
+  # compare takes as its samples.
+  R=5
+  SYN=(--schedule 1f1b -m 8 --tf 2ms --tb 4ms --tw 2ms --p2p-bytes 1MiB --dp-grad-bytes 8MiB --warmup 1 --steps 3 --timeout 10s)
+  TF=(--workload transformer --schedule 1f1b -m 8 --mapping 1x4x1 --layers 8 --hidden 256 --heads 8 --seq 128 --vocab 1024 --warmup 1 --steps 3 --timeout 10s)
+  declare -A RATE_OF=([A]=10gbit [B]=1gbit)
+  up 2 --inter-node-rate 10gbit
+  as() { "$C" reshape --inter-node-rate "${RATE_OF[$1]}" || fail "reshape to machine $1"; }
+  for m in A B; do
+    as $m
     mp -n 4 "$B" comm sendrecv --group pp-pairs --mapping 1x2x2 --order tp-dp-pp --one-group -b 64K -e 4M -n 5 -w 2 \
-      --poll-us 50 --timeout 20s --out "$m.h5" >"comm-$m.txt" || fail "$m: comm"
-    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x4x1 --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run 1x4x1"
-    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-dp-pp --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run pp across"
-    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run dp across"
-    mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --dp-grad-bytes 0 --append -o "$m.h5" >>"run-$m.txt" || fail "$m: run inside"
-    mp -n 4 "$B" run "${TF[@]}" --append -o "$m.h5" >>"run-$m.txt" || fail "$m: transformer run"
-    down
+      --poll-us 50 --timeout 20s --out "comm-$m.h5" >"comm-$m.txt" || fail "$m: comm"
+  done
+  for ((k = 1; k <= R; k++)); do
+    turn="A B"
+    ((k % 2 == 0)) && turn="B A"
+    for m in $turn; do
+      as $m
+      f=$m-$k.h5
+      echo "# round $k, machine $m ($(uptime | sed 's/.*load/load/'))" >>"run-$m.txt"
+      mp -n 4 "$B" run "${SYN[@]}" --mapping 1x4x1,1x2x2 --order tp-dp-pp -o "$f" >>"run-$m.txt" || fail "$m round $k: run 1x4x1, pp across"
+      mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --append -o "$f" >>"run-$m.txt" || fail "$m round $k: run dp across"
+      mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --dp-grad-bytes 0 --append -o "$f" >>"run-$m.txt" || fail "$m round $k: run inside"
+      mp -n 4 "$B" run "${TF[@]}" --append -o "$f" >>"run-$m.txt" || fail "$m round $k: transformer run"
+    done
+  done
+  down
+  for m in A B; do
+    "$B" merge --as-repeats "$m.h5" "comm-$m.h5" $(for ((k = 1; k <= R; k++)); do echo "$m-$k.h5"; done) >"merge-$m.txt" ||
+      fail "merge --as-repeats $m: $(cat "merge-$m.txt")"
   done
   "$B" compare A.h5 B.h5 | tee compare.txt >>figures.txt || fail "compare"
   "$B" compare A.h5 B.h5 --json >compare.json || fail "compare --json"
@@ -356,13 +388,17 @@ rehearsal_plan)
       --gpus-per-node 2 --evaluate --json >"plan-$m.json" 2>"plan-$m.err" || fail "plan --calibrate $m.h5: $(cat "plan-$m.err")"
     "$B" report "$m.h5" --run 5 --json >"tf-$m.json" || fail "report $m.h5 run 5"
   done
-  python3 - plan-A.json plan-B.json tf-A.json tf-B.json >predictions.txt <<'PY'
+  # (the measured B/A's 95 % interval from compare, over the 5 repeats each: how far the measurement
+  # itself can place the ratio, printed with the figures; the bounds are the issue's)
+  python3 - plan-A.json plan-B.json tf-A.json tf-B.json compare.json >predictions.txt <<'PY'
 import json, sys
-pa, pb, ma, mb = (json.load(open(f)) for f in sys.argv[1:])
+pa, pb, ma, mb, c = (json.load(open(f)) for f in sys.argv[1:])
 pa, pb = pa['configurations'][0]['step_time'], pb['configurations'][0]['step_time']
 ma, mb = ma['summary']['step_time'], mb['summary']['step_time']
-print('plan --calibrate: A predicted %.1f ms measured %.1f ms (%+.1f %%); B predicted %.1f ms measured %.1f ms (%+.1f %%); B/A predicted %.3f measured %.3f'
-      % (pa * 1e3, ma * 1e3, (pa / ma - 1) * 100, pb * 1e3, mb * 1e3, (pb / mb - 1) * 100, pb / pa, mb / ma))
+ci = {x['run_a']: x['step_time'] for x in c['matches']}.get(5, {})
+ci = '%.3f-%.3f' % (ci['ci_low'], ci['ci_high']) if ci.get('ci_low') is not None else 'unknown'
+print('plan --calibrate: A predicted %.1f ms measured %.1f ms (%+.1f %%); B predicted %.1f ms measured %.1f ms (%+.1f %%); B/A predicted %.3f measured %.3f (95 %% CI %s)'
+      % (pa * 1e3, ma * 1e3, (pa / ma - 1) * 100, pb * 1e3, mb * 1e3, (pb / mb - 1) * 100, pb / pa, mb / ma, ci))
 ok = abs(pa / ma - 1) <= 0.15 and abs(pb / mb - 1) <= 0.15 and abs(pb / pa - mb / ma) <= 0.05
 sys.exit(0 if ok else 1)
 PY

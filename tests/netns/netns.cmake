@@ -4,8 +4,8 @@
 # time); in any other run, or where namespaces cannot be made, each is skipped with one line.
 # The last argument is the case's own deadline, 20 s under ctest's TIMEOUT: CMake 3.25 ends a test at
 # its TIMEOUT with SIGKILL, which leaves the cluster up, so the case ends itself first and removes it.
-# The rehearsal runs 12 commands on two clusters: at load average 13 here it passed a deadline of 280 s
-# with machine B's half unfinished (docs/netns.md), so it has 10 minutes.
+# The rehearsal runs 42 commands (2 comm, then 5 rounds of 4 runs on each machine, interleaved): 403 s
+# at load average 5-8 (docs/netns.md), so it has 10 minutes.
 foreach(_case placement comm clock bubble nodekill partition finalize rehearsal rehearsal_plan slurm)
   set(_timeout 300)
   if(_case STREQUAL "rehearsal")
