@@ -60,6 +60,10 @@ double gathered_peak_bytes(const GatherPlan& g, const std::vector<double>& stage
   return peak;
 }
 
+double decoded_peak_bytes(const Schedule& s, int rank, const std::vector<double>& stage_bytes) {
+  return gathered_peak_bytes(gather_plan(s, rank, true), stage_bytes, false);  // an action's own stages
+}
+
 std::int64_t gathers_per_stage(int m, bool reshard_after_forward) {
   return reshard_after_forward ? 2 * static_cast<std::int64_t>(m) : 1;
 }

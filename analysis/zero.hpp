@@ -39,6 +39,11 @@ double gathered_peak_bytes(const GatherPlan& g, const std::vector<double>& stage
 // separate actions (tests/analysis/test_zero.cpp checks the catalog's schedules).
 std::int64_t gathers_per_stage(int m, bool reshard_after_forward);
 
+// A 16-bit run's weights decoded to fp32 for each action that reads them (kernels/half_weights.hpp):
+// the most bytes held at once over the rank's actions, each holding the stages it uses (stages_used,
+// at `stage_bytes`, indexed by stage) and releasing them after; with one chunk per rank, one chunk's.
+double decoded_peak_bytes(const Schedule& s, int rank, const std::vector<double>& stage_bytes);
+
 // The training state a rank holds between steps, in bytes per part, and what a ZeRO stage shards
 // (Rajbhandari et al. 2020, section 5; Megatron-Core's distributed optimizer is stage 1): 1 the
 // optimizer's state and the main weights, 2 the gradients too, 3 the weights too. `widths` are the
@@ -49,6 +54,10 @@ std::int64_t gathers_per_stage(int m, bool reshard_after_forward);
 struct StateParts {
   double weights = 0, gradients = 0, main_weights = 0, optimizer = 0;
 };
+// Per parameter, Megatron-LM's mixed-precision layout ("Distributed Optimizer" docs): 16-bit weights,
+// 32-bit main gradients, fp32 main weights and Adam's two fp32 moments (18 bytes, or 6 + 12/d under
+// the distributed optimizer). What the planner counts and what a --precision bf16|fp16 run holds.
+constexpr StateParts kMixedPrecisionWidths{2, 4, 4, 8};
 StateParts sharded_state(const StateParts& widths, int zero, double whole, double shard);
 
 }  // namespace pipebench::analysis

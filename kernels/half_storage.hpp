@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "comm/float16.hpp"
 #include "kernels/transformer_workload.hpp"
@@ -33,6 +34,29 @@ inline bool encode_16(const float* x, std::uint16_t* out, std::size_t n, Half h,
 
 inline void decode_16(const std::uint16_t* in, float* x, std::size_t n, Half h, float inv_scale) {
   for (std::size_t i = 0; i < n; ++i) x[i] = from_16(in[i], h) * inv_scale;
+}
+
+// A stage's 16-bit weights into fp32 (kernels/half_weights.hpp), before each action that reads them:
+// bfloat16 is the high half of a float; IEEE half goes through the table of its 65536 values, filled
+// once by comm::from_half (equal to it by construction; from_half's ldexp would cost ~10x the decode).
+inline const float* half_values() {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (std::uint32_t b = 0; b < 65536; ++b) t[b] = comm::from_half(static_cast<std::uint16_t>(b));
+    return t;
+  }();
+  return table.data();
+}
+inline void decode_weights_16(const std::uint16_t* in, float* x, std::size_t n, Half h) {
+  if (h == Half::bf16) {
+    for (std::size_t i = 0; i < n; ++i) x[i] = comm::from_bf16(in[i]);
+    return;
+  }
+  const float* t = half_values();
+  for (std::size_t i = 0; i < n; ++i) x[i] = t[in[i]];
+}
+inline void encode_weights_16(const float* x, std::uint16_t* out, std::size_t n, Half h) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = to_16(x[i], h);
 }
 
 }  // namespace pipebench::kernels

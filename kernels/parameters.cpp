@@ -86,4 +86,25 @@ std::vector<ParamInfo> parameter_table(const TransformerConfig& c) {
   return table;
 }
 
+bool tied_range(const TransformerConfig& c, const std::vector<ParamInfo>& table, std::size_t& offset, std::size_t& count) {
+  if (!c.tie_embeddings || c.embedding == c.head) return false;
+  for (const ParamInfo& p : table)
+    if (p.name == "embedding.tokens") {
+      offset = p.offset;
+      count = p.size();
+      return true;
+    }
+  return false;
+}
+
+bool routed_expert_range(const std::vector<ParamInfo>& table, std::size_t& offset, std::size_t& count) {
+  for (const ParamInfo& p : table)
+    if (p.name.find(".experts.") != std::string::npos) {  // the routed experts come last (parameter_table)
+      offset = p.offset;
+      count = table.back().offset + table.back().size() - p.offset;
+      return true;
+    }
+  return false;
+}
+
 }  // namespace pipebench::kernels

@@ -31,6 +31,12 @@ struct ParamInfo {
 // Embedding (first stage), then the layers in order, then the head (last stage).
 std::vector<ParamInfo> parameter_table(const TransformerConfig& c);
 
+// Tied embeddings: where a stage's copy of the shared matrix lies in its flat buffer (false where the
+// stage holds none, or holds both the embedding and the head: one matrix, nothing to keep equal).
+bool tied_range(const TransformerConfig& c, const std::vector<ParamInfo>& table, std::size_t& offset, std::size_t& count);
+// The routed experts' elements, the table's last (false where it holds none).
+bool routed_expert_range(const std::vector<ParamInfo>& table, std::size_t& offset, std::size_t& count);
+
 template <class S, class E>
 void init_parameter(const typename Views<S, E>::Vec& flat, const ParamInfo& p, const TransformerConfig& c) {
   const std::size_t off = p.offset, size = p.size();

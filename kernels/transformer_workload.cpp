@@ -14,6 +14,7 @@
 #include "analysis/error.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/half_storage.hpp"
+#include "kernels/half_weights.hpp"
 #include "kernels/interleave.hpp"
 #include "kernels/optimizer.hpp"
 #include "kernels/transformer_stage.hpp"
@@ -67,12 +68,12 @@ class TransformerWorkload final : public Workload {
       });
       stages_.emplace(st, std::move(stage));
     }
-    if (half())  // the kernels read the 16-bit rounding of the fp32 main weights
+    half_w_ = HalfWeights<Stage>(c_.half);
+    if (half())  // fp32 main weights for the optimizer, 16-bit ones for the kernels (kernels/half_weights.hpp)
       for (auto& [st, stage] : stages_) {
         main_[st] = Flat("pipebench::main_weights", stage->weights().extent(0));
         Kokkos::deep_copy(Exec(), main_[st], stage->weights());
-        Exec().fence();
-        round_to_16(host(stage->weights().data()), stage->weights().extent(0), c_.half);
+        half_w_.adopt(st, *stage);
       }
   }
 
@@ -98,6 +99,7 @@ class TransformerWorkload final : public Workload {
 
   void begin_step(int step) override {
     overflow_ = step == c_.test_overflow_step;
+    half_w_.begin_step();
     for (auto& [st, stage] : stages_) stage->zero_grad();
     ++adam_step_;
     losses_.clear();
@@ -106,6 +108,7 @@ class TransformerWorkload final : public Workload {
 
   void forward(int st, int mb, const void* in, void* out) override {
     Stage& stage = at(st);
+    const Decoded w = reading(st);
     now_stage_ = st, now_mb_ = mb;
     const Act y = stage.forward(sample(mb), input(in, in_, false));
     output(out, y, false);
@@ -115,6 +118,7 @@ class TransformerWorkload final : public Workload {
   }
   void backward_input(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = at(st);
+    const Decoded w = reading(st);
     now_stage_ = st, now_mb_ = mb;
     const Act gx = stage.backward_input(sample(mb), input(grad_out, grad_, true));
     output(grad_in, gx, true);
@@ -129,6 +133,7 @@ class TransformerWorkload final : public Workload {
   }
   void backward(int st, int mb, const void* grad_out, void* grad_in) override {
     Stage& stage = with_grads(st);
+    const Decoded w = reading(st);
     now_stage_ = st, now_mb_ = mb;
     const Act gx = stage.backward(sample(mb), input(grad_out, grad_, true));
     output(grad_in, gx, true);
@@ -141,6 +146,7 @@ class TransformerWorkload final : public Workload {
   void forward_backward(int f_stage, int f_mb, const void* in, void* out, int b_stage, int b_mb,
                         const void* grad_out, void* grad_in) override {
     double f = 0, b = 0;
+    const Decoded wf = reading(f_stage), wb = reading(b_stage);  // both held through the pair, taken in turns or not
     const std::function<void()> fwd = [&] { forward(f_stage, f_mb, in, out), f = flops_; };
     const std::function<void()> bwd = [&] { backward(b_stage, b_mb, grad_out, grad_in), b = flops_; };
     if (c_.ep_overlap && c_.ep_size > 1 && c_.moe.experts > 0) {
@@ -168,27 +174,34 @@ class TransformerWorkload final : public Workload {
     Exec().fence();
   }
 
-  void* weight_data(int st) override { return at(st).weights().data(); }
+  void* weight_data(int st) override { return half() ? static_cast<void*>(half_w_.whole(st)) : at(st).weights().data(); }
+  int weight_element_bytes() const override { return kernels::weight_element_bytes(c_); }
   void shard(int st, int zero, int buckets, int d, int r) override {
     Stage& stage = at(st);
     Exec().fence();
     Zero& z = zero_[st] = Zero(zero, stage.parameter_count(), buckets, d, r);
     if (half()) main_.at(st) = z.compact("pipebench::main_weights", main_.at(st).data());
     if (zero >= 2) z.grads = z.compact("pipebench::gradient_shards", stage.gradients().data());
-    if (zero >= 3) z.weights = z.compact("pipebench::weight_shards", stage.weights().data());
+    if (zero >= 3 && half()) half_w_.shard(st, z);
+    else if (zero >= 3) z.weights = z.compact("pipebench::weight_shards", stage.weights().data());
   }
   void* grad_shard(int st) override { return sharded(st, 2) ? zero_.at(st).grads.data() : nullptr; }
-  void* weight_shard(int st) override { return sharded(st, 3) ? zero_.at(st).weights.data() : nullptr; }
+  void* weight_shard(int st) override {
+    if (!sharded(st, 3)) return nullptr;
+    return half() ? static_cast<void*>(half_w_.shards(st)) : zero_.at(st).weights.data();
+  }
   void release_grads(int st) override {
     if (sharded(st, 2)) at(st).bind_gradients(Flat());
   }
   void acquire_weights(int st) override {
     Stage& stage = at(st);
-    if (sharded(st, 3) && !stage.weights().data())
+    if (sharded(st, 3) && half()) half_w_.acquire(st);
+    else if (sharded(st, 3) && !stage.weights().data())
       stage.bind_weights(Flat(Kokkos::view_alloc(Kokkos::WithoutInitializing, "pipebench::weights"), stage.parameter_count()));
   }
   void release_weights(int st) override {
-    if (sharded(st, 3)) at(st).bind_weights(Flat());
+    if (sharded(st, 3) && half()) half_w_.release(st);
+    else if (sharded(st, 3)) at(st).bind_weights(Flat());
   }
   void copy_state(int st, void* grads, void* weights) const override {
     const Stage& stage = at(st);
@@ -198,21 +211,20 @@ class TransformerWorkload final : public Workload {
                                       std::tuple{static_cast<S*>(weights), stage.weights(), 3}}) {
       std::fill(out, out + n, std::numeric_limits<S>::quiet_NaN());
       if (whole.data()) std::memcpy(out, whole.data(), n * sizeof(S));
-      else if (sharded(st, shards)) zero_.at(st).expand(shards == 2 ? zero_.at(st).grads : zero_.at(st).weights, out);
+      else if (sharded(st, shards) && !(half() && shards == 3)) zero_.at(st).expand(shards == 2 ? zero_.at(st).grads : zero_.at(st).weights, out);
     }
+    if (half())  // 16-bit weights: decoded, whole or shards
+      half_w_.copy(st, host(static_cast<S*>(weights)), sharded(st, 3) ? &zero_.at(st) : nullptr);
   }
   // The step on the weights, or with 16-bit storage on the fp32 main weights, then rounded into the
-  // weights the kernels read.
+  // 16-bit weights.
   void optimizer_step_range(int st, std::size_t lo, std::size_t hi) override {
     if (hi <= lo) return;
     step_range(st, lo, hi);
-    if (half()) {  // the main weights rounded into the weights the kernels read (their shard under ZeRO-3)
+    if (half()) {  // the main weights rounded into the 16-bit weights (their shard under ZeRO-3)
       Exec().fence();
-      const Stage& stage = at(st);
       const std::size_t at_shard = sharded(st, 1) ? zero_.at(st).offset_of(lo) : lo;  // main: compact from ZeRO-1
-      float* w = sharded(st, 3) ? host(zero_.at(st).weights.data()) + at_shard : host(stage.weights().data()) + lo;
-      const float* m = host(main_.at(st).data()) + at_shard;
-      for (std::size_t i = 0; i < hi - lo; ++i) w[i] = from_16(to_16(m[i], c_.half), c_.half);
+      half_w_.store(st, sharded(st, 3), sharded(st, 3) ? at_shard : lo, host(main_.at(st).data()) + at_shard, hi - lo);
     }
   }
   void step_range(int st, std::size_t lo, std::size_t hi) {
@@ -260,26 +272,10 @@ class TransformerWorkload final : public Workload {
     }
   }
   bool tied_copy(int st, std::size_t& offset, std::size_t& count) const override {
-    const Stage& stage = at(st);
-    // A stage with both the embedding and the head holds one shared matrix: nothing to keep equal.
-    if (!c_.tie_embeddings || stage.config().embedding == stage.config().head) return false;
-    for (const ParamInfo& p : stage.parameters())
-      if (p.name == "embedding.tokens") {
-        offset = p.offset;
-        count = p.size();
-        return true;
-      }
-    return false;
+    return tied_range(at(st).config(), at(st).parameters(), offset, count);
   }
   bool expert_grads(int st, std::size_t& offset, std::size_t& count) const override {
-    const Stage& stage = at(st);
-    for (const ParamInfo& p : stage.parameters())
-      if (p.name.find(".experts.") != std::string::npos) {  // the routed experts come last (kernels/parameters.cpp)
-        offset = p.offset;
-        count = stage.parameter_count() - p.offset;
-        return true;
-      }
-    return false;
+    return routed_expert_range(at(st).parameters(), offset, count);
   }
   std::int64_t optimizer_bytes() const {
     std::size_t n = 0;
@@ -322,9 +318,10 @@ class TransformerWorkload final : public Workload {
       f.push_back({-1, FigureKind::loss_scale, scale_});
       f.push_back({-1, FigureKind::skipped_steps, static_cast<double>(skipped_)});
     }
-    std::size_t main = 0, weights = 0, grads = 0;
+    std::size_t main = 0, weights = half_w_.bytes(), grads = 0;  // the 16-bit weights' arrays, and the others'
     for (const auto& [st, w] : main_) main += bytes_of(w);
     if (half()) f.push_back({-1, FigureKind::main_weight_bytes, static_cast<double>(main)});
+    if (half()) f.push_back({-1, FigureKind::decoded_weight_bytes, static_cast<double>(half_w_.decoded_peak())});
     for (const auto& [st, stage] : stages_) weights += bytes_of(stage->weights()), grads += bytes_of(stage->gradients());
     for (const auto& [st, z] : zero_) weights += bytes_of(z.weights), grads += bytes_of(z.grads);
     f.push_back({-1, FigureKind::weight_bytes, static_cast<double>(weights)});
@@ -411,6 +408,9 @@ class TransformerWorkload final : public Workload {
   const analysis::Schedule& s_;
   std::map<std::pair<int, std::size_t>, std::pair<Flat, Flat>> adam_state_;  // (stage, first element): m, v
   std::map<int, Flat> main_;  // 16-bit storage: the fp32 main weights per stage (its shards under ZeRO)
+  HalfWeights<Stage> half_w_;  // 16-bit storage: the weights the kernels read, decoded per action
+  using Decoded = DecodedWeights<Stage>;
+  Decoded reading(int st) { return Decoded(half() ? &half_w_ : nullptr, st); }
   using Zero = ZeroStageState<Flat>;
   std::map<int, Zero> zero_;  // per stage, what this rank keeps of it under ZeRO (kernels/zero_state.hpp)
   // fp16's dynamic loss scale (PyTorch's GradScaler defaults: 2^16, x0.5 on an overflow, x2 after

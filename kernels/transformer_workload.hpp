@@ -117,6 +117,8 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
 // fp64 and half from --precision; and back (the precision a configuration records).
 void set_precision(TransformerWorkloadConfig& c, Precision p);
 Precision precision_of(const TransformerWorkloadConfig& c);
+// Bytes a weight is kept in between actions: 8 fp64, 4 fp32, 2 bf16 and fp16 (kernels/half_weights.hpp).
+int weight_element_bytes(const TransformerWorkloadConfig& c);
 
 // Checks the model against the schedule (validate() of every stage) without allocating.
 void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe);
@@ -133,6 +135,9 @@ std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const an
 // weight_bytes, gradient_bytes, main_weight_bytes and optimizer_state_bytes figures measure.
 struct StateBytes {
   std::uint64_t weights = 0, gradients = 0, main_weights = 0, optimizer = 0;
+  // 16-bit runs, during the step: the most fp32 bytes of weights decoded for the actions at once
+  // (kernels/half_weights.hpp, analysis::decoded_peak_bytes); 0 otherwise.
+  std::uint64_t decoded = 0;
 };
 StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, int zero,
                        int buckets, int dp, int dp_rank);

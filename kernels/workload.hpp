@@ -91,6 +91,9 @@ class Workload {
   virtual std::size_t grad_bytes(int stage) const = 0;
   virtual void* grad_data(int stage) = 0;
   virtual int element_bytes() const { return 4; }
+  // Bytes of a weight as the workload keeps it (weight_data, weight_shard): element_bytes, or 2 where
+  // 16-bit weights are kept (kernels/half_weights.hpp), which ZeRO's all-gathers then move.
+  virtual int weight_element_bytes() const { return element_bytes(); }
   // True where the data-parallel reduction runs in bfloat16 (--grad-reduce-dtype bf16 over fp32 gradients):
   // the executor sends 2 bytes a value and sums with a bfloat16 rounding after each partial sum.
   virtual bool reduces_grads_in_bf16() const { return false; }
@@ -108,7 +111,8 @@ class Workload {
   // gradients are read, reduced over the data-parallel group or stepped: work that completes the
   // gradients inside the tensor-parallel group (sequence parallelism's LayerNorm sums).
   virtual void finish_grads(int /*stage*/) {}
-  // Sharded data parallelism (ZeRO-1): the stage's flat weights (same layout as the gradients), and the
+  // Sharded data parallelism (ZeRO-1): the stage's flat weights (same layout as the gradients, values of
+  // weight_element_bytes), and the
   // optimizer step on elements [lo, hi) only, from the gradients there, with optimizer state for those
   // elements only. A workload without them cannot be sharded (null weights).
   virtual void* weight_data(int) { return nullptr; }
@@ -161,6 +165,7 @@ class Workload {
     gradient_bytes,         // bytes of gradients allocated now, whole buffers and shards (stage -1)
     moe_aux_loss_sum,       // the sum over the step's micro-batches of this stage's MoE aux losses
     moe_dropped_tokens,     // routes this stage's MoE layers dropped by capacity in the step
+    decoded_weight_bytes,   // 16-bit runs: the most fp32 bytes of decoded weights held at once in the step (stage -1)
   };
   struct Figure {
     std::int32_t stage = -1;

@@ -1,6 +1,8 @@
 // The settings of a transformer workload and what they imply, without a stage: names of the enums,
 // the precision, each stage's TransformerConfig, the model's check, and the bytes of training state a
 // rank holds (the formulas the run's measured state is set beside). Split from transformer_workload.cpp.
+#include <vector>
+
 #include "analysis/error.hpp"
 #include "analysis/zero.hpp"
 #include "kernels/transformer_config.hpp"
@@ -28,6 +30,8 @@ Precision precision_of(const TransformerWorkloadConfig& c) {
   if (c.fp64) return Precision::fp64;
   return c.half == Half::bf16 ? Precision::bf16 : c.half == Half::fp16 ? Precision::fp16 : Precision::fp32;
 }
+int weight_element_bytes(const TransformerWorkloadConfig& c) { return c.fp64 ? 8 : c.half != Half::none ? 2 : 4; }
+
 const char* to_string(Balance b) { return b == Balance::flops ? "flops" : "measured"; }
 
 TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::vector<int>& split, int depth) {
@@ -64,22 +68,26 @@ StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Sched
                        int buckets, int dp, int dp_rank) {
   const auto split = stage_layers(c, s.stages_per_pipe());
   const std::uint64_t e = c.fp64 ? 8 : 4;
+  const bool half = c.half != Half::none && !c.fp64;
   std::uint64_t whole = 0, shards = 0;  // parameters of the rank's stages, and of its shards of them
+  std::vector<double> decoded(static_cast<std::size_t>(s.num_stages()), 0);  // per stage: its fp32 bytes
   for (int st : s.stages_of_rank(pp_rank)) {
     const std::uint64_t params = estimate_memory(stage_config(c, split, s.depth_of_stage(st)), e).parameters;
     whole += params;
+    decoded[static_cast<std::size_t>(st)] = 4.0 * static_cast<double>(params);
     for (const ZeroShard& z : zero_shards(params, buckets, dp, dp_rank)) shards += z.hi - z.lo;
   }
-  // What the rank's buffers keep per parameter: e-byte weights and gradients, fp32 main weights beside
-  // 16-bit ones, Adam's two e-byte moments; the stage shards what analysis::sharded_state says.
-  analysis::StateParts widths;
-  widths.weights = widths.gradients = static_cast<double>(e);
-  widths.main_weights = c.half != Half::none && !c.fp64 ? 4 : 0;
-  widths.optimizer = c.optimizer == Optimizer::adam ? 2.0 * static_cast<double>(e) : 0;
+  // What the rank's buffers keep per parameter: e-byte weights, gradients and Adam moments, or a 16-bit
+  // run's mixed-precision layout (the planner's: 16-bit weights, fp32 gradients, main weights and
+  // moments); the stage shards what analysis::sharded_state says.
+  analysis::StateParts widths = analysis::kMixedPrecisionWidths;
+  if (!half) widths = {static_cast<double>(e), static_cast<double>(e), 0, 2.0 * static_cast<double>(e)};
+  if (c.optimizer != Optimizer::adam) widths.optimizer = 0;
   const analysis::StateParts p = analysis::sharded_state(widths, dp > 1 ? zero : 0, static_cast<double>(whole),
                                                          static_cast<double>(shards));
   const auto bytes = [](double x) { return static_cast<std::uint64_t>(x); };  // integers below 2^53: exact
-  return {bytes(p.weights), bytes(p.gradients), bytes(p.main_weights), bytes(p.optimizer)};
+  const double peak = half ? analysis::decoded_peak_bytes(s, pp_rank, decoded) : 0;
+  return {bytes(p.weights), bytes(p.gradients), bytes(p.main_weights), bytes(p.optimizer), bytes(peak)};
 }
 
 void validate_model(const TransformerWorkloadConfig& c, int stages_per_pipe) {

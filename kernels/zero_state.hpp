@@ -2,9 +2,10 @@
 // What a rank keeps of one stage under ZeRO (Rajbhandari et al. 2020; docs/transformer.md "ZeRO"): the
 // compact copy of its shards (kernels/workload.hpp, zero_shards: one [lo, hi) range per bucket, stored
 // one after another) of the fp32 main weights (16-bit storage, ZeRO >= 1), of the gradients (ZeRO >= 2)
-// and of the weights (ZeRO >= 3). The whole buffers of the stage are then allocated only while they are
-// used and freed after, so that what the rank holds between uses is its 1/d. Host memory, as the
-// executor's ZeRO copies (memcpy) already assume.
+// and of the weights (ZeRO >= 3; a 16-bit run keeps its 16-bit ones in kernels/half_weights.hpp). The
+// whole buffers of the stage are then allocated only while they are used and freed after, so that what
+// the rank holds between uses is its 1/d. Host memory, as the executor's ZeRO copies (memcpy) already
+// assume.
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
@@ -35,17 +36,20 @@ struct ZeroStageState {
       if (i >= shards[k].lo && i < shards[k].hi) return at[k] + (i - shards[k].lo);
     throw Error("ZeRO: element " + std::to_string(i) + " is not in this rank's shards");
   }
-  // The compact copy of `whole`'s shards (a fresh allocation).
-  Flat compact(const char* label, const S* whole) const {
-    Flat f(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count);
+  // The compact copy of `whole`'s shards (a fresh allocation); V: Flat, or the 16-bit weights' view.
+  template <class V = Flat>
+  V compact(const char* label, const typename V::value_type* whole) const {
+    using T = typename V::value_type;
+    V f(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), count);
     for (std::size_t k = 0; k < shards.size(); ++k)
-      std::memcpy(f.data() + at[k], whole + shards[k].lo, (shards[k].hi - shards[k].lo) * sizeof(S));
+      std::memcpy(f.data() + at[k], whole + shards[k].lo, (shards[k].hi - shards[k].lo) * sizeof(T));
     return f;
   }
   // The compact copy written back into the whole layout `out` (the rest untouched).
-  void expand(const Flat& f, S* out) const {
+  template <class V>
+  void expand(const V& f, typename V::value_type* out) const {
     for (std::size_t k = 0; k < shards.size(); ++k)
-      std::memcpy(out + shards[k].lo, f.data() + at[k], (shards[k].hi - shards[k].lo) * sizeof(S));
+      std::memcpy(out + shards[k].lo, f.data() + at[k], (shards[k].hi - shards[k].lo) * sizeof(typename V::value_type));
   }
 };
 

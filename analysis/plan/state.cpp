@@ -10,11 +10,11 @@ namespace pipebench::analysis::plan {
 
 namespace {
 
-// Per parameter, Megatron-LM's mixed-precision layout ("Distributed Optimizer" docs): 16-bit weights,
-// 32-bit main gradients, and 12 bytes of optimizer state (fp32 master weights, Adam's m and v), which
-// ZeRO-1 / the distributed optimizer shards over the d replicas: 18 bytes, or 6 + 12/d.
-constexpr double kWeightBytes = 2, kGradBytes = 4;
-constexpr StateParts kWidths{kWeightBytes, kGradBytes, 4, 8};
+// Per parameter, Megatron-LM's mixed-precision layout (analysis/zero.hpp, what a 16-bit run holds):
+// 16-bit weights, 32-bit main gradients, and 12 bytes of optimizer state (fp32 master weights, Adam's m
+// and v), which ZeRO-1 / the distributed optimizer shards over the d replicas: 18 bytes, or 6 + 12/d.
+constexpr StateParts kWidths = kMixedPrecisionWidths;
+constexpr double kWeightBytes = kWidths.weights, kGradBytes = kWidths.gradients;
 // An Adam step moves about 30 bytes per parameter through device memory (reads fp32 weight, gradient,
 // m, v; writes weight, m, v and the 16-bit copy): a memory-bound pass.
 constexpr double kOptimizerTraffic = 30;

@@ -115,8 +115,11 @@ std::string workload_notes(const RunResult& run) {
     s += buf;
   }
   if (x.count("main_weight_bytes")) {
-    std::snprintf(buf, sizeof buf, "\n#   fp32 main weights, largest per rank, measured/formula (MiB): %.4f/%.4f",
-                  get("main_weight_bytes") / 1048576.0, get("main_weight_bytes_formula") / 1048576.0);
+    // A 16-bit run's: its fp32 main weights, and the fp32 weights decoded for the actions (kernels/half_weights.hpp).
+    std::snprintf(buf, sizeof buf, "\n#   fp32 main weights, largest per rank, measured/formula (MiB): %.4f/%.4f; "
+                  "decoded weights held at most %.4f/%.4f", get("main_weight_bytes") / 1048576.0,
+                  get("main_weight_bytes_formula") / 1048576.0, get("decoded_weight_bytes") / 1048576.0,
+                  get("decoded_weight_bytes_formula") / 1048576.0);
     s += buf;
   }
   if (x.count("loss_scale")) {

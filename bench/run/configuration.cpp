@@ -295,6 +295,7 @@ Measurement measured_run(const RunSettings& rs, const Plan& pl, const topology::
     state["weight_bytes_formula"] = static_cast<double>(sf.weights);
     state["gradient_bytes_formula"] = static_cast<double>(sf.gradients);
     if (state.count("main_weight_bytes")) state["main_weight_bytes_formula"] = static_cast<double>(sf.main_weights);
+    if (state.count("decoded_weight_bytes")) state["decoded_weight_bytes_formula"] = static_cast<double>(sf.decoded);
   }
   // Data-parallel bytes per step and ZeRO-3's gathered weights: their formulas beside the measured ones.
   const ZeroFormula zf = zero_formula(rs, pl);

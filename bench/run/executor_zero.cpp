@@ -5,10 +5,13 @@
 // actions analysis::gather_plan names and frees after (docs/transformer.md "ZeRO"). A gather left out
 // (a test hook) leaves NaN outside the rank's shard, so that an action run on weights that were not
 // gathered cannot match the single-rank run. The next action's gathers are posted, into staging buffers
-// of their own, before this action computes (prefetch) and completed before that action starts.
+// of their own, before this action computes (prefetch) and completed before that action starts. The
+// gathers move the weights as the workload keeps them (Workload::weight_element_bytes): 2 bytes a value
+// for a 16-bit run's weights (kernels/half_weights.hpp), whose shards are rounded once after the step.
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -25,6 +28,11 @@ template <class T>
 void fill_nan(char* data, std::size_t lo, std::size_t hi) {
   std::fill(reinterpret_cast<T*>(data) + lo, reinterpret_cast<T*>(data) + hi, std::numeric_limits<T>::quiet_NaN());
 }
+void fill_nan(char* data, std::size_t lo, std::size_t hi, std::size_t elem) {
+  if (elem == 8) fill_nan<double>(data, lo, hi);
+  else if (elem == 4) fill_nan<float>(data, lo, hi);
+  else std::fill(reinterpret_cast<std::uint16_t*>(data) + lo, reinterpret_cast<std::uint16_t*>(data) + hi, 0x7fff);  // NaN in bf16 and half
+}
 }  // namespace
 
 void Executor::zero_setup() {
@@ -32,7 +40,8 @@ void Executor::zero_setup() {
     if (!w_.weight_data(st))
       throw Error("executor: --zero " + std::to_string(cfg_.zero) +
                   " needs a workload whose weights it can shard (the transformer)");
-    weights_[st].bytes = w_.grad_bytes(st);
+    const auto values = w_.grad_bytes(st) / static_cast<std::size_t>(w_.element_bytes());
+    weights_[st].bytes = values * static_cast<std::size_t>(w_.weight_element_bytes());
     weights_[st].whole = true;
     w_.shard(st, cfg_.zero, std::max(cfg_.dp_buckets, 1), dp_->size(), dp_->rank());
   }
@@ -55,7 +64,7 @@ void Executor::release_weights(int st) {
 void Executor::post_gather(int st) {
   StageWeights& sw = weights_.at(st);
   if (!sw.pending.empty()) return;
-  const auto elem = static_cast<std::size_t>(w_.element_bytes());
+  const auto elem = static_cast<std::size_t>(w_.weight_element_bytes());
   const auto d = static_cast<std::size_t>(dp_->size());
   const bool drop = gathers_++ == cfg_.test_drop_gather;
   // The rank's shards: ZeRO-3's compact copies, or the whole weights of ZeRO-1 and 2 at their place.
@@ -80,15 +89,14 @@ void Executor::post_gather(int st) {
 
 void Executor::complete_gather(int st) {
   StageWeights& sw = weights_.at(st);
-  const auto elem = static_cast<std::size_t>(w_.element_bytes());
+  const auto elem = static_cast<std::size_t>(w_.weight_element_bytes());
   if (fsdp_) w_.acquire_weights(st);
   auto* weights = static_cast<char*>(w_.weight_data(st));
   const auto* shards = static_cast<const char*>(w_.weight_shard(st));
   for (PendingGather& g : sw.pending) {
     if (g.dropped) {  // test-only: ZeRO-3's bucket is NaN but for the rank's own shard; ZeRO-1's, 2's stale
       if (!fsdp_) continue;
-      if (elem == 8) fill_nan<double>(weights, g.z.bucket_lo, g.z.bucket_hi);
-      else fill_nan<float>(weights, g.z.bucket_lo, g.z.bucket_hi);
+      fill_nan(weights, g.z.bucket_lo, g.z.bucket_hi, elem);
       std::memcpy(weights + g.z.lo * elem, shards + g.at * elem, (g.z.hi - g.z.lo) * elem);
       continue;
     }
@@ -115,7 +123,7 @@ void Executor::zero3_before(std::size_t i) {
   for (const auto& [st, sw] : weights_) {
     if (w_.weight_data(st)) held += static_cast<double>(sw.bytes);  // allocated now
     for (const PendingGather& g : sw.pending)
-      held += static_cast<double>((g.z.bucket_hi - g.z.bucket_lo) * static_cast<std::size_t>(w_.element_bytes()));
+      held += static_cast<double>((g.z.bucket_hi - g.z.bucket_lo) * static_cast<std::size_t>(w_.weight_element_bytes()));
   }
   gathered_peak_ = std::max(gathered_peak_, held);
 }

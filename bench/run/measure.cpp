@@ -98,6 +98,8 @@ double measured_p2p_pair(const std::vector<ActionRecord>& actions, const std::ve
 //   mfu            model_flops / (step time * blas_flop_rate): model FLOP utilisation
 //   optimizer_state_bytes  the most bytes of optimizer state (Adam's m and v) any rank holds
 //   main_weight_bytes      16-bit runs: the most bytes of fp32 main weights any rank holds
+//   decoded_weight_bytes   16-bit runs: the most fp32 bytes of weights any rank held decoded at once
+//                          during the step (kernels/half_weights.hpp)
 //   weight_bytes, gradient_bytes  the most bytes of weights, of gradients any rank holds after the
 //                          step (whole buffers and ZeRO's shards, as allocated)
 //   loss_scale, skipped_steps  fp16: the scale after the last step and the steps skipped for an
@@ -120,6 +122,7 @@ void add_workload_figures(const topology::Grid& grid, const MeasureInput& in, Ru
       if (f.kind == K::optimizer_state_bytes) state = std::max(state, f.value);
       if (f.kind == K::grad_norm && c.tp == 0 && c.dp == 0) out.summary.extra["grad_norm." + std::to_string(f.stage)] = f.value;
       const char* most = f.kind == K::main_weight_bytes ? "main_weight_bytes"
+                         : f.kind == K::decoded_weight_bytes ? "decoded_weight_bytes"
                          : f.kind == K::weight_bytes    ? "weight_bytes"
                          : f.kind == K::gradient_bytes  ? "gradient_bytes"
                          : f.kind == K::loss_scale      ? "loss_scale"

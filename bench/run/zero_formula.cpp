@@ -18,6 +18,7 @@ kernels::StateBytes state_formula(const RunSettings& rs, const Plan& pl) {
       most.gradients = std::max(most.gradients, b.gradients);
       most.main_weights = std::max(most.main_weights, b.main_weights);
       most.optimizer = std::max(most.optimizer, b.optimizer);
+      most.decoded = std::max(most.decoded, b.decoded);
     }
   return most;
 }
@@ -30,8 +31,10 @@ ZeroFormula zero_formula(const RunSettings& rs, const Plan& pl) {
   const std::size_t e = pl.model.fp64 ? 8 : 4;
   const int buckets = std::max(rs.dp_buckets, 1);
   // Gradients travel as bfloat16 under --grad-reduce-dtype bf16 (2 bytes of the 4 a value holds); the
-  // gathered weights stay in their 4-byte containers (docs/transformer.md "16-bit training state").
+  // gathered weights as the rank keeps them, 2 bytes a value in a 16-bit run (docs/transformer.md
+  // "16-bit training state").
   const double grad_wire = rs.grad_reduce_bf16 ? 0.5 : 1.0;
+  const double weight_wire = static_cast<double>(kernels::weight_element_bytes(pl.model)) / static_cast<double>(e);
   const auto split = kernels::stage_layers(pl.model, s.stages_per_pipe());
   for (int r = 0; r < s.p; ++r) {
     ZeroFormula mine;
@@ -55,12 +58,13 @@ ZeroFormula zero_formula(const RunSettings& rs, const Plan& pl) {
       }
       if (rs.zero == 0) mine.all_reduced += (whole[static_cast<std::size_t>(st)] - routed) * grad_wire;
       if (rs.zero >= 1) mine.reduce_scattered += p * grad_wire;
-      if (rs.zero == 1 || rs.zero == 2) mine.all_gathered += p;  // the updated weights, once a step
+      if (rs.zero == 1 || rs.zero == 2) mine.all_gathered += p * weight_wire;  // the updated weights, once a step
     }
     if (rs.zero == 3) {
       const analysis::GatherPlan g = analysis::gather_plan(s, r, rs.reshard_after_forward != 0);
       for (const auto& before : g.gather_before)
-        for (int st : before) mine.all_gathered += padded[static_cast<std::size_t>(st)];
+        for (int st : before) mine.all_gathered += padded[static_cast<std::size_t>(st)] * weight_wire;
+      for (double& w : whole) w *= weight_wire;  // the gathered stages, as kept
       mine.gathered_peak = analysis::gathered_peak_bytes(g, whole, rs.gather_prefetch);
     }
     f.all_gathered = std::max(f.all_gathered, mine.all_gathered);

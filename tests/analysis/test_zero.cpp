@@ -53,3 +53,21 @@ TEST(Zero, GatheredPeakCountsTheHeldStagesAndThePrefetch) {
   EXPECT_TRUE(stages_used(w).empty());
   EXPECT_EQ(stages_used(Action::overlapped(1, 0, 6, 2)), (std::vector<int>{1, 6}));
 }
+
+// A 16-bit run's decoded weights (kernels/half_weights.hpp): each action holds the fp32 decoding of
+// the stages it reads, so the peak is one chunk's where the actions read one (interleaved 1F1B: the
+// larger of the two), both chunks' during DualPipeV's overlapped F&B pairs, and nothing is held for
+// a rank whose actions read no weights.
+TEST(Zero, DecodedPeakIsTheLargestActionsStages) {
+  const Schedule inter = make_schedule({"interleaved", 2, 4, 2});
+  std::vector<double> bytes(4, 0);
+  for (int st : inter.stages_of_rank(0)) bytes[static_cast<std::size_t>(st)] = st == 0 ? 100 : 30;
+  EXPECT_EQ(decoded_peak_bytes(inter, 0, bytes), 100);
+  const Schedule v = make_schedule({"dualpipev", 2, 8, 0});
+  std::vector<double> vb(4, 0);
+  for (int st : v.stages_of_rank(0)) vb[static_cast<std::size_t>(st)] = st == 0 ? 100 : 30;
+  bool pairs = false;
+  for (const Action& a : v.actions[0]) pairs |= a.kind == Kind::FB && a.b_stage != a.stage;
+  ASSERT_TRUE(pairs) << "DualPipeV's rank 0 runs overlapped pairs of its two chunks";
+  EXPECT_EQ(decoded_peak_bytes(v, 0, vb), 130);
+}

@@ -20,6 +20,12 @@ pipebench_mpirun_test(run_zero3_formulas NP 4 RC 0
   MATCH "all_gathered 0.2197/0.2197, reduce_scattered 0.0275/0.0275\n#   ZeRO-3 gathered weights held at most, measured/formula \\(MiB\\): 0.0549/0.0549; exposed gather wait"
   ARGS ${_p3} --mapping 1x2x2 -m 4 --layers 4 --optimizer adam --lr 1e-3 --zero 3 --dp-buckets 2 --steps 2 -o zero3.h5
   THEN report zero3.h5 --run 1 THEN_MATCH "zero = 3")
+# The same in bf16: the 16-bit weights are gathered in 2 bytes a value (half the all-gathered bytes and
+# the gathered peak), the gradients reduce-scattered in fp32, and the chunk's decoded fp32 weights held
+# during an action beside their formula (docs/transformer.md "16-bit training state").
+pipebench_mpirun_test(run_zero3_formulas_bf16 NP 4 RC 0
+  MATCH "all_gathered 0.1099/0.1099, reduce_scattered 0.0275/0.0275\n#   ZeRO-3 gathered weights held at most, measured/formula \\(MiB\\): 0.0275/0.0275;.*weights 0.0069/0.0069, gradients 0.0137/0.0137\n#   fp32 main weights, largest per rank, measured/formula \\(MiB\\): 0.0137/0.0137; decoded weights held at most 0.0275/0.0275"
+  ARGS ${_p3} --mapping 1x2x2 -m 4 --layers 4 --optimizer adam --lr 1e-3 --zero 3 --dp-buckets 2 --steps 2 --precision bf16 -o zero3_bf16.h5)
 pipebench_mpirun_test(run_zero2_formulas NP 2 RC 0
   MATCH "all_gathered 0.0295/0.0295, reduce_scattered 0.0295/0.0295"
   ARGS ${_p3} --mapping 1x1x2 --optimizer adam --lr 1e-3 --zero 2 -o zero2.h5)

@@ -761,9 +761,25 @@ TEST(Parallel3d, StateBytesAreTheFormulaForEveryZeroStageAndPrecision) {
         }
         EXPECT_EQ(weights, zero >= 3 ? whole.weights : mp.d * whole.weights);
         EXPECT_EQ(grads, zero >= 2 ? whole.gradients : mp.d * whole.gradients);
-        std::uint64_t stages = 0;
-        for (int st : r.schedule.stages_of_rank(pp)) stages += r.work->grad_bytes(st);
+        std::uint64_t stages = 0, params = 0, shard_params = 0;
+        for (int st : r.schedule.stages_of_rank(pp)) {
+          stages += r.work->grad_bytes(st);
+          const std::size_t n = r.work->grad_bytes(st) / (half ? 4 : 8);
+          params += n;
+          for (const auto& z : kernels::zero_shards(n, 2, mp.d, r.me.dp)) shard_params += z.hi - z.lo;
+        }
         EXPECT_EQ(whole.gradients, stages);
+        // A 16-bit run keeps its weights in 16 bits, 2 bytes a parameter (whole, or its shards under
+        // ZeRO-3), and decodes each action's chunk to fp32: with 1F1B's one chunk a rank, 4 bytes a
+        // parameter of it at most (kernels/half_weights.hpp).
+        if (half) {
+          EXPECT_EQ(got.at(K::weight_bytes), 2.0 * static_cast<double>(zero >= 3 ? shard_params : params));
+          EXPECT_EQ(got.at(K::decoded_weight_bytes), static_cast<double>(want.decoded));
+          EXPECT_EQ(want.decoded, 4 * params);
+        } else {
+          EXPECT_EQ(got.count(K::decoded_weight_bytes), 0u);
+          EXPECT_EQ(want.decoded, 0u);
+        }
       }
 }
 
@@ -815,6 +831,62 @@ TEST(Parallel3d, Bf16ZeroStagesAreBitwiseEqualWithTwoReplicas) {
       }
     }
   }
+}
+
+// A bf16 run's weight gathers move its 16-bit weights, 2 bytes a value: ZeRO-1's all-gather after the
+// step and ZeRO-3's before each action move half the bytes of the fp32 run's (same model, same plan),
+// each the formula's count of padded values times 2, and ZeRO-3 holds its gathered 16-bit stages at
+// half fp32's peak; the reduce-scatters keep fp32 gradients. A dropped 16-bit gather (NaN outside the
+// rank's shard) spoils the run.
+TEST(Parallel3d, Bf16GathersMoveTwoBytesAValue) {
+  for (const auto& mp : zero_mappings())
+    for (int zero : {1, 3}) {
+      SCOPED_TRACE(name_of(mp) + " zero-" + std::to_string(zero));
+      auto dp_bytes = [](const std::vector<bench::CommRecord>& comms, bench::CommKind kind) {
+        double b = 0;
+        for (const auto& c : comms)
+          if (c.group == bench::CommGroup::dp && c.kind == kind) b += static_cast<double>(c.bytes);
+        return b;
+      };
+      Options o = zero_options(zero, "1f1b");
+      o.buckets = 2;
+      o.steps = 2;
+      std::vector<bench::CommRecord> comms;
+      bench::StepTiming timing;
+      o.comms = &comms;
+      o.timing = &timing;
+      o.precision = kernels::Precision::fp32;
+      run(mp, o, 2 * mp.p, [](const Distributed&) {});
+      const double fp32_gathered = dp_bytes(comms, bench::CommKind::AllGather);
+      const double fp32_scattered = dp_bytes(comms, bench::CommKind::ReduceScatter), fp32_peak = timing.gathered_peak;
+      o.precision = kernels::Precision::bf16;
+      const Distributed r = run(mp, o, 2 * mp.p, [](const Distributed&) {});
+      const double gathered = dp_bytes(comms, bench::CommKind::AllGather);
+      EXPECT_GT(gathered, 0);
+      EXPECT_EQ(2 * gathered, fp32_gathered);
+      EXPECT_EQ(dp_bytes(comms, bench::CommKind::ReduceScatter), fp32_scattered);
+      const int me = r.pp->rank();
+      const analysis::GatherPlan plan = analysis::gather_plan(r.schedule, me, true);
+      std::map<int, double> padded;  // per stage: the padded values of its buckets
+      for (int st : r.schedule.stages_of_rank(me))
+        for (const auto& z : kernels::zero_shards(r.work->grad_bytes(st) / 4, 2, mp.d, r.me.dp))
+          padded[st] += static_cast<double>(z.shard * static_cast<std::size_t>(mp.d));
+      double want = 0;
+      if (zero == 1)
+        for (const auto& [st, n] : padded) want += 2 * n;
+      else
+        for (const auto& g : plan.gather_before)
+          for (int st : g) want += 2 * padded.at(st);
+      EXPECT_EQ(gathered, want);
+      EXPECT_EQ(2 * timing.gathered_peak, fp32_peak);
+      if (zero == 3) {
+        EXPECT_GT(timing.gathered_peak, 0);
+        o.comms = nullptr;
+        const double loss = half_run(mp, o, 2 * mp.p).loss;
+        o.drop_dp_gather = 1;
+        EXPECT_NE(half_run(mp, o, 2 * mp.p).loss, loss) << "a 16-bit gather dropped";
+      }
+    }
 }
 
 // --grad-reduce-dtype bf16: the gradients' reduction moves half the bytes of fp32's and rounds its sums
