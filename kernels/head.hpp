@@ -31,7 +31,7 @@ struct HeadStash {
   // loss's softmax, kept in fp32 as Megatron's cross-entropy keeps it.
   template <class F>
   void each16(F&& f) {
-    f(xhat), f(y), f(dy);
+    f(xhat), f(y), f(dy, true);
   }
 };
 

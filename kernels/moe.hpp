@@ -84,8 +84,8 @@ class MoeLayer {
     // x is the layer's y2, which the layer's own stash keeps (kernels/moe_stage.hpp rebinds it).
     template <class F>
     void each16(F&& f) {
-      for (Acts* a : {&routed, &shared}) f(a->x), f(a->u), f(a->a), f(a->o), f(a->dout), f(a->du);
-      f(perm_gate), f(gate), f(out), f(dlogits);
+      for (Acts* a : {&routed, &shared}) f(a->x), f(a->u), f(a->a), f(a->o), f(a->dout, true), f(a->du, true);
+      f(perm_gate), f(gate), f(out), f(dlogits, true);  // true: a gradient
     }
   };
 

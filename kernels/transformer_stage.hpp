@@ -20,6 +20,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pipebench::kernels {
@@ -86,6 +87,10 @@ class TransformerStage {
   void backward_weight(int mb);
   // B = I then W.
   Activations backward(int mb, const Activations& grad_output = Activations());
+  // fp16 (TransformerConfig::stash16): the loss scale the stashed gradients are kept multiplied by
+  // (kernels/stash16.hpp), and the stashed values that overflowed fp16 since the last call.
+  void set_stash_scale(float s) { scale16_ = s; }
+  long take_stash_overflows() { return std::exchange(overflows16_, 0); }
   // Drops micro-batch mb's stash without a backward (a forward-only evaluation, an aborted step).
   void discard(int mb) { in_flight_.erase(mb); }
 
@@ -131,6 +136,8 @@ class TransformerStage {
     Slots16<E> head16, embedding16;
     std::size_t bytes() const;
   };
+  float scale16_ = 1;    // fp16: the loss scale its stashed gradients are kept multiplied by
+  long overflows16_ = 0;  // fp16: stashed values past its range since the last take_stash_overflows
   // The 16-bit type of this stage's stash, none unless a float stage of a 16-bit run.
   Half half16() const { return std::is_same_v<S, float> ? cfg_.stash16 : Half::none; }
   // Layer l's stash (and its MoE layer's) to 16 bits at the end of F and of I, back to fp32 views at
@@ -335,7 +342,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
   if (cfg_.head) {
     losses_[mb] = head_forward<S, E>(tokens(mb), head_w_, x, st.head,
                                      [this](const Matrix& m, TpPoint p) { reduce(m, p); }, sp());
-    pack16(st.head, st.head16, half16());
+    overflows16_ += pack16(st.head, st.head16, half16());
     x = Activations();
   }
   in_flight_[mb] = std::move(st);
@@ -352,7 +359,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
     unpack16(st.head, st.head16, half16(), false);
     dx = head_backward_input<S, E>(head_w_, st.head, static_cast<std::size_t>(cfg_.micro_batch),
                                    [this](const Matrix& m, TpPoint p) { reduce(m, p); }, sp());
-    pack16(st.head, st.head16, half16());
+    overflows16_ += pack16(st.head, st.head16, half16(), scale16_);
   } else {
     check_shape(grad_output, "backward_input gradient");
     dx = owned(grad_output);
@@ -383,8 +390,8 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
     } else {
       st.embedding_grad = dx;
     }
-    One16<Activations> grad{st.embedding_grad};
-    pack16(grad, st.embedding16, half16());
+    One16<Activations> grad{st.embedding_grad, true};
+    overflows16_ += pack16(grad, st.embedding16, half16(), scale16_);
     return Activations();
   }
   return dx;
@@ -402,7 +409,7 @@ void TransformerStage<S, E>::backward_weight(int mb) {
     moe_.backward_weight(l, shape_, layer_g_[l], st.layers[l], st.moe[l]);
     between_layers();
   }
-  One16<Activations> grad{st.embedding_grad};
+  One16<Activations> grad{st.embedding_grad, true};
   unpack16(grad, st.embedding16, half16(), true);
   if (cfg_.embedding)
     embedding_backward_weight<S, E>(

@@ -70,8 +70,8 @@ std::size_t TransformerStage<S, E>::MicroBatch::bytes() const {
 template <class S, class E>
 void TransformerStage<S, E>::pack_layer(MicroBatch& st, std::size_t l) {
   if (half16() == Half::none) return;
-  pack16(st.layers[l], st.layer16[l], half16());
-  pack16(st.moe[l], st.moe16[l], half16());
+  overflows16_ += pack16(st.layers[l], st.layer16[l], half16(), scale16_);
+  overflows16_ += pack16(st.moe[l], st.moe16[l], half16(), scale16_);
   st.moe[l].x = {};
 }
 
