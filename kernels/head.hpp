@@ -27,6 +27,12 @@ struct HeadStash {
   typename Views<S, E>::Mat xhat, y, dlogits, dy;
   typename Views<S, E>::Vec rstd;
   std::size_t bytes() const { return bytes_of(xhat) + bytes_of(y) + bytes_of(dlogits) + bytes_of(dy) + bytes_of(rstd); }
+  // The members a 16-bit run keeps in 16 bits (kernels/stash16.hpp): not rstd, nor dlogits, which is the
+  // loss's softmax, kept in fp32 as Megatron's cross-entropy keeps it.
+  template <class F>
+  void each16(F&& f) {
+    f(xhat), f(y), f(dy, true);
+  }
 };
 
 // Returns the mean loss of the micro-batch. `reduce(m, point)` sums m over the tensor-parallel group

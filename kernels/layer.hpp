@@ -93,6 +93,13 @@ struct LayerStash {
            bytes_of(rstd2) + bytes_of(u) + bytes_of(g) + bytes_of(dqkv) + bytes_of(dy1) + bytes_of(dx2) + bytes_of(dy2) +
            bytes_of(du) + bytes_of(dout);
   }
+  // The members a 16-bit run keeps in 16 bits (kernels/stash16.hpp): all but the statistics; `true`
+  // marks a gradient.
+  template <class F>
+  void each16(F&& f) {
+    f(input), f(xhat1), f(y1), f(q), f(k), f(v), f(probs), f(ctx), f(xhat2), f(y2), f(u), f(g);
+    f(dqkv, true), f(dy1, true), f(dx2, true), f(dy2, true), f(du, true), f(dout, true);  // gradients
+  }
 };
 
 // The hook may hand the buffer to MPI or NCCL: the kernels that produced it must have finished.

@@ -80,6 +80,13 @@ class MoeLayer {
     Index arrival_of;          // [local * rows] the arriving row of each stack row, -1 on padding
     Mat out;                   // [kept, h] the experts' outputs, back in permuted order
     Mat dlogits;               // [n, E], from I for W
+    // The members a 16-bit run keeps in 16 bits (kernels/stash16.hpp): the values, not the indices;
+    // x is the layer's y2, which the layer's own stash keeps (kernels/moe_stage.hpp rebinds it).
+    template <class F>
+    void each16(F&& f) {
+      for (Acts* a : {&routed, &shared}) f(a->x), f(a->u), f(a->a), f(a->o), f(a->dout, true), f(a->du, true);
+      f(perm_gate), f(gate), f(out), f(dlogits, true);  // true: a gradient
+    }
   };
 
   // Holds experts [ep_rank * E/ep, (ep_rank + 1) * E/ep); `exchange` is needed when ep > 1.

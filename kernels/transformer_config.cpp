@@ -177,11 +177,13 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   m.parameters = tf::stage_params(c, split, c.parts());
   m.weights = m.grads = mul(m.parameters, e);
 
-  const tf::Stash layer = tf::stash(c, split, modelled_recompute(c), tf::Part::layer, e);
+  // 16-bit activations: the stashes' values 2 bytes (their statistics stay fp32: tf::Element::wide).
+  const u64 v = c.stash16 != Half::none ? 2 : e;
+  const tf::Stash layer = tf::stash(c, split, modelled_recompute(c), tf::Part::layer, v);
   m.layer_forward_stash = layer.forward;
   m.layer_weight_stash = layer.weight;
   // An MoE layer's stash depends on its routing: counted here at balanced routing (docs/transformer.md).
-  const tf::Stash moe = c.experts > 0 ? tf::moe_layer_stash(c, split, modelled_recompute(c), tf::balanced_moe_rows(c, split), e)
+  const tf::Stash moe = c.experts > 0 ? tf::moe_layer_stash(c, split, modelled_recompute(c), tf::balanced_moe_rows(c, split), v)
                                       : layer;
   const u64 moe_layers = static_cast<u64>(c.moe_layers_in(c.first_layer, c.num_layers));
   const u64 dense_layers = static_cast<u64>(c.num_layers) - moe_layers;
@@ -189,7 +191,7 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   m.weight_stash = add(mul(dense_layers, layer.weight), mul(moe_layers, moe.weight));
   for (const auto& [held, part] : {std::pair{c.embedding, tf::Part::embedding}, std::pair{c.head, tf::Part::head}}) {
     if (!held) continue;
-    const tf::Stash s = tf::stash(c, split, modelled_recompute(c), part, e);
+    const tf::Stash s = tf::stash(c, split, modelled_recompute(c), part, v);
     m.forward_stash = add(m.forward_stash, s.forward);
     m.weight_stash = add(m.weight_stash, s.weight);
   }

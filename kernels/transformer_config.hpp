@@ -11,6 +11,7 @@
 #include "analysis/transformer/context_parallel.hpp"
 #include "analysis/transformer/flops.hpp"
 #include "analysis/transformer/shape.hpp"
+#include "kernels/precision.hpp"
 
 namespace pipebench::kernels {
 
@@ -82,6 +83,10 @@ struct TransformerConfig : analysis::transformer::Shape {
   // [ep_rank E/ep, (ep_rank + 1) E/ep) of every MoE layer; the router and shared experts are replicated.
   int ep_size = 1;
   int ep_rank = 0;
+  // 16-bit activations (a float stage of a bf16 or fp16 run, kernels/stash16.hpp): what F and I keep
+  // for the backward is kept as 16-bit values, the per-row statistics and the loss's logits gradient
+  // in fp32; none keeps every tensor in the stage's own type.
+  Half stash16 = Half::none;
 
   // This rank's split and this stage's parts, as the cost model names them.
   analysis::transformer::Split split() const;
@@ -102,7 +107,8 @@ void check_runnable_by_kernels(const analysis::transformer::Shape& m, const anal
 // last layer, sizes past what the kernels index.
 void validate(const TransformerConfig& c);
 
-// Bytes a stage holds, for scalar_bytes-sized values (4 for fp32). Exact for everything but `workspace`.
+// Bytes a stage holds, for scalar_bytes-sized values (4 for fp32; the stashes 2-byte values where
+// stash16 is set). Exact for everything but `workspace`.
 struct StageMemory {
   std::uint64_t parameters = 0;              // number of parameters (not bytes)
   std::uint64_t weights = 0;                 // bytes

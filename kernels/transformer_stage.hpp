@@ -14,11 +14,13 @@
 #include "kernels/layer.hpp"
 #include "kernels/moe_stage.hpp"
 #include "kernels/parameters.hpp"
+#include "kernels/stash16.hpp"
 #include "kernels/transformer_config.hpp"
 
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pipebench::kernels {
@@ -85,6 +87,10 @@ class TransformerStage {
   void backward_weight(int mb);
   // B = I then W.
   Activations backward(int mb, const Activations& grad_output = Activations());
+  // fp16 (TransformerConfig::stash16): the loss scale the stashed gradients are kept multiplied by
+  // (kernels/stash16.hpp), and the stashed values that overflowed fp16 since the last call.
+  void set_stash_scale(float s) { scale16_ = s; }
+  long take_stash_overflows() { return std::exchange(overflows16_, 0); }
   // Drops micro-batch mb's stash without a backward (a forward-only evaluation, an aborted step).
   void discard(int mb) { in_flight_.erase(mb); }
 
@@ -124,8 +130,20 @@ class TransformerStage {
     std::vector<typename StageMoe<S, E>::Stash> moe;  // per layer; empty for a dense one
     HeadStash<S, E> head;
     Activations embedding_grad;  // I -> W on the first stage
+    // 16-bit activations (cfg_.stash16): the 16-bit copies of each layer's and its MoE layer's
+    // stash, the head's and the embedding gradient's (kernels/stash16.hpp).
+    std::vector<Slots16<E>> layer16, moe16;
+    Slots16<E> head16, embedding16;
     std::size_t bytes() const;
   };
+  float scale16_ = 1;    // fp16: the loss scale its stashed gradients are kept multiplied by
+  long overflows16_ = 0;  // fp16: stashed values past its range since the last take_stash_overflows
+  // The 16-bit type of this stage's stash, none unless a float stage of a 16-bit run.
+  Half half16() const { return std::is_same_v<S, float> ? cfg_.stash16 : Half::none; }
+  // Layer l's stash (and its MoE layer's) to 16 bits at the end of F and of I, back to fp32 views at
+  // the start of I and of W (release: the 16-bit copies go).
+  void pack_layer(MicroBatch& st, std::size_t l);
+  void unpack_layer(MicroBatch& st, std::size_t l, bool release);
 
   LayerParams<S, E> layer_views(const Flat& flat, std::size_t first_param, bool moe) const;
   void bind();  // every parameter's views over weights_ and grads_
@@ -274,6 +292,8 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
   MicroBatch st;
   st.layers.resize(static_cast<std::size_t>(cfg_.num_layers));
   st.moe.resize(st.layers.size());  // a dense layer's stays empty
+  st.layer16.resize(st.layers.size());
+  st.moe16.resize(st.layers.size());
   Activations x;
   if (cfg_.embedding) {
     x = alloc<Activations>("pipebench::embedding_out", static_cast<std::size_t>(cfg_.micro_batch),
@@ -316,11 +336,13 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::forward(int
       x = moe_.forward(l, mb, false, shape_, layer_w_[l], x, st.layers[l], st.moe[l],
                        modelled_recompute(cfg_) == Recompute::none, all_reduce_, sp(), cp());
     }
+    pack_layer(st, l);
     between_layers();
   }
   if (cfg_.head) {
     losses_[mb] = head_forward<S, E>(tokens(mb), head_w_, x, st.head,
                                      [this](const Matrix& m, TpPoint p) { reduce(m, p); }, sp());
+    overflows16_ += pack16(st.head, st.head16, half16());
     x = Activations();
   }
   in_flight_[mb] = std::move(st);
@@ -334,8 +356,10 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
   MicroBatch& st = in_flight(mb, Phase::forward_done, "backward_input");
   Activations dx;
   if (cfg_.head) {
+    unpack16(st.head, st.head16, half16(), false);
     dx = head_backward_input<S, E>(head_w_, st.head, static_cast<std::size_t>(cfg_.micro_batch),
                                    [this](const Matrix& m, TpPoint p) { reduce(m, p); }, sp());
+    overflows16_ += pack16(st.head, st.head16, half16(), scale16_);
   } else {
     check_shape(grad_output, "backward_input gradient");
     dx = owned(grad_output);
@@ -343,6 +367,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
   for (std::size_t l = st.layers.size(); l-- > 0;) {
     LayerStash<S, E>& ls = st.layers[l];
     typename StageMoe<S, E>::Stash& ms = st.moe[l];
+    unpack_layer(st, l, false);
     if (cfg_.recompute == Recompute::full) {
       // Rebuild the complete stash (probabilities included) from the kept input, which it replaces.
       LayerStash<S, E> rebuilt;
@@ -350,6 +375,7 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
       ls = std::move(rebuilt);
     }
     dx = moe_.backward_input(l, shape_, layer_w_[l], ls, ms, dx, all_reduce_, sp(), cp());
+    pack_layer(st, l);
     between_layers();
   }
   st.phase = Phase::input_done;
@@ -364,6 +390,8 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
     } else {
       st.embedding_grad = dx;
     }
+    One16<Activations> grad{st.embedding_grad, true};
+    overflows16_ += pack16(grad, st.embedding16, half16(), scale16_);
     return Activations();
   }
   return dx;
@@ -372,11 +400,17 @@ typename TransformerStage<S, E>::Activations TransformerStage<S, E>::backward_in
 template <class S, class E>
 void TransformerStage<S, E>::backward_weight(int mb) {
   MicroBatch& st = in_flight(mb, Phase::input_done, "backward_weight");
-  if (cfg_.head) head_backward_weight<S, E>(head_g_, st.head);
+  if (cfg_.head) {
+    unpack16(st.head, st.head16, half16(), true);
+    head_backward_weight<S, E>(head_g_, st.head);
+  }
   for (std::size_t l = st.layers.size(); l-- > 0;) {
+    unpack_layer(st, l, true);
     moe_.backward_weight(l, shape_, layer_g_[l], st.layers[l], st.moe[l]);
     between_layers();
   }
+  One16<Activations> grad{st.embedding_grad, true};
+  unpack16(grad, st.embedding16, half16(), true);
   if (cfg_.embedding)
     embedding_backward_weight<S, E>(
         tokens(mb), as_matrix<Matrix>(st.embedding_grad, shape_.rows(), st.embedding_grad.extent(2)), gwte_, gwpe_,

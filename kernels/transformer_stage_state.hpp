@@ -57,10 +57,30 @@ void TransformerStage<S, E>::zero_grad() {
 
 template <class S, class E>
 std::size_t TransformerStage<S, E>::MicroBatch::bytes() const {
-  std::size_t b = head.bytes() + bytes_of(embedding_grad);
+  std::size_t b = head.bytes() + bytes_of(embedding_grad) + head16.bytes() + embedding16.bytes();
   for (const auto& l : layers) b += l.bytes();
   for (const auto& m : moe) b += StageMoe<S, E>::Layer::stash_bytes(m);
+  for (const auto* s : {&layer16, &moe16})
+    for (const auto& x : *s) b += x.bytes();
   return b;
+}
+
+// An MoE layer's input rows are the layer's y2 (kernels/moe.hpp keeps a view of them): released with
+// it, and bound again to the decoded copy.
+template <class S, class E>
+void TransformerStage<S, E>::pack_layer(MicroBatch& st, std::size_t l) {
+  if (half16() == Half::none) return;
+  overflows16_ += pack16(st.layers[l], st.layer16[l], half16(), scale16_);
+  overflows16_ += pack16(st.moe[l], st.moe16[l], half16(), scale16_);
+  st.moe[l].x = {};
+}
+
+template <class S, class E>
+void TransformerStage<S, E>::unpack_layer(MicroBatch& st, std::size_t l, bool release) {
+  if (half16() == Half::none) return;
+  unpack16(st.layers[l], st.layer16[l], half16(), release);
+  unpack16(st.moe[l], st.moe16[l], half16(), release);
+  if (st.moe[l].routing.tokens > 0) st.moe[l].x = st.layers[l].y2;
 }
 
 template <class S, class E>

@@ -100,7 +100,7 @@ class TransformerWorkload final : public Workload {
   void begin_step(int step) override {
     overflow_ = step == c_.test_overflow_step;
     half_w_.begin_step();
-    for (auto& [st, stage] : stages_) stage->zero_grad();
+    for (auto& [st, stage] : stages_) stage->zero_grad(), stage->set_stash_scale(static_cast<float>(scale()));
     ++adam_step_;
     losses_.clear();
     model_flops_ = 0;
@@ -111,6 +111,7 @@ class TransformerWorkload final : public Workload {
     const Decoded w = reading(st);
     now_stage_ = st, now_mb_ = mb;
     const Act y = stage.forward(sample(mb), input(in, in_, false));
+    overflow_ |= stage.take_stash_overflows() > 0;  // fp16's 16-bit activations (kernels/stash16.hpp)
     output(out, y, false);
     if (stage.config().head) losses_[st].push_back(stage.loss(sample(mb)));
     done(stage.flops().forward);
@@ -121,6 +122,7 @@ class TransformerWorkload final : public Workload {
     const Decoded w = reading(st);
     now_stage_ = st, now_mb_ = mb;
     const Act gx = stage.backward_input(sample(mb), input(grad_out, grad_, true));
+    overflow_ |= stage.take_stash_overflows() > 0;
     output(grad_in, gx, true);
     done(stage.flops().backward_input);
     model_flops_ += model_share(stage.flops().backward_input - stage.flops().recompute, stage.flops());
@@ -136,6 +138,7 @@ class TransformerWorkload final : public Workload {
     const Decoded w = reading(st);
     now_stage_ = st, now_mb_ = mb;
     const Act gx = stage.backward(sample(mb), input(grad_out, grad_, true));
+    overflow_ |= stage.take_stash_overflows() > 0;
     output(grad_in, gx, true);
     done(stage.flops().backward_input + stage.flops().backward_weight);
     model_flops_ += model_share(stage.flops().backward_input - stage.flops().recompute, stage.flops()) +

@@ -56,6 +56,7 @@ TransformerConfig stage_config(const TransformerWorkloadConfig& c, const std::ve
   t.cp_rank = c.cp_rank;
   t.cp_chunks = c.cp_chunks;
   t.cp_comm = c.cp_comm;
+  t.stash16 = c.fp64 ? Half::none : c.half;
   return t;
 }
 

@@ -78,7 +78,10 @@ const char* writer_of(const tf::Kept& k) {
 }
 
 double kept_bytes(const tf::Kept& k, double value_bytes) {
-  const double e = k.element == tf::Element::value ? value_bytes : k.element == tf::Element::fp32 ? 4 : 1;
+  const double e = k.element == tf::Element::value  ? value_bytes
+                   : k.element == tf::Element::wide ? std::max(4.0, value_bytes)
+                   : k.element == tf::Element::fp32 ? 4
+                                                    : 1;
   return e * static_cast<double>(k.elements);
 }
 

@@ -28,6 +28,7 @@ struct Keep {
 constexpr Keep kNot{false, Element::value, Rows::gathered, Life::f_to_i};
 constexpr Keep value(Rows rows, Life life) { return {true, Element::value, rows, life}; }
 constexpr Keep mask(Rows rows) { return {true, Element::mask, rows, Life::f_to_i}; }
+constexpr Keep wide(Rows rows, Life life) { return {true, Element::wide, rows, life}; }
 constexpr Rows seq = Rows::sequence, all = Rows::gathered;
 constexpr Life fi = Life::f_to_i, fw = Life::f_to_w, iw = Life::i_to_w;
 
@@ -45,11 +46,15 @@ struct Row {
 // kernels keep each LayerNorm's normalised input xhat (the same size, so W needs no statistics) and
 // 1/std; they gather the inputs of QKV and fc1 under sequence parallelism and keep them whole for W,
 // where Megatron keeps its shard and gathers it again. The planner counts the embedding's output and
-// the head's fp32 logits from F to I, and the output layer's input from I to W.
+// the head's fp32 logits from F to I, and the output layer's input from I to W. `wide`: what a 16-bit
+// run of the kernels keeps in fp32, as Megatron's does: LayerNorm's per-row 1/std (apex's and
+// Transformer Engine's fused LayerNorm save mean and rstd in fp32 for 16-bit inputs), attention's
+// log-sum-exp (FlashAttention's softmax_lse is fp32), and the loss's softmax, which is the logits
+// gradient (Megatron computes the cross-entropy on output.float() and saves its fp32 softmax).
 constexpr Row kTable[] = {
     {Part::layer, "layer input", "layer", Width::hidden, true, value(seq, fi), value(seq, fi)},
     {Part::layer, "LN1 input (xhat)", "ln1", Width::hidden, false, value(seq, fw), value(seq, fi)},
-    {Part::layer, "LN1 1/std", "ln1", Width::one, false, value(seq, fi), kNot},
+    {Part::layer, "LN1 1/std", "ln1", Width::one, false, wide(seq, fi), kNot},
     {Part::layer, "QKV input (LN1 output)", "qkv", Width::hidden, false, value(all, fw), value(seq, fw)},
     {Part::layer, "Q", "attention", Width::q, false, value(all, fi), value(all, fi)},
     {Part::layer, "K", "attention", Width::kv, false, value(all, fi), value(all, fi)},
@@ -57,13 +62,13 @@ constexpr Row kTable[] = {
     {Part::layer, "softmax output", "attention", Width::scores, false, value(all, fi), value(all, fi)},
     // Context-parallel (cp > 1), the kernels keep each query row's log-sum-exp instead of the
     // probabilities, which span every rank's keys (kernels/context_parallel.hpp).
-    {Part::layer, "attention log-sum-exp (cp)", "attention", Width::heads, false, value(all, fi), kNot},
+    {Part::layer, "attention log-sum-exp (cp)", "attention", Width::heads, false, wide(all, fi), kNot},
     {Part::layer, "attention dropout mask", "attention", Width::scores, false, kNot, mask(all)},
     {Part::layer, "attention dropout output", "attention", Width::scores, false, kNot, value(all, fi)},
     {Part::layer, "projection input", "proj", Width::q, false, value(all, fw), value(all, fw)},
     {Part::layer, "projection dropout mask", "proj", Width::hidden, false, kNot, mask(seq)},
     {Part::layer, "LN2 input (xhat)", "ln2", Width::hidden, false, value(seq, fw), value(seq, fi)},
-    {Part::layer, "LN2 1/std", "ln2", Width::one, false, value(seq, fi), kNot},
+    {Part::layer, "LN2 1/std", "ln2", Width::one, false, wide(seq, fi), kNot},
     {Part::layer, "fc1 input (LN2 output)", "fc1", Width::hidden, false, value(all, fw), value(seq, fw)},
     {Part::layer, "GELU input (fc1 output)", "gelu", Width::fc1_out, false, value(all, fi), value(all, fi)},
     {Part::layer, "fc2 input (GELU output)", "fc2", Width::ffn, false, value(all, fw), value(all, fw)},
@@ -77,9 +82,9 @@ constexpr Row kTable[] = {
     {Part::embedding, "embedding output", "embedding", Width::hidden, false, kNot, value(all, fi)},
     {Part::embedding, "embedding output gradient", "embedding", Width::hidden, false, value(all, iw), kNot},
     {Part::head, "final LN input (xhat)", "final_ln", Width::hidden, false, value(seq, fw), kNot},
-    {Part::head, "final LN 1/std", "final_ln", Width::one, false, value(seq, fi), kNot},
+    {Part::head, "final LN 1/std", "final_ln", Width::one, false, wide(seq, fi), kNot},
     {Part::head, "output layer input", "output", Width::hidden, false, value(all, fw), value(all, iw)},
-    {Part::head, "logits gradient", "loss", Width::vocab, false, value(all, fw), {true, Element::fp32, all, fi}},
+    {Part::head, "logits gradient", "loss", Width::vocab, false, wide(all, fw), {true, Element::fp32, all, fi}},
     {Part::head, "final LN output gradient", "final_ln", Width::hidden, false, value(seq, iw), kNot},
 };
 
@@ -122,6 +127,7 @@ bool live(const Row& row, const Keep& k, Recompute r, bool drop_scores, Life* li
 
 template <class T>
 T element_bytes(Element e, T value_bytes) {
+  if (e == Element::wide) return value_bytes > T(4) ? value_bytes : T(4);
   return e == Element::value ? value_bytes : e == Element::fp32 ? T(4) : T(1);
 }
 

@@ -16,7 +16,9 @@
 
 namespace pipebench::analysis::transformer {
 
-enum class Element { value, fp32, mask };  // the activation type (e bytes), 4 bytes, 1 byte
+// The activation type (e bytes), 4 bytes, 1 byte, and `wide`: 4 bytes or e where e is wider, what a
+// 16-bit run keeps in fp32 (the per-row statistics: docs/transformer.md "16-bit training state").
+enum class Element { value, fp32, mask, wide };
 enum class Life { f_to_i, f_to_w, i_to_w };
 enum class Part { layer, embedding, head };
 

@@ -34,15 +34,18 @@ struct Outcome {
 // Micro-batch 0 through F, I and W: the stash after F and after I is the formula's, with the balanced
 // MoE layers replaced by those at the routing the stash holds (none before I under full recomputation,
 // whose F keeps the layer input only), and nothing is left after W.
-void expect_stash_is_the_formula(StageD& st, const TransformerConfig& c, Recompute mode) {
+// `e`: the stage's value bytes (8 fp64, 4 fp32); a 16-bit stash (c.stash16) keeps 2-byte values.
+template <class Stage>
+void expect_stash_is_the_formula(Stage& st, const TransformerConfig& c, Recompute mode, std::uint64_t e = 8) {
   const tf::Split split = c.split();
-  const StageMemory m = estimate_memory(c, 8);
-  const tf::Stash balanced = tf::moe_layer_stash(c, split, mode, tf::balanced_moe_rows(c, split), 8);
+  const StageMemory m = estimate_memory(c, e);
+  const std::uint64_t v = c.stash16 != Half::none ? 2 : e;
+  const tf::Stash balanced = tf::moe_layer_stash(c, split, mode, tf::balanced_moe_rows(c, split), v);
   auto formula = [&](bool after_i) {
     const auto rows = st.moe_rows(0);
     std::uint64_t b = after_i ? m.weight_stash : m.forward_stash;
     for (std::size_t i = 0; i < 2; ++i) {
-      const tf::Stash at = i < rows.size() ? tf::moe_layer_stash(c, split, mode, rows[i], 8) : balanced;
+      const tf::Stash at = i < rows.size() ? tf::moe_layer_stash(c, split, mode, rows[i], v) : balanced;
       b = b - (after_i ? balanced.weight : balanced.forward) + (after_i ? at.weight : at.forward);
     }
     return b;
@@ -76,6 +79,18 @@ TEST(MoeStage, ParametersAndStashAreTheFormulaAndRecomputationChangesNothing) {
     EXPECT_EQ(r.aux, none.aux);
     EXPECT_EQ(r.dropped, none.dropped);
     EXPECT_EQ(r.grads, none.grads);
+  }
+}
+
+// A bf16 run's float stage keeps its MoE layers' activations, gates and router gradient in 16 bits (the
+// index vectors in 4 bytes): the stash is the 2-byte formula in every mode (kernels/stash16.hpp).
+TEST(MoeStage, SixteenBitStashIsTheTwoByteFormula) {
+  for (Recompute mode : {Recompute::none, Recompute::selective, Recompute::full}) {
+    SCOPED_TRACE(analysis::recompute_name(mode));
+    TransformerConfig c = moe_model(mode);
+    c.stash16 = Half::bf16;
+    TransformerStage<float> st(c);
+    expect_stash_is_the_formula(st, c, mode, 4);
   }
 }
 
