@@ -169,10 +169,10 @@ class TransformerWorkload final : public Workload {
   }
 
   void* weight_data(int st) override { return at(st).weights().data(); }
-  void shard(int st, int zero, int buckets, int d, int r) override {
+  void shard(int st, int zero, const std::vector<ZeroShard>& shards) override {
     Stage& stage = at(st);
     Exec().fence();
-    Zero& z = zero_[st] = Zero(zero, stage.parameter_count(), buckets, d, r);
+    Zero& z = zero_[st] = Zero(zero, shards);
     if (half()) main_.at(st) = z.compact("pipebench::main_weights", main_.at(st).data());
     if (zero >= 2) z.grads = z.compact("pipebench::gradient_shards", stage.gradients().data());
     if (zero >= 3) z.weights = z.compact("pipebench::weight_shards", stage.weights().data());

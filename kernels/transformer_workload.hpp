@@ -134,6 +134,12 @@ std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const an
 struct StateBytes {
   std::uint64_t weights = 0, gradients = 0, main_weights = 0, optimizer = 0;
 };
+// With expert parallelism (kernels::stage_zero_shards): the dense parameters sharded over g.d ranks
+// (rank g.r), the routed experts' over the g.edp ranks of the expert-data-parallel group (rank g.er;
+// whole where g.edp = 1). Nothing is sharded where g.d = 1. The form with dp, dp_rank is ep = 1: the
+// experts over the same group.
+StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, int zero,
+                       int buckets, const ZeroGroups& g);
 StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, int zero,
                        int buckets, int dp, int dp_rank);
 

@@ -62,13 +62,20 @@ std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const an
 
 StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, int zero,
                        int buckets, int dp, int dp_rank) {
+  return state_bytes(c, s, pp_rank, zero, buckets, ZeroGroups{dp, dp_rank, dp, dp_rank});
+}
+
+StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, int zero,
+                       int buckets, const ZeroGroups& g) {
   const auto split = stage_layers(c, s.stages_per_pipe());
   const std::uint64_t e = c.fp64 ? 8 : 4;
   std::uint64_t whole = 0, shards = 0;  // parameters of the rank's stages, and of its shards of them
   for (int st : s.stages_of_rank(pp_rank)) {
-    const std::uint64_t params = estimate_memory(stage_config(c, split, s.depth_of_stage(st)), e).parameters;
-    whole += params;
-    for (const ZeroShard& z : zero_shards(params, buckets, dp, dp_rank)) shards += z.hi - z.lo;
+    const StageMemory m = estimate_memory(stage_config(c, split, s.depth_of_stage(st)), e);
+    whole += m.parameters;
+    // The dense part over d ranks, the routed experts' over edp (whole where edp = 1), as the executor cuts them.
+    for (const ZeroShard& z : stage_zero_shards(m.parameters, m.parameters - m.expert_parameters, buckets, g))
+      shards += z.hi - z.lo;
   }
   // What the rank's buffers keep per parameter: e-byte weights and gradients, fp32 main weights beside
   // 16-bit ones, Adam's two e-byte moments; the stage shards what analysis::sharded_state says.
@@ -76,7 +83,7 @@ StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Sched
   widths.weights = widths.gradients = static_cast<double>(e);
   widths.main_weights = c.half != Half::none && !c.fp64 ? 4 : 0;
   widths.optimizer = c.optimizer == Optimizer::adam ? 2.0 * static_cast<double>(e) : 0;
-  const analysis::StateParts p = analysis::sharded_state(widths, dp > 1 ? zero : 0, static_cast<double>(whole),
+  const analysis::StateParts p = analysis::sharded_state(widths, g.d > 1 ? zero : 0, static_cast<double>(whole),
                                                          static_cast<double>(shards));
   const auto bytes = [](double x) { return static_cast<std::uint64_t>(x); };  // integers below 2^53: exact
   return {bytes(p.weights), bytes(p.gradients), bytes(p.main_weights), bytes(p.optimizer)};
