@@ -305,7 +305,7 @@ Measurement measured_run(const RunSettings& rs, const Plan& pl, const topology::
   if (x.count("gathered_peak_bytes")) x["gathered_peak_bytes_formula"] = zf.gathered_peak;
   // Under ZeRO-1 a rank's gradients are summed over the data-parallel group in its shards only: the
   // norm of its whole buffer would mix summed and unsummed values.
-  if (rs.zero >= 1 && pl.mapping.d > 1)
+  if (rs.zero >= 1 && rs.cp * pl.mapping.d > 1)
     for (auto it = result.run.summary.extra.begin(); it != result.run.summary.extra.end();)
       it = it->first.rfind("grad_norm.", 0) == 0 ? result.run.summary.extra.erase(it) : std::next(it);
   return result;
