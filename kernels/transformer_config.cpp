@@ -186,6 +186,7 @@ StageMemory estimate_memory(const TransformerConfig& c, std::uint64_t e) {
   const tf::Stash moe = c.experts > 0 ? tf::moe_layer_stash(c, split, modelled_recompute(c), tf::balanced_moe_rows(c, split), v)
                                       : layer;
   const u64 moe_layers = static_cast<u64>(c.moe_layers_in(c.first_layer, c.num_layers));
+  if (c.experts > 0) m.expert_parameters = mul(moe_layers, tf::routed_expert_params(c, split));
   const u64 dense_layers = static_cast<u64>(c.num_layers) - moe_layers;
   m.forward_stash = add(mul(dense_layers, layer.forward), mul(moe_layers, moe.forward));
   m.weight_stash = add(mul(dense_layers, layer.weight), mul(moe_layers, moe.weight));

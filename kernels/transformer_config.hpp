@@ -111,6 +111,7 @@ void validate(const TransformerConfig& c);
 // stash16 is set). Exact for everything but `workspace`.
 struct StageMemory {
   std::uint64_t parameters = 0;              // number of parameters (not bytes)
+  std::uint64_t expert_parameters = 0;       // of them the routed experts', the flat buffer's tail
   std::uint64_t weights = 0;                 // bytes
   std::uint64_t grads = 0;                   // bytes (same shapes as the weights)
   std::uint64_t forward_stash = 0;           // per micro-batch, held from the end of F to the start of I

@@ -179,10 +179,10 @@ class TransformerWorkload final : public Workload {
 
   void* weight_data(int st) override { return half() ? static_cast<void*>(half_w_.whole(st)) : at(st).weights().data(); }
   int weight_element_bytes() const override { return kernels::weight_element_bytes(c_); }
-  void shard(int st, int zero, int buckets, int d, int r) override {
+  void shard(int st, int zero, const std::vector<ZeroShard>& shards) override {
     Stage& stage = at(st);
     Exec().fence();
-    Zero& z = zero_[st] = Zero(zero, stage.parameter_count(), buckets, d, r);
+    Zero& z = zero_[st] = Zero(zero, shards);
     if (half()) main_.at(st) = z.compact("pipebench::main_weights", main_.at(st).data());
     if (zero >= 2) z.grads = z.compact("pipebench::gradient_shards", stage.gradients().data());
     if (zero >= 3 && half()) half_w_.shard(st, z);

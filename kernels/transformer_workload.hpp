@@ -139,6 +139,12 @@ struct StateBytes {
   // (kernels/half_weights.hpp, analysis::decoded_peak_bytes); 0 otherwise.
   std::uint64_t decoded = 0;
 };
+// With expert parallelism (kernels::stage_zero_shards): the dense parameters sharded over g.d ranks
+// (rank g.r), the routed experts' over the g.edp ranks of the expert-data-parallel group (rank g.er;
+// whole where g.edp = 1). Nothing is sharded where g.d = 1. The form with dp, dp_rank is ep = 1: the
+// experts over the same group.
+StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, int zero,
+                       int buckets, const ZeroGroups& g);
 StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, int zero,
                        int buckets, int dp, int dp_rank);
 

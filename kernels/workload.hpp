@@ -53,6 +53,8 @@ struct EpOps {
   std::function<void(int handle)> wait;
 };
 
+struct ZeroShard;  // below
+
 class Workload {
  public:
   virtual ~Workload() = default;
@@ -118,13 +120,13 @@ class Workload {
   virtual void* weight_data(int) { return nullptr; }
   virtual void optimizer_step_range(int, std::size_t, std::size_t) {}
   // Real ZeRO memory (kernels/zero_state.hpp): from this call on the workload keeps the compact copy of
-  // this rank's shards (zero_shards(grad_bytes / element_bytes, buckets, d, r), in order) of the fp32
+  // this rank's `shards` (stage_zero_shards of the stage's elements, in order) of the fp32
   // main weights (16-bit storage, zero >= 1), of the gradients (zero >= 2: the executor writes each
   // reduce-scatter's sums there, then calls release_grads, which frees the whole buffer until the next
   // backward that accumulates into it) and of the weights (zero >= 3: the optimizer steps them there;
   // the whole buffer exists from acquire_weights, uninitialised, to release_weights, and weight_data is
   // null without it). grad_shard / weight_shard: the compact copies (null where not sharded).
-  virtual void shard(int /*stage*/, int /*zero*/, int /*buckets*/, int /*d*/, int /*r*/) {}
+  virtual void shard(int /*stage*/, int /*zero*/, const std::vector<ZeroShard>& /*shards*/) {}
   virtual void* grad_shard(int) { return nullptr; }
   virtual void* weight_shard(int) { return nullptr; }
   virtual void release_grads(int) {}
@@ -188,6 +190,7 @@ struct ZeroShard {
   std::size_t bucket_lo = 0, bucket_hi = 0;  // the bucket
   std::size_t lo = 0, hi = 0;                // rank r's shard of it (lo == hi: empty)
   std::size_t shard = 0;                     // ceil(n/d): every rank's share of the padded bucket
+  bool expert = false;                       // a routed experts' bucket (stage_zero_shards)
 };
 inline std::vector<ZeroShard> zero_shards(std::size_t count, int buckets, int d, int r) {
   std::vector<ZeroShard> out;
@@ -200,6 +203,31 @@ inline std::vector<ZeroShard> zero_shards(std::size_t count, int buckets, int d,
     z.shard = (z.bucket_hi - z.bucket_lo + dd - 1) / dd;
     z.lo = std::min(z.bucket_hi, z.bucket_lo + z.shard * static_cast<std::size_t>(r));
     z.hi = std::min(z.bucket_hi, z.lo + z.shard);
+    out.push_back(z);
+  }
+  return out;
+}
+
+// The data-parallel groups a stage's ZeRO shards are cut over: its dense parameters over the d ranks of
+// the data-parallel group (cp d in a run: Megatron-Core's dp-cp), rank r; its routed experts over the
+// edp ranks that hold the same experts (the expert-data-parallel group, cp d / ep in a run), rank er.
+struct ZeroGroups {
+  int d = 1, r = 0, edp = 1, er = 0;
+};
+
+// A stage's shards with expert parallelism, as Megatron-Core's distributed optimizer keeps them (its
+// DistributedDataParallel holds the experts' parameters in buffers of their own, reduced and sharded
+// over the expert-data-parallel group): the dense elements [0, expert_first) cut as zero_shards over
+// g.d ranks, then the routed experts' [expert_first, count) (the flat buffer's tail,
+// kernels/parameters.cpp) in `buckets` buckets of their own over g.edp ranks, at their place in the
+// whole buffer and marked `expert`. With edp = 1 each expert bucket is whole on the rank: not sharded.
+inline std::vector<ZeroShard> stage_zero_shards(std::size_t count, std::size_t expert_first, int buckets,
+                                                const ZeroGroups& g) {
+  std::vector<ZeroShard> out = zero_shards(std::min(expert_first, count), buckets, g.d, g.r);
+  if (expert_first >= count) return out;
+  for (ZeroShard z : zero_shards(count - expert_first, buckets, g.edp, g.er)) {
+    for (std::size_t* x : {&z.bucket_lo, &z.bucket_hi, &z.lo, &z.hi}) *x += expert_first;
+    z.expert = true;
     out.push_back(z);
   }
   return out;

@@ -67,16 +67,23 @@ std::uint64_t optimizer_state_bytes(const TransformerWorkloadConfig& c, const an
 
 StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, int zero,
                        int buckets, int dp, int dp_rank) {
+  return state_bytes(c, s, pp_rank, zero, buckets, ZeroGroups{dp, dp_rank, dp, dp_rank});
+}
+
+StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Schedule& s, int pp_rank, int zero,
+                       int buckets, const ZeroGroups& g) {
   const auto split = stage_layers(c, s.stages_per_pipe());
   const std::uint64_t e = c.fp64 ? 8 : 4;
   const bool half = c.half != Half::none && !c.fp64;
   std::uint64_t whole = 0, shards = 0;  // parameters of the rank's stages, and of its shards of them
   std::vector<double> decoded(static_cast<std::size_t>(s.num_stages()), 0);  // per stage: its fp32 bytes
   for (int st : s.stages_of_rank(pp_rank)) {
-    const std::uint64_t params = estimate_memory(stage_config(c, split, s.depth_of_stage(st)), e).parameters;
-    whole += params;
-    decoded[static_cast<std::size_t>(st)] = 4.0 * static_cast<double>(params);
-    for (const ZeroShard& z : zero_shards(params, buckets, dp, dp_rank)) shards += z.hi - z.lo;
+    const StageMemory m = estimate_memory(stage_config(c, split, s.depth_of_stage(st)), e);
+    whole += m.parameters;
+    decoded[static_cast<std::size_t>(st)] = 4.0 * static_cast<double>(m.parameters);
+    // The dense part over d ranks, the routed experts' over edp (whole where edp = 1), as the executor cuts them.
+    for (const ZeroShard& z : stage_zero_shards(m.parameters, m.parameters - m.expert_parameters, buckets, g))
+      shards += z.hi - z.lo;
   }
   // What the rank's buffers keep per parameter: e-byte weights, gradients and Adam moments, or a 16-bit
   // run's mixed-precision layout (the planner's: 16-bit weights, fp32 gradients, main weights and
@@ -84,7 +91,7 @@ StateBytes state_bytes(const TransformerWorkloadConfig& c, const analysis::Sched
   analysis::StateParts widths = analysis::kMixedPrecisionWidths;
   if (!half) widths = {static_cast<double>(e), static_cast<double>(e), 0, 2.0 * static_cast<double>(e)};
   if (c.optimizer != Optimizer::adam) widths.optimizer = 0;
-  const analysis::StateParts p = analysis::sharded_state(widths, dp > 1 ? zero : 0, static_cast<double>(whole),
+  const analysis::StateParts p = analysis::sharded_state(widths, g.d > 1 ? zero : 0, static_cast<double>(whole),
                                                          static_cast<double>(shards));
   const auto bytes = [](double x) { return static_cast<std::uint64_t>(x); };  // integers below 2^53: exact
   const double peak = half ? analysis::decoded_peak_bytes(s, pp_rank, decoded) : 0;

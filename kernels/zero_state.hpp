@@ -1,6 +1,6 @@
 #pragma once
 // What a rank keeps of one stage under ZeRO (Rajbhandari et al. 2020; docs/transformer.md "ZeRO"): the
-// compact copy of its shards (kernels/workload.hpp, zero_shards: one [lo, hi) range per bucket, stored
+// compact copy of its shards (kernels/workload.hpp, stage_zero_shards: one [lo, hi) range per bucket, stored
 // one after another) of the fp32 main weights (16-bit storage, ZeRO >= 1), of the gradients (ZeRO >= 2)
 // and of the weights (ZeRO >= 3; a 16-bit run keeps its 16-bit ones in kernels/half_weights.hpp). The
 // whole buffers of the stage are then allocated only while they are used and freed after, so that what
@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "analysis/error.hpp"
@@ -27,7 +28,7 @@ struct ZeroStageState {
   Flat main, grads, weights;    // compact; empty where that stage of ZeRO does not shard them
 
   ZeroStageState() = default;
-  ZeroStageState(int z, std::size_t n, int buckets, int d, int r) : zero(z), shards(zero_shards(n, buckets, d, r)) {
+  ZeroStageState(int z, std::vector<ZeroShard> mine) : zero(z), shards(std::move(mine)) {
     for (const ZeroShard& s : shards) at.push_back(count), count += s.hi - s.lo;
   }
   // The compact offset of element i of the whole buffer, which must lie in one of this rank's shards.

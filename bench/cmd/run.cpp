@@ -200,7 +200,8 @@ Sweep prepare(RunSettings& rs, Job& job, const std::function<void()>& start_kokk
                    list.c_str());
     }
     check_tags(sw.plans);
-    const auto flat = std::find_if(sw.plans.begin(), sw.plans.end(), [](const Plan& pl) { return pl.mapping.d == 1; });
+    // ZeRO shards over the cp d ranks of a replica (dp-cp): nothing to shard only where both are 1.
+    const auto flat = std::find_if(sw.plans.begin(), sw.plans.end(), [&rs](const Plan& pl) { return pl.mapping.d * rs.cp == 1; });
     if (job.rank() == 0 && rs.zero && flat != sw.plans.end())
       std::fprintf(stderr, "pipebench: warning: --zero %d with d = 1 (configuration %s): nothing to shard, the "
                            "optimizer state%s stay%s whole\n", rs.zero, flat->label.c_str(),

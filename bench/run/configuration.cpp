@@ -306,7 +306,7 @@ Measurement measured_run(const RunSettings& rs, const Plan& pl, const topology::
   if (x.count("gathered_peak_bytes")) x["gathered_peak_bytes_formula"] = zf.gathered_peak;
   // Under ZeRO-1 a rank's gradients are summed over the data-parallel group in its shards only: the
   // norm of its whole buffer would mix summed and unsummed values.
-  if (rs.zero >= 1 && pl.mapping.d > 1)
+  if (rs.zero >= 1 && rs.cp * pl.mapping.d > 1)
     for (auto it = result.run.summary.extra.begin(); it != result.run.summary.extra.end();)
       it = it->first.rfind("grad_norm.", 0) == 0 ? result.run.summary.extra.erase(it) : std::next(it);
   return result;
@@ -349,13 +349,15 @@ std::optional<Measurement> run_configuration(const RunSettings& rs, const Plan& 
   ec.roll = &sweep.roll();
   ec.links = groups.links.get();
   ec.ep = groups.ep.get();
-  ec.expert_dp = groups.expert_dp.get();
   ec.where = "configuration " + std::to_string(pl.index);
   const bool faulty = test_fault().rank == world_rank() && test_fault().config == pl.index;
   ec.test_stop = faulty && test_fault().mode == 'a';
   ec.test_term = faulty && test_fault().mode == 't';
   // Megatron-Core reduces the gradients (and shards ZeRO-1's state) over the cp x d ranks of a replica.
   comm::Communicator* const dp = groups.dp_cp ? groups.dp_cp.get() : groups.dp.get();
+  // The routed experts' gradients reduce over the ranks holding the same experts: with ep = 1 every
+  // rank of the replica's group (dp-cp) holds all of them.
+  ec.expert_dp = rs.ep == 1 ? dp : groups.expert_dp.get();
   exec = std::make_unique<Executor>(pl.schedule, *pp, groups.tp.get(), dp, sweep.world(), *work, ec);
   std::vector<RankRecords> all = run_steps(rs, pl, sweep, mg, *exec, *work, mine);
   if (sweep.world().rank() != 0) return std::nullopt;

@@ -300,7 +300,7 @@ void Executor::begin_step(int step, std::vector<ActionRecord>* actions, std::vec
   next_need_ = 0;
   first_pending_need_ = 0;
   posted_ahead_ = 0;
-  reduce_scatters_ = gathers_ = 0;
+  reduce_scatters_ = gathers_ = expert_gathers_ = expert_scatters_ = 0;
   gather_waited_ = gathered_peak_ = 0;
   w_.begin_step(step);
   const auto& list = s_.actions[me_];

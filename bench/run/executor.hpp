@@ -40,6 +40,9 @@ struct ExecutorConfig {
   // Test-only: the k-th weight all-gather / gradient reduce-scatter (ZeRO >= 1) of each step is not made
   // (the weights outside the shard stay dropped or stale; the shard keeps this rank's own gradients); -1: none.
   int test_drop_gather = -1, test_drop_reduce_scatter = -1;
+  // Test-only, the same for the routed experts' buckets over expert_dp: the k-th stage gather of a step
+  // without its expert buckets, the k-th expert bucket's reduce-scatter.
+  int test_drop_expert_gather = -1, test_drop_expert_reduce_scatter = -1;
   // How often the workload lets pending communication progress while it computes (0: never).
   double progress_interval = 250e-6;
   // Where the step's start is announced, so that a rank that does not come is named with its host (null:
@@ -54,7 +57,9 @@ struct ExecutorConfig {
   // without it.
   comm::Communicator* ep = nullptr;
   // The expert-data-parallel group (cp d / ep ranks holding the same experts), over which the routed
-  // experts' gradients (Workload::expert_grads) are all-reduced; null: not reduced (ep = cp d).
+  // experts' gradients (Workload::expert_grads) are all-reduced, or under ZeRO reduce-scattered and
+  // their weights sharded and gathered; null: not reduced, not sharded (ep = cp d). With ep = 1 it is
+  // the data-parallel group itself.
   comm::Communicator* expert_dp = nullptr;
   // Test-only: the expert gradients' all-reduce leaves out the second half of the range.
   bool test_half_expert_reduce = false;
@@ -138,6 +143,7 @@ class Executor {
   void progress();
   void start_barrier(int step);  // tests pending sends and the next pending receive: drives MPI's progress engine
   void launch_dp(int stage);
+  void launch_reduce_scatters(int stage);  // ZeRO's part of launch_dp
   void finish_dp();
   // Tied embeddings: the first and the last stage's copies of the shared matrix get the sum of both
   // copies' gradients, bitwise equal (both add first + last, in that order).
@@ -156,6 +162,9 @@ class Executor {
   void complete_gather(int stage);
   void release_weights(int stage);
   void zero3_progress();
+  // The group a shard's bucket is reduce-scattered and gathered over: dp, or the routed experts'
+  // expert_dp; null where that group is one rank (the bucket is the rank's own, whole).
+  comm::Communicator* zero_group(const kernels::ZeroShard& z) const;
   void ep_progress();
   void note(CommRecord r);
 
@@ -231,6 +240,7 @@ class Executor {
   // ZeRO-3 (fsdp_): the rank's gather plan (analysis/zero.hpp).
   struct PendingGather {
     kernels::ZeroShard z;
+    comm::Communicator* via = nullptr;  // the bucket's group (zero_group); null: the rank's own, whole
     std::size_t at = 0;  // where the shard's values are in the gather's source (compact under ZeRO-3)
     std::vector<unsigned char> send, recv;
     comm::Request req;
@@ -245,7 +255,11 @@ class Executor {
   std::vector<std::vector<int>> gather_before_, release_after_;
   std::map<int, StageWeights> weights_;
   bool fsdp_ = false;
-  int gathers_ = 0;  // this step's, for test_drop_gather
+  int gathers_ = 0, expert_gathers_ = 0;  // this step's, for test_drop_gather and test_drop_expert_gather
+  int expert_scatters_ = 0;                // this step's, for test_drop_expert_reduce_scatter
+  // ZeRO: per stage the rank's shards (kernels::stage_zero_shards: the dense buckets over dp, the routed
+  // experts' over expert_dp).
+  std::map<int, std::vector<kernels::ZeroShard>> shards_;
   double gather_waited_ = 0, gathered_peak_ = 0;
   // Receive buffers of the copies' sums, kept across steps: a tied stage's (key: the stage) and a DualPipe
   // stage's for its twin's gradients (key: -1 - the stage).

@@ -39,6 +39,54 @@ void from_bf16(const unsigned char* from, std::size_t n, char* to) {
 }
 }  // namespace
 
+// ZeRO: each bucket of the stage, padded to equal shards over its group (the dense ones over dp, the
+// routed experts' over expert_dp), is reduce-scattered: this rank receives its shard's sums.
+void Executor::launch_reduce_scatters(int stage) {
+  const auto elem = static_cast<std::size_t>(w_.element_bytes());
+  auto* data = static_cast<char*>(w_.grad_data(stage));
+  const bool b16 = w_.reduces_grads_in_bf16();
+  const std::size_t wire = b16 ? 2 : elem;  // bytes a value on the wire
+  const comm::DType type = b16 ? comm::DType::bf16 : elem == 8 ? comm::DType::f64 : comm::DType::f32;
+  std::size_t at = 0;  // where the shard's sums go in the workload's compact gradient shards (ZeRO-2, 3)
+  for (const kernels::ZeroShard& z : shards_.at(stage)) {
+    comm::Communicator* via = zero_group(z);
+    const std::size_t n = z.bucket_hi - z.bucket_lo;
+    if (!via) {  // a routed experts' bucket of one rank: its gradients are the sums (as without ZeRO)
+      if (cfg_.zero >= 2) std::memcpy(static_cast<char*>(w_.grad_shard(stage)) + at * elem, data + z.lo * elem, n * elem);
+      at += n;
+      continue;
+    }
+    const auto d = static_cast<std::size_t>(via->size());
+    PendingDp p;
+    p.via = via == dp_ ? nullptr : via;
+    p.stage = stage;
+    p.shard = z;
+    p.at = at;
+    p.bf16 = b16;
+    at += z.hi - z.lo;
+    const void* send = data + z.bucket_lo * elem;
+    if (b16) {
+      p.send = to_bf16(static_cast<const char*>(send), n, z.shard * d);
+      send = p.send.data();
+    } else if (n != z.shard * d) {
+      p.send.assign(z.shard * d * elem, 0);
+      std::memcpy(p.send.data(), send, n * elem);
+      send = p.send.data();
+    }
+    p.recv.assign(z.shard * wire, 0);
+    p.rec = dp_record(CommKind::ReduceScatter, z.shard * d * wire, stage);
+    const bool drop = z.expert ? expert_scatters_++ == cfg_.test_drop_expert_reduce_scatter
+                               : reduce_scatters_++ == cfg_.test_drop_reduce_scatter;
+    if (drop) {  // test-only: the shard keeps its own gradients
+      std::memcpy(p.recv.data(), static_cast<const char*>(send) + z.shard * static_cast<std::size_t>(via->rank()) * wire,
+                  (z.hi - z.lo) * wire);
+    } else {
+      p.req = via->ireduce_scatter_sum(send, p.recv.data(), z.shard, type);
+    }
+    dp_pending_.push_back(std::move(p));
+  }
+}
+
 void Executor::launch_dp(int stage) {
   w_.finish_grads(stage);  // once per stage and step: every stage's gradients pass here
   if (!dp_) return;
@@ -50,39 +98,7 @@ void Executor::launch_dp(int stage) {
   const bool b16 = w_.reduces_grads_in_bf16();
   const std::size_t wire = b16 ? 2 : elem;  // bytes a value on the wire
   const comm::DType type = b16 ? comm::DType::bf16 : elem == 8 ? comm::DType::f64 : comm::DType::f32;
-  if (cfg_.zero) {
-    // Each bucket, padded to d equal shards, is reduce-scattered: this rank receives its shard's sums.
-    const auto d = static_cast<std::size_t>(dp_->size());
-    std::size_t at = 0;  // where the shard's sums go in the workload's compact gradient shards (ZeRO-2, 3)
-    for (const kernels::ZeroShard& z : kernels::zero_shards(count, static_cast<int>(buckets), dp_->size(), dp_->rank())) {
-      PendingDp p;
-      p.stage = stage;
-      p.shard = z;
-      p.at = at;
-      p.bf16 = b16;
-      at += z.hi - z.lo;
-      const std::size_t n = z.bucket_hi - z.bucket_lo;
-      const void* send = data + z.bucket_lo * elem;
-      if (b16) {
-        p.send = to_bf16(static_cast<const char*>(send), n, z.shard * d);
-        send = p.send.data();
-      } else if (n != z.shard * d) {
-        p.send.assign(z.shard * d * elem, 0);
-        std::memcpy(p.send.data(), send, n * elem);
-        send = p.send.data();
-      }
-      p.recv.assign(z.shard * wire, 0);
-      p.rec = dp_record(CommKind::ReduceScatter, z.shard * d * wire, stage);
-      if (reduce_scatters_++ == cfg_.test_drop_reduce_scatter) {  // test-only: the shard keeps its own gradients
-        std::memcpy(p.recv.data(), static_cast<const char*>(send) + z.shard * static_cast<std::size_t>(dp_->rank()) * wire,
-                    (z.hi - z.lo) * wire);
-      } else {
-        p.req = dp_->ireduce_scatter_sum(send, p.recv.data(), z.shard, type);
-      }
-      dp_pending_.push_back(std::move(p));
-    }
-    return;
-  }
+  if (cfg_.zero) return launch_reduce_scatters(stage);
   // All-reduces in place, or under bf16 on a 16-bit copy decoded back when done (finish_dp).
   auto all_reduce = [&](comm::Communicator* via, char* at, std::size_t n) {
     PendingDp d;
@@ -211,11 +227,8 @@ void Executor::sync_copies() {
 // ZeRO: each rank steps its shards; under ZeRO-1 and 2 the updated weights are gathered at once (with
 // the gathers of bench/run/executor_zero.cpp), under ZeRO-3 before their next use.
 void Executor::zero_update_and_gather() {
-  const auto elem = static_cast<std::size_t>(w_.element_bytes());
   for (int st : s_.stages_of_rank(me_)) {
-    const std::size_t count = w_.grad_bytes(st) / elem;
-    for (const kernels::ZeroShard& z : kernels::zero_shards(count, std::max(cfg_.dp_buckets, 1), dp_->size(), dp_->rank()))
-      w_.optimizer_step_range(st, z.lo, z.hi);
+    for (const kernels::ZeroShard& z : shards_.at(st)) w_.optimizer_step_range(st, z.lo, z.hi);
   }
   if (cfg_.zero >= 3) return;
   for (int st : s_.stages_of_rank(me_)) post_gather(st);

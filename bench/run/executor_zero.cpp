@@ -1,13 +1,16 @@
 // The executor's sharded weights: the all-gathers of ZeRO-1 and 2 after the optimizer step, and ZeRO-3's
 // (FSDP). Under ZeRO-3 each rank keeps the weights of its shards of every bucket
-// (kernels/workload.hpp, zero_shards; the workload keeps them compact, kernels/zero_state.hpp) and frees
-// the whole buffer, which it allocates again and all-gathers from the data-parallel group before the
-// actions analysis::gather_plan names and frees after (docs/transformer.md "ZeRO"). A gather left out
-// (a test hook) leaves NaN outside the rank's shard, so that an action run on weights that were not
-// gathered cannot match the single-rank run. The next action's gathers are posted, into staging buffers
-// of their own, before this action computes (prefetch) and completed before that action starts. The
-// gathers move the weights as the workload keeps them (Workload::weight_element_bytes): 2 bytes a value
-// for a 16-bit run's weights (kernels/half_weights.hpp), whose shards are rounded once after the step.
+// (kernels/workload.hpp, stage_zero_shards; the workload keeps them compact, kernels/zero_state.hpp) and
+// frees the whole buffer, which it allocates again and all-gathers before the actions
+// analysis::gather_plan names and frees after (docs/transformer.md "ZeRO"). The dense buckets gather
+// over the data-parallel group, the routed experts' over the expert-data-parallel group (Megatron-Core's
+// expert buffers); where that group is one rank, the expert buckets are the rank's own, whole, and are
+// copied rather than gathered. A gather left out (a test hook) leaves NaN outside the rank's shard, so
+// that an action run on weights that were not gathered cannot match the single-rank run. The next
+// action's gathers are posted, into staging buffers of their own, before this action computes
+// (prefetch) and completed before that action starts. The gathers move the weights as the workload
+// keeps them (Workload::weight_element_bytes): 2 bytes a value for a 16-bit run's weights
+// (kernels/half_weights.hpp), whose shards are rounded once after the step.
 #include <mpi.h>
 
 #include <algorithm>
@@ -43,7 +46,13 @@ void Executor::zero_setup() {
     const auto values = w_.grad_bytes(st) / static_cast<std::size_t>(w_.element_bytes());
     weights_[st].bytes = values * static_cast<std::size_t>(w_.weight_element_bytes());
     weights_[st].whole = true;
-    w_.shard(st, cfg_.zero, std::max(cfg_.dp_buckets, 1), dp_->size(), dp_->rank());
+    const std::size_t count = w_.grad_bytes(st) / static_cast<std::size_t>(w_.element_bytes());
+    std::size_t first = count, n = 0;
+    if (!w_.expert_grads(st, first, n)) first = count;
+    kernels::ZeroGroups g{dp_->size(), dp_->rank(), 1, 0};
+    if (cfg_.expert_dp) g.edp = cfg_.expert_dp->size(), g.er = cfg_.expert_dp->rank();
+    shards_[st] = kernels::stage_zero_shards(count, first, std::max(cfg_.dp_buckets, 1), g);
+    w_.shard(st, cfg_.zero, shards_[st]);
   }
   if (cfg_.zero < 3) return;
   fsdp_ = true;
@@ -61,29 +70,37 @@ void Executor::release_weights(int st) {
   w_.release_weights(st);  // the shards stay, compact, in the workload
 }
 
+comm::Communicator* Executor::zero_group(const kernels::ZeroShard& z) const {
+  comm::Communicator* c = z.expert ? cfg_.expert_dp : dp_;
+  return c && c->size() > 1 ? c : nullptr;
+}
+
 void Executor::post_gather(int st) {
   StageWeights& sw = weights_.at(st);
   if (!sw.pending.empty()) return;
   const auto elem = static_cast<std::size_t>(w_.weight_element_bytes());
-  const auto d = static_cast<std::size_t>(dp_->size());
   const bool drop = gathers_++ == cfg_.test_drop_gather;
+  int expert_drop = -1;  // the stage's expert buckets: not counted yet (-1), kept (0), dropped (1)
   // The rank's shards: ZeRO-3's compact copies, or the whole weights of ZeRO-1 and 2 at their place.
   const auto* weights = static_cast<const char*>(fsdp_ ? w_.weight_shard(st) : w_.weight_data(st));
   std::size_t at = 0;
-  for (const kernels::ZeroShard& z : kernels::zero_shards(sw.bytes / elem, std::max(cfg_.dp_buckets, 1), dp_->size(),
-                                                          dp_->rank())) {
+  for (const kernels::ZeroShard& z : shards_.at(st)) {
     sw.pending.emplace_back();
     PendingGather& g = sw.pending.back();
     g.z = z;
     g.at = fsdp_ ? at : z.lo;
-    g.dropped = drop;
+    g.via = zero_group(z);
     at += z.hi - z.lo;
-    if (drop) continue;
+    if (!g.via) continue;  // the rank's own bucket, whole (complete_gather)
+    if (z.expert && expert_drop < 0) expert_drop = expert_gathers_++ == cfg_.test_drop_expert_gather;
+    g.dropped = z.expert ? expert_drop == 1 : drop;
+    if (g.dropped) continue;
+    const auto d = static_cast<std::size_t>(g.via->size());
     g.send.assign(z.shard * elem, 0);
     if (z.hi > z.lo) std::memcpy(g.send.data(), weights + g.at * elem, (z.hi - z.lo) * elem);
     g.recv.resize(z.shard * d * elem);
     g.rec = dp_record(CommKind::AllGather, z.shard * d * elem, st);
-    g.req = dp_->iallgather(g.send.data(), g.recv.data(), z.shard * elem);
+    g.req = g.via->iallgather(g.send.data(), g.recv.data(), z.shard * elem);
   }
 }
 
@@ -94,13 +111,15 @@ void Executor::complete_gather(int st) {
   auto* weights = static_cast<char*>(w_.weight_data(st));
   const auto* shards = static_cast<const char*>(w_.weight_shard(st));
   for (PendingGather& g : sw.pending) {
-    if (g.dropped) {  // test-only: ZeRO-3's bucket is NaN but for the rank's own shard; ZeRO-1's, 2's stale
+    // The rank's own whole bucket, or (test-only) a dropped gather: ZeRO-3's bucket is NaN but for the
+    // rank's own shard; ZeRO-1's, 2's stale.
+    if (g.dropped || !g.via) {
       if (!fsdp_) continue;
-      fill_nan(weights, g.z.bucket_lo, g.z.bucket_hi, elem);
+      if (g.dropped) fill_nan(weights, g.z.bucket_lo, g.z.bucket_hi, elem);
       std::memcpy(weights + g.z.lo * elem, shards + g.at * elem, (g.z.hi - g.z.lo) * elem);
       continue;
     }
-    dp_->wait(g.req);
+    g.via->wait(g.req);
     g.rec.t_done = now();
     note(g.rec);
     std::memcpy(weights + g.z.bucket_lo * elem, g.recv.data(), (g.z.bucket_hi - g.z.bucket_lo) * elem);
@@ -136,7 +155,7 @@ void Executor::zero3_after(std::size_t i) {
 void Executor::zero3_progress() {
   for (auto& [st, sw] : weights_)
     for (PendingGather& g : sw.pending)
-      if (!g.dropped) dp_->test(g.req);
+      if (!g.dropped && g.via) g.via->test(g.req);
 }
 
 }  // namespace pipebench::bench

@@ -20,10 +20,9 @@ void check_moe(const RunSettings& rs) {
     for (const std::string& flag : rs.moe_flags)
       if (flag != "--experts")
         throw UsageError(flag + " needs --experts E >= 1: without experts no layer is an MoE layer");
+  // --zero N runs with experts: the routed experts' buckets shard over the expert-data-parallel group
+  // (bench/run/executor_zero.cpp), so nothing is refused here.
   analysis::transformer::check_expert_parallel(moe, rs.ep);
-  if (moe.experts > 0 && rs.zero > 0)
-    throw UsageError("--zero " + std::to_string(rs.zero) + " is not allowed with --experts " + std::to_string(moe.experts) +
-                     ": the MoE transformer runs without ZeRO (--zero 0); the routed experts' shards are not done yet");
 }
 
 // --expert-parallel in run: the synthetic stage's expert traffic (docs/run.md "Expert traffic"), or the

@@ -2,18 +2,28 @@
 
 #include <algorithm>
 
-#include "analysis/transformer/params.hpp"
 #include "analysis/zero.hpp"
 #include "kernels/transformer_workload.hpp"
 
 namespace pipebench::bench {
 
+namespace {
+// The run's data-parallel groups (bench/run/configuration.cpp): the dense gradients reduce over the cp d
+// ranks of a replica (Megatron-Core's dp-cp), the routed experts' over the cp d / ep holding the same
+// experts (the expert-data-parallel group). Rank 0 of both holds the largest shards (kernels::zero_shards
+// gives the lower ranks full ones) and every pipeline stage has such a rank: its first.
+kernels::ZeroGroups run_groups(const RunSettings& rs, const Plan& pl, int r) {
+  const int d = rs.cp * pl.mapping.d, edp = std::max(1, d / std::max(rs.ep, 1));
+  return {d, r, edp, r % edp};
+}
+}  // namespace
+
 kernels::StateBytes state_formula(const RunSettings& rs, const Plan& pl) {
   const Mapping& mp = pl.mapping;
   kernels::StateBytes most;
   for (int pp = 0; pp < mp.p; ++pp)
-    for (int dp = 0; dp < mp.d; ++dp) {
-      const kernels::StateBytes b = kernels::state_bytes(pl.model, pl.schedule, pp, rs.zero, rs.dp_buckets, mp.d, dp);
+    for (int dp = 0; dp < rs.cp * mp.d; ++dp) {
+      const kernels::StateBytes b = kernels::state_bytes(pl.model, pl.schedule, pp, rs.zero, rs.dp_buckets, run_groups(rs, pl, dp));
       most.weights = std::max(most.weights, b.weights);
       most.gradients = std::max(most.gradients, b.gradients);
       most.main_weights = std::max(most.main_weights, b.main_weights);
@@ -26,8 +36,8 @@ kernels::StateBytes state_formula(const RunSettings& rs, const Plan& pl) {
 ZeroFormula zero_formula(const RunSettings& rs, const Plan& pl) {
   ZeroFormula f;
   const analysis::Schedule& s = pl.schedule;
-  const int d = pl.mapping.d;
-  if (d <= 1 || rs.workload != WorkloadKind::transformer) return f;
+  const kernels::ZeroGroups g = run_groups(rs, pl, 0);
+  if (g.d <= 1 || rs.workload != WorkloadKind::transformer) return f;
   const std::size_t e = pl.model.fp64 ? 8 : 4;
   const int buckets = std::max(rs.dp_buckets, 1);
   // Gradients travel as bfloat16 under --grad-reduce-dtype bf16 (2 bytes of the 4 a value holds); the
@@ -38,34 +48,31 @@ ZeroFormula zero_formula(const RunSettings& rs, const Plan& pl) {
   const auto split = kernels::stage_layers(pl.model, s.stages_per_pipe());
   for (int r = 0; r < s.p; ++r) {
     ZeroFormula mine;
-    std::vector<double> whole(static_cast<std::size_t>(s.num_stages()), 0), padded(whole);
+    std::vector<double> whole(static_cast<std::size_t>(s.num_stages()), 0), padded(whole), routed(whole);
     for (int st : s.stages_of_rank(r)) {
-      const std::uint64_t n = kernels::estimate_memory(kernels::stage_config(pl.model, split, s.depth_of_stage(st)), e).parameters;
-      whole[static_cast<std::size_t>(st)] = static_cast<double>(n * e);
-      // Buckets padded to d equal shards (kernels::zero_shards): the same for every data-parallel rank.
-      for (const kernels::ZeroShard& z : kernels::zero_shards(n, buckets, d, 0))
-        padded[static_cast<std::size_t>(st)] += static_cast<double>(z.shard * static_cast<std::size_t>(d) * e);
+      const kernels::StageMemory m = kernels::estimate_memory(kernels::stage_config(pl.model, split, s.depth_of_stage(st)), e);
+      const auto k = static_cast<std::size_t>(st);
+      whole[k] = static_cast<double>(m.parameters * e);
+      // The routed experts' gradients go over the expert-data-parallel group, as records of the dp
+      // group: nothing to reduce, gather or shard where it is one rank.
+      if (g.edp == 1) routed[k] = static_cast<double>(m.expert_parameters * e);
+      // Each bucket padded to equal shards over its group (kernels::stage_zero_shards): the same for every rank.
+      for (const kernels::ZeroShard& z : kernels::stage_zero_shards(m.parameters, m.parameters - m.expert_parameters, buckets, g))
+        if (!z.expert || g.edp > 1)
+          padded[k] += static_cast<double>(z.shard * static_cast<std::size_t>(z.expert ? g.edp : g.d) * e);
     }
     for (int st : s.stages_of_rank(r)) {
-      const double p = padded[static_cast<std::size_t>(st)];
-      // The routed experts' gradients go over the expert-data-parallel group (cp d / ep ranks), as
-      // records of the dp group: nothing to reduce where it is one rank.
-      double routed = 0;
-      if (rs.cp * d == rs.ep) {
-        const kernels::TransformerConfig sc = kernels::stage_config(pl.model, split, s.depth_of_stage(st));
-        routed = sc.moe_layers_in(sc.first_layer, sc.num_layers) *
-                 static_cast<double>(analysis::transformer::routed_expert_params(sc, sc.split()) * e);
-      }
-      if (rs.zero == 0) mine.all_reduced += (whole[static_cast<std::size_t>(st)] - routed) * grad_wire;
-      if (rs.zero >= 1) mine.reduce_scattered += p * grad_wire;
-      if (rs.zero == 1 || rs.zero == 2) mine.all_gathered += p * weight_wire;  // the updated weights, once a step
+      const auto k = static_cast<std::size_t>(st);
+      if (rs.zero == 0) mine.all_reduced += (whole[k] - routed[k]) * grad_wire;
+      if (rs.zero >= 1) mine.reduce_scattered += padded[k] * grad_wire;
+      if (rs.zero == 1 || rs.zero == 2) mine.all_gathered += padded[k] * weight_wire;  // the updated weights, once a step
     }
     if (rs.zero == 3) {
-      const analysis::GatherPlan g = analysis::gather_plan(s, r, rs.reshard_after_forward != 0);
-      for (const auto& before : g.gather_before)
+      const analysis::GatherPlan plan = analysis::gather_plan(s, r, rs.reshard_after_forward != 0);
+      for (const auto& before : plan.gather_before)
         for (int st : before) mine.all_gathered += padded[static_cast<std::size_t>(st)] * weight_wire;
       for (double& w : whole) w *= weight_wire;  // the gathered stages, as kept
-      mine.gathered_peak = analysis::gathered_peak_bytes(g, whole, rs.gather_prefetch);
+      mine.gathered_peak = analysis::gathered_peak_bytes(plan, whole, rs.gather_prefetch);
     }
     f.all_gathered = std::max(f.all_gathered, mine.all_gathered);
     f.reduce_scattered = std::max(f.reduce_scattered, mine.reduce_scattered);

@@ -18,7 +18,8 @@ struct ZeroFormula {
 // (kernels::state_bytes): they depend on the rank's pipeline stages and, under ZeRO, on its shards.
 kernels::StateBytes state_formula(const RunSettings& rs, const Plan& pl);
 
-// Zero everywhere without data parallelism (d = 1) or for the synthetic workload.
+// Zero everywhere without data parallelism (cp d = 1: the dp-cp group is one rank) or for the synthetic
+// workload. With experts the routed experts' buckets count over cp d / ep ranks, nothing where that is one.
 ZeroFormula zero_formula(const RunSettings& rs, const Plan& pl);
 
 }  // namespace pipebench::bench

@@ -29,6 +29,11 @@ pipebench_mpirun_test(run_zero3_formulas_bf16 NP 4 RC 0
 pipebench_mpirun_test(run_zero2_formulas NP 2 RC 0
   MATCH "all_gathered 0.0295/0.0295, reduce_scattered 0.0295/0.0295"
   ARGS ${_p3} --mapping 1x1x2 --optimizer adam --lr 1e-3 --zero 2 -o zero2.h5)
+# With context parallelism ZeRO shards over the cp d ranks of a replica (dp-cp): 1x1x1 cp2 shards in
+# halves, with no d = 1 warning (the formulas counted d alone and were 0).
+pipebench_mpirun_test(run_zero3_context_parallel_formulas NP 2 RC 0
+  MATCH "all_gathered 0.2363/0.2363, reduce_scattered 0.0295/0.0295\n(.*\n)*#   held after the step, largest per rank, measured/formula \\(MiB\\): weights 0.0148/0.0148, gradients 0.0148/0.0148"
+  ARGS ${_p3} --mapping 1x1x1 --context-parallel 2 -m 4 --optimizer adam --lr 1e-3 --zero 3 -o zero3cp.h5)
 pipebench_mpirun_test(run_zero_synthetic NP 2 RC 2 ONCE "pipebench: error:"
   MATCH "--zero 1 needs --workload transformer" ARGS --schedule 1f1b --zero 1 -o never.h5)
 pipebench_mpirun_test(run_weight_decay_needs_adam NP 2 RC 2 ONCE "pipebench: error:"

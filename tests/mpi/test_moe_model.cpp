@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -28,6 +29,8 @@
 #include "analysis/catalog.hpp"
 #include "analysis/error.hpp"
 #include "bench/run/executor.hpp"
+#include "bench/run/plan.hpp"
+#include "bench/run/zero_formula.hpp"
 #include "comm/factory.hpp"
 #include "kernels/transformer_workload.hpp"
 #include "kokkos_env.hpp"
@@ -71,6 +74,11 @@ struct Options {
   bool skip_wait = false;  // broken: every rank's first combine is never waited for
   bool ep_overlap = true;  // DualPipe(V)'s pairs interleave their passes (kernels/interleave.hpp)
   int moe_every = 2;       // 1: every layer MoE, so both passes of a pair exchange
+  // ZeRO (bench/run/executor_zero.cpp): the dense buckets sharded over dp, the routed experts' over
+  // expert-dp; the drop hooks of ExecutorConfig (-1: none).
+  int zero = 0, buckets = 0;
+  bool reshard_after_forward = true, prefetch = true;
+  int drop_gather = -1, drop_scatter = -1, drop_expert_gather = -1, drop_expert_scatter = -1;
 };
 
 kernels::TransformerWorkloadConfig tiny_model(const Layout& l, const Options& o) {
@@ -107,6 +115,8 @@ struct Distributed {
   std::unique_ptr<kernels::Workload> work;
   std::unique_ptr<comm::Communicator> pp;
   std::vector<bench::CommRecord> comms;  // the last step's
+  kernels::ZeroGroups groups;            // this rank's dp and expert-dp sizes and ranks
+  bench::StepTiming timing;              // the last step's
 };
 
 Distributed run(const Layout& l, const Options& o, int m) {
@@ -169,8 +179,17 @@ Distributed run(const Layout& l, const Options& o, int m) {
   ec.ep = ep.get();
   ec.expert_dp = edp->size() > 1 ? edp.get() : nullptr;
   ec.test_half_expert_reduce = o.half_expert_reduce;
+  ec.zero = o.zero;
+  ec.dp_buckets = o.buckets;
+  ec.reshard_after_forward = o.reshard_after_forward;
+  ec.prefetch = o.prefetch;
+  ec.test_drop_gather = o.drop_gather;
+  ec.test_drop_reduce_scatter = o.drop_scatter;
+  ec.test_drop_expert_gather = o.drop_expert_gather;
+  ec.test_drop_expert_reduce_scatter = o.drop_expert_scatter;
+  r.groups = {dp->size(), dp->rank(), edp->size(), edp->rank()};
   exec = std::make_unique<bench::Executor>(r.schedule, *r.pp, tp.get(), dp.get(), *world, *r.work, ec);
-  for (int k = 0; k < o.steps; ++k) exec->run_step(k, nullptr, k + 1 == o.steps ? &r.comms : nullptr);
+  for (int k = 0; k < o.steps; ++k) r.timing = exec->run_step(k, nullptr, k + 1 == o.steps ? &r.comms : nullptr);
   return r;
 }
 
@@ -208,14 +227,24 @@ bool matches(const Layout& l, const Options& o, int m, bool expect = true) {
   std::string where;
   for (int st : s.stages_of_rank(r.pp->rank())) {
     const auto table = kernels::parameter_table(kernels::stage_config(r.config, split, s.depth_of_stage(st)));
-    const auto* g = static_cast<const double*>(r.work->grad_data(st));
-    const auto* w = static_cast<const double*>(r.work->weight_data(st));
+    // What the rank holds (Workload::copy_state): under ZeRO its gradients are summed in its shards only
+    // (the dense ones of dp, the routed experts' of expert-dp), and ZeRO-3 keeps the weights of its shards.
+    const std::size_t count = r.work->grad_bytes(st) / sizeof(double);
+    std::vector<double> g(count), w(count);
+    r.work->copy_state(st, g.data(), w.data());
+    std::vector<bool> mine(count, o.zero == 0);
+    std::size_t first = count, n = 0;
+    if (!r.work->expert_grads(st, first, n)) first = count;
+    if (o.zero)
+      for (const auto& z : kernels::stage_zero_shards(count, first, std::max(o.buckets, 1), r.groups))
+        for (std::size_t i = z.lo; i < z.hi; ++i) mine[i] = true;
     for (const auto& prm : table)
       for (std::size_t i = 0; i < prm.size(); ++i) {  // the names carry the experts' global indices
         const std::size_t gi = ref.offset.at(prm.name) + global_index(prm, l.t, r.me.tp, i);
-        const double dg = std::abs(g[prm.offset + i] - ref.grads[gi]);
-        if (dg > worst_g) worst_g = dg, where = prm.name;
-        worst_w = std::max(worst_w, std::abs(w[prm.offset + i] - ref.weights[gi]));
+        const std::size_t k = prm.offset + i;
+        const double dg = std::abs(g[k] - ref.grads[gi]), dw = std::abs(w[k] - ref.weights[gi]);
+        if (mine[k] && !(dg <= worst_g)) worst_g = dg, where = prm.name;
+        if ((o.zero < 3 || mine[k]) && !(dw <= worst_w)) worst_w = dw, where = prm.name;
       }
   }
   double loss = 0, count = 0, aux = 0, dropped = 0;
@@ -347,4 +376,124 @@ TEST(MoeModel, ALostCombineRowOrAHalfReducedExpertGradientDoesNotMatch) {
     half.half_expert_reduce = true;
     EXPECT_FALSE(matches(l, half, 2 * l.p, false));
   }
+}
+
+// ZeRO 1, 2 and 3 with experts (docs/transformer.md "ZeRO"): the dense buckets of a stage are sharded
+// over the data-parallel group, the routed experts' over the expert-data-parallel group (whole on each
+// rank where it is one rank: 1x1x2 ep2, 1x1x4 ep4), and each rank's shards equal the whole model after 3
+// Adam steps, under 1F1B and ZB-H1 (split W), and with p = 2 interleaved 1F1B and DualPipeV, with and
+// without buckets, ZeRO-3 with reshard after forward or kept until the backward, with or without prefetch.
+namespace {
+// Experts replicated (ep = 1): their gradients reduce over the whole data-parallel group.
+std::vector<Layout> zero_layouts() {
+  std::vector<Layout> out = layouts_of_this_world();
+  if (world_size() == 2) out.push_back({1, 1, 2, 1});
+  return out;
+}
+Options zero_options(int zero, const std::string& sched, int variant) {
+  Options o;
+  o.schedule = sched;
+  o.lr = 1e-3;
+  o.zero = zero;
+  o.buckets = variant == 1 ? 2 : 0;
+  o.reshard_after_forward = variant != 2;
+  o.prefetch = variant != 1;
+  return o;
+}
+}  // namespace
+
+TEST(MoeModel, Zero123MatchTheWholeModelWithTheExpertsShardedOverExpertDp) {
+  for (const auto& l : zero_layouts()) {
+    std::vector<std::string> schedules{"1f1b", "zb-h1"};
+    if (l.p > 1) schedules.insert(schedules.end(), {"interleaved", "dualpipev"});
+    for (const std::string& sched : schedules)
+      for (int zero : {1, 2, 3}) {
+        const int variant = (zero + static_cast<int>(sched.size())) % 3;  // each layout sees every variant
+        SCOPED_TRACE(name_of(l) + " " + sched + " zero-" + std::to_string(zero) + " variant " + std::to_string(variant));
+        Options o = zero_options(zero, sched, variant);
+        if (l.ep == 1) o.ep_overlap = false;
+        const int m = sched == "dualpipev" ? 4 * l.p : 2 * l.p;
+        if (l.ep > 1)
+          matches(l, o, m);
+        else  // no expert exchange to count: the figures alone
+          EXPECT_TRUE(matches(l, o, m, false));
+      }
+  }
+}
+
+// Where the expert-data-parallel group has more than one rank (1x1x4 ep2), one expert bucket's
+// reduce-scatter (ZeRO-2, 3) or one stage gather without its expert buckets (ZeRO-1's after the step,
+// ZeRO-3's before an action) must not match; the same run without the drop does.
+TEST(MoeModel, ZeroWithoutOneExpertGatherOrReduceScatterDoesNotMatch) {
+  for (const auto& l : zero_layouts()) {
+    if (l.d / l.ep < 2) continue;
+    SCOPED_TRACE(name_of(l));
+    for (int zero : {1, 2, 3}) {
+      SCOPED_TRACE("zero-" + std::to_string(zero));
+      Options o = zero_options(zero, "1f1b", 0);
+      EXPECT_TRUE(matches(l, o, 2 * l.p, false));
+      Options gather = o;
+      gather.drop_expert_gather = zero == 3 ? 1 : 0;
+      EXPECT_FALSE(matches(l, gather, 2 * l.p, false)) << "an expert gather dropped";
+      Options scatter = o;
+      scatter.drop_expert_scatter = 0;
+      EXPECT_FALSE(matches(l, scatter, 2 * l.p, false)) << "an expert reduce-scatter dropped";
+    }
+  }
+}
+
+// What each rank holds after its steps (weights, gradients, Adam's state, measured from its
+// allocations) is kernels::state_bytes at its dp and expert-dp ranks, and the busiest rank's is the
+// run's state_formula; the data-parallel bytes per step of each kind (all-reduce, reduce-scatter,
+// all-gather, the expert buckets' included) and ZeRO-3's most gathered bytes held, the largest over the
+// ranks, are the run's zero_formula (bench/run/zero_formula.hpp), for ZeRO 0 to 3.
+TEST(MoeModel, ZeroStateAndTrafficAreTheFormula) {
+  using K = kernels::Workload::FigureKind;
+  for (const auto& l : zero_layouts())
+    for (int zero : {0, 1, 2, 3}) {
+      SCOPED_TRACE(name_of(l) + " zero-" + std::to_string(zero));
+      Options o = zero_options(zero, "1f1b", 1);
+      o.steps = 2;
+      if (l.ep == 1) o.ep_overlap = false;
+      const Distributed r = run(l, o, 2 * l.p);
+      std::map<K, double> got;
+      for (const auto& f : r.work->step_figures()) got[f.kind] = f.value;
+      const kernels::StateBytes want = kernels::state_bytes(r.config, r.schedule, r.pp->rank(), zero, 2, r.groups);
+      EXPECT_EQ(got.at(K::weight_bytes), static_cast<double>(want.weights));
+      EXPECT_EQ(got.at(K::gradient_bytes), static_cast<double>(want.gradients));
+      EXPECT_EQ(got.at(K::optimizer_state_bytes), static_cast<double>(want.optimizer));
+      bench::RunSettings rs;
+      rs.workload = bench::WorkloadKind::transformer;
+      rs.zero = zero;
+      rs.dp_buckets = o.buckets;
+      rs.ep = l.ep;
+      rs.gather_prefetch = o.prefetch;
+      bench::Plan pl;
+      pl.mapping = {l.t, l.p, l.d};
+      pl.schedule = r.schedule;
+      pl.model = r.config;
+      const kernels::StateBytes most = bench::state_formula(rs, pl);
+      const bench::ZeroFormula f = bench::zero_formula(rs, pl);
+      double mine[7] = {got.at(K::weight_bytes), got.at(K::gradient_bytes), got.at(K::optimizer_state_bytes), 0, 0, 0,
+                        r.timing.gathered_peak};
+      for (const auto& c : r.comms) {
+        if (c.group != bench::CommGroup::dp) continue;
+        const int k = c.kind == bench::CommKind::AllReduce ? 3 : c.kind == bench::CommKind::ReduceScatter ? 4 : 5;
+        mine[k] += static_cast<double>(c.bytes);
+      }
+      double all[7];
+      MPI_Allreduce(mine, all, 7, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      EXPECT_EQ(all[0], static_cast<double>(most.weights));
+      EXPECT_EQ(all[1], static_cast<double>(most.gradients));
+      EXPECT_EQ(all[2], static_cast<double>(most.optimizer));
+      EXPECT_EQ(all[3], f.all_reduced);
+      EXPECT_EQ(all[4], f.reduce_scattered);
+      EXPECT_EQ(all[5], f.all_gathered);
+      EXPECT_EQ(all[6], f.gathered_peak);
+      if (zero == 0) {
+        EXPECT_GT(f.all_reduced, 0);
+      } else {
+        EXPECT_GT(f.reduce_scattered, 0);
+      }
+    }
 }
