@@ -43,10 +43,9 @@ void Executor::zero_setup() {
     if (!w_.weight_data(st))
       throw Error("executor: --zero " + std::to_string(cfg_.zero) +
                   " needs a workload whose weights it can shard (the transformer)");
-    const auto values = w_.grad_bytes(st) / static_cast<std::size_t>(w_.element_bytes());
-    weights_[st].bytes = values * static_cast<std::size_t>(w_.weight_element_bytes());
-    weights_[st].whole = true;
     const std::size_t count = w_.grad_bytes(st) / static_cast<std::size_t>(w_.element_bytes());
+    weights_[st].bytes = count * static_cast<std::size_t>(w_.weight_element_bytes());
+    weights_[st].whole = true;
     std::size_t first = count, n = 0;
     if (!w_.expert_grads(st, first, n)) first = count;
     kernels::ZeroGroups g{dp_->size(), dp_->rank(), 1, 0};
