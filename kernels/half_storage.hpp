@@ -32,13 +32,8 @@ inline bool encode_16(const float* x, std::uint16_t* out, std::size_t n, Half h,
   return overflow;
 }
 
-inline void decode_16(const std::uint16_t* in, float* x, std::size_t n, Half h, float inv_scale) {
-  for (std::size_t i = 0; i < n; ++i) x[i] = from_16(in[i], h) * inv_scale;
-}
-
-// A stage's 16-bit weights into fp32 (kernels/half_weights.hpp), before each action that reads them:
-// bfloat16 is the high half of a float; IEEE half goes through the table of its 65536 values, filled
-// once by comm::from_half (equal to it by construction; from_half's ldexp would cost ~10x the decode).
+// IEEE half's 65536 values, filled once by comm::from_half (equal to it by construction; from_half's
+// ldexp would cost ~10x the decode of a stage's weights before each action, kernels/half_weights.hpp).
 inline const float* half_values() {
   static const std::vector<float> table = [] {
     std::vector<float> t(65536);
@@ -47,13 +42,14 @@ inline const float* half_values() {
   }();
   return table.data();
 }
-inline void decode_weights_16(const std::uint16_t* in, float* x, std::size_t n, Half h) {
+// x[i] = in[i] * inv_scale (bfloat16 is the high half of a float; half through half_values()).
+inline void decode_16(const std::uint16_t* in, float* x, std::size_t n, Half h, float inv_scale) {
   if (h == Half::bf16) {
-    for (std::size_t i = 0; i < n; ++i) x[i] = comm::from_bf16(in[i]);
+    for (std::size_t i = 0; i < n; ++i) x[i] = comm::from_bf16(in[i]) * inv_scale;
     return;
   }
   const float* t = half_values();
-  for (std::size_t i = 0; i < n; ++i) x[i] = t[in[i]];
+  for (std::size_t i = 0; i < n; ++i) x[i] = t[in[i]] * inv_scale;
 }
 inline void encode_weights_16(const float* x, std::uint16_t* out, std::size_t n, Half h) {
   for (std::size_t i = 0; i < n; ++i) out[i] = to_16(x[i], h);

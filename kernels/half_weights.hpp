@@ -73,7 +73,7 @@ class HalfWeights {
     w.users = 1;
     const std::size_t n = w.stage->parameter_count();
     const Flat f = alloc<Flat>("pipebench::decoded_weights", n);
-    decode_weights_16(w.whole.data(), f32(f.data()), n, h_);
+    decode_16(w.whole.data(), f32(f.data()), n, h_, 1.0f);
     w.stage->bind_weights(f);
     decoded_ += bytes_of(f);
     peak_ = std::max(peak_, decoded_);
@@ -95,7 +95,7 @@ class HalfWeights {
     std::vector<std::uint16_t> b(n, 0x7fff);  // a NaN in bfloat16 and in half
     if (w.whole.data()) std::copy(w.whole.data(), w.whole.data() + n, b.data());
     else if (z && w.shards.data()) z->expand(w.shards, b.data());
-    decode_weights_16(b.data(), out, n, h_);
+    decode_16(b.data(), out, n, h_, 1.0f);
   }
   // 16-bit bytes held now (whole arrays and shards); the most fp32 decoded bytes held at once since
   // begin_step.
