@@ -93,12 +93,12 @@ void Executor::launch_dp(int stage) {
   const auto elem = static_cast<std::size_t>(w_.element_bytes());
   const std::size_t count = w_.grad_bytes(stage) / elem;
   if (count == 0) return;
+  if (cfg_.zero) return launch_reduce_scatters(stage);  // which reads the same types for its buckets
   const std::size_t buckets = static_cast<std::size_t>(std::max(cfg_.dp_buckets, 1));
   auto* data = static_cast<char*>(w_.grad_data(stage));
   const bool b16 = w_.reduces_grads_in_bf16();
   const std::size_t wire = b16 ? 2 : elem;  // bytes a value on the wire
   const comm::DType type = b16 ? comm::DType::bf16 : elem == 8 ? comm::DType::f64 : comm::DType::f32;
-  if (cfg_.zero) return launch_reduce_scatters(stage);
   // All-reduces in place, or under bf16 on a 16-bit copy decoded back when done (finish_dp).
   auto all_reduce = [&](comm::Communicator* via, char* at, std::size_t n) {
     PendingDp d;
