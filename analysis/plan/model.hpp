@@ -64,6 +64,17 @@ struct MachineSpec {
   // (bench/results/calibration.hpp): MPI over UCX's TCP moves a rendezvous message only while its
   // sender and its receiver are inside MPI, so it waits for the sender's next action to end.
   double p2p_extra = 0, p2p_wait = 0;
+  // A group kind's own collective link, where a calibration measured one (`pipebench comm all_reduce
+  // --group tp` or `dp`: bench/results/calibration.hpp): the ring's bus bandwidth and its latency per
+  // ring step, in place of the tier's for that group's collectives on the tier it was measured on
+  // (inter: across nodes). 0 in the presets: the tier's. Why: an all-reduce is several dependent steps,
+  // each paying the wait's polling and the library's progress, which a point-to-point fit does not see
+  // (on the 2-core VM 0.5 ms for 128 KiB over 2 ranks, against 0.21 ms from the sendrecv fit).
+  struct GroupLink {
+    double bandwidth = 0, latency = 0;
+    bool inter = false;
+  };
+  GroupLink tp_link, dp_link;
   std::string rates_from = "preset";  // "preset", "file FILE", "calibrated from FILE ..."
 };
 

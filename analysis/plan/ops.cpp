@@ -13,10 +13,14 @@ namespace pipebench::analysis::plan {
 
 namespace tf = transformer;
 
-double collective(const MachineSpec& mc, bool inter, double bytes, int ranks, double factor) {
+double collective(const MachineSpec& mc, bool inter, double bytes, int ranks, double factor,
+                  const MachineSpec::GroupLink& own) {
   if (ranks <= 1 || bytes <= 0) return 0;
-  const double bw = inter ? mc.inter_bandwidth * mc.inter_efficiency : mc.intra_bandwidth * mc.intra_efficiency;
-  const double lat = inter ? mc.inter_latency : mc.intra_latency;
+  const bool measured = own.bandwidth > 0 && own.inter == inter;
+  const double bw = measured ? own.bandwidth
+                    : inter  ? mc.inter_bandwidth * mc.inter_efficiency
+                             : mc.intra_bandwidth * mc.intra_efficiency;
+  const double lat = measured ? own.latency : inter ? mc.inter_latency : mc.intra_latency;
   return factor * (ranks - 1) / double(ranks) * bytes / bw + factor * (ranks - 1) * lat;
 }
 
@@ -204,7 +208,7 @@ PartCosts layer_part(const Problem& pr, const Layout& l, const AxisStrides& stri
   // In an MoE layer the MLP's pair carries the k routed copies of every token (Megatron-Core gathers
   // the routed tokens over the expert-tensor-parallel group, here t).
   const double act = pr.value_bytes * tf::tokens(md, split) * md.hidden;
-  const double one = collective(mc, tp_inter(pr, l, strides), act, l.t, 2);
+  const double one = collective(mc, tp_inter(pr, l, strides), act, l.t, 2, mc.tp_link);
   const double pair = moe ? one * (1 + md.top_k) : 2 * one;
   const double rerun = l.recompute == Recompute::full ? pair : 0;
   p.ops.push_back(comm_cost(l.sequence_parallel ? "tp-allgather-reducescatter" : "tp-allreduce", "tp", pair,
@@ -234,7 +238,7 @@ PartCosts embedding_part(const Problem& pr, const Layout& l, const AxisStrides& 
                  Recompute::none, p);
   // The vocabulary-parallel lookup ends in an all-reduce of its n h output (a reduce-scatter with SP).
   const double act = pr.value_bytes * tf::tokens(md, split) * md.hidden;
-  p.ops.push_back(comm_cost("tp-embedding", "tp", collective(mc, tp_inter(pr, l, strides), act, l.t, l.sequence_parallel ? 1 : 2), 0));
+  p.ops.push_back(comm_cost("tp-embedding", "tp", collective(mc, tp_inter(pr, l, strides), act, l.t, l.sequence_parallel ? 1 : 2, mc.tp_link), 0));
   total(p, false, false);
   return p;
 }

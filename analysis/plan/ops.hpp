@@ -28,8 +28,10 @@ PartCosts head_part(const Problem& pr, const Layout& l);
 
 // A collective on one tier: the ring's bytes at the tier's bus bandwidth times its efficiency plus its
 // latencies. `factor` 2 for an all-reduce, 1 for an all-gather or a reduce-scatter (Patarasuk and Yuan
-// 2009).
-double collective(const MachineSpec& mc, bool inter, double bytes, int ranks, double factor);
+// 2009). `own`: the group kind's measured link (MachineSpec::tp_link, dp_link), taken where it has a
+// bandwidth and was measured on this tier.
+double collective(const MachineSpec& mc, bool inter, double bytes, int ranks, double factor,
+                  const MachineSpec::GroupLink& own = {});
 // An all-to-all of `bytes` per rank over `ranks`, `local` of them on the rank's node: each peer's share
 // (bytes / ranks) goes over NVLink to the local - 1 on-node peers and over the network to the others, the
 // two tiers at once (the slower decides), one latency per peer.

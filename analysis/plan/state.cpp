@@ -47,10 +47,12 @@ void static_and_dp(const Problem& pr, const Layout& l, double params, double exp
   const bool inter = shards > 1 && stride * l.d > gpn;
   // One group's reduction time for `x` parameters over `n` ranks; the expert group's is its own.
   const auto reduce = [&](double x, int n) {
-    if (l.zero == 0) return collective(mc, inter, kGradBytes * x, n, 2);
-    if (l.zero <= 2) return collective(mc, inter, kGradBytes * x, n, 1) + collective(mc, inter, kWeightBytes * x, n, 1);
-    return double(gathers_per_stage(sp.m, true)) * collective(mc, inter, kWeightBytes * x, n, 1) +
-           collective(mc, inter, kGradBytes * x, n, 1);
+    const MachineSpec::GroupLink& own = mc.dp_link;
+    if (l.zero == 0) return collective(mc, inter, kGradBytes * x, n, 2, own);
+    if (l.zero <= 2)
+      return collective(mc, inter, kGradBytes * x, n, 1, own) + collective(mc, inter, kWeightBytes * x, n, 1, own);
+    return double(gathers_per_stage(sp.m, true)) * collective(mc, inter, kWeightBytes * x, n, 1, own) +
+           collective(mc, inter, kGradBytes * x, n, 1, own);
   };
   sp.dp_time = reduce(dense, shards) + reduce(expert, shards / ep);
   sp.optimizer = kOptimizerTraffic * (l.zero >= 1 ? dense / z + expert / ze : params) / mc.hbm_bandwidth;

@@ -48,7 +48,7 @@ struct PlanSettings {
   std::vector<std::string> moe_flags;
   double routing_imbalance = 1;
   std::string pipeline_layout;
-  bool tp_overlap = false, no_dp_overlap = false, fp8 = false, ep_overlap = false;
+  bool tp_overlap = false, no_dp_overlap = false, fp8 = false, ep_overlap = false, no_async_tp = false;
   std::vector<std::string> schedules;
   std::vector<int> vs;
   std::vector<std::string> recomputes;
@@ -197,6 +197,7 @@ plan::Layout evaluated_layout(const PlanSettings& f, const std::vector<plan::Rec
   l.ep = std::max(1, f.ep);
   l.fp8 = f.fp8;
   l.tp_overlap = f.tp_overlap;
+  l.async_tp = !f.no_async_tp;
   l.ep_overlap = f.ep_overlap;
   l.dp_overlap = !f.no_dp_overlap;
   if (!f.pipeline_layout.empty()) l.stage_layers = plan::parse_pipeline_layout(f.pipeline_layout);
@@ -353,8 +354,9 @@ void write_plan(std::ostream& out, Format format, const PlanSettings& f, const p
 void run(const PlanSettings& f) {
   // Everything is checked before any work.
   if (f.search_cp && f.cp > 1) throw UsageError("--search-context-parallel and --context-parallel exclude each other");
-  if (!f.evaluate && (!f.pipeline_layout.empty() || f.tp_overlap || f.no_dp_overlap || f.fp8 || f.ep_overlap))
-    throw UsageError("--pipeline-model-parallel-layout, --tp-comm-overlap, --ep-comm-overlap, --no-overlap-grad-reduce and --fp8 go with --evaluate");
+  if (!f.evaluate && (!f.pipeline_layout.empty() || f.tp_overlap || f.no_dp_overlap || f.fp8 || f.ep_overlap || f.no_async_tp))
+    throw UsageError("--pipeline-model-parallel-layout, --tp-comm-overlap, --ep-comm-overlap, --no-overlap-grad-reduce, "
+                     "--no-async-tensor-model-parallel-allreduce and --fp8 go with --evaluate");
   const Format format = output_format(f.json, f.csv);
   if (f.top < 1) throw UsageError("--top 0 is not allowed: need K >= 1");
   const plan::Problem pr = problem_of(f);
@@ -422,6 +424,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--tp-comm-overlap", f->tp_overlap, "Tensor-parallel collectives overlapped with the GEMMs (--evaluate)");
   cmd->add_flag("--ep-comm-overlap", f->ep_overlap, "MoE all-to-alls hidden behind the layer's GEMMs, as DualPipe pairs chunks (--evaluate)");
   cmd->add_flag("--no-overlap-grad-reduce", f->no_dp_overlap, "Gradient reduction after the backward, not overlapped (--evaluate)");
+  cmd->add_flag("--no-async-tensor-model-parallel-allreduce", f->no_async_tp,
+                "The backward's TP collectives not hidden behind the weight gradients: pipebench's own runs, Megatron-LM "
+                "before 2022 (--evaluate)");
   cmd->add_flag("--fp8", f->fp8, "Matrix products at the machine's FP8 peak (--evaluate)");
   add(*cmd, Flag{"--machine", "Machine preset (a100-40gb, a100-80gb, h100-80gb, h800-80gb, h200-141gb, b200-180gb) or a TOML machine file (docs/model.md)"},
       f->machine);

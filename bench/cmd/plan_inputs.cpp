@@ -191,6 +191,7 @@ plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
   m.intra_efficiency = m.inter_efficiency = 1;  // the fit is the achieved link
   m.intra_bandwidth = c.intra.beta, m.intra_latency = c.intra.alpha;
   m.inter_bandwidth = c.inter.beta, m.inter_latency = c.inter.alpha;
+  m.tp_link = c.tp.link, m.dp_link = c.dp.link;
   m.action_gap = c.action_gap;
   m.p2p_extra = c.p2p_extra, m.p2p_wait = c.p2p_wait;
   if (c.gemm_id > 0) {
@@ -209,6 +210,9 @@ plan::MachineSpec calibrated(plan::MachineSpec m, const Calibration& c) {
   if (c.p2p_extra > 0 || c.p2p_wait > 0)
     links += ", pipeline messages " + fixed(c.p2p_extra * 1e3, 3) + " ms beyond the link and " + fixed(c.p2p_wait * 1e3, 3) +
              " ms after the receiver arrives (the runs' p2p_time and p2p_wait)";
+  for (const auto& [kind, fit] : {std::pair{"tp", &c.tp}, std::pair{"dp", &c.dp}})
+    links += std::string(", ") + kind + " collectives from " +
+             (fit->link.bandwidth > 0 ? fit->source : std::string("the link (no all_reduce fit over ") + kind + " groups)");
   m.rates_from = "calibrated from " + c.path + ": " + rates + ", " + links;
   m.name += " (calibrated)";
   return m;

@@ -80,6 +80,29 @@ Calibration::Link link_of(const StoredComm& sc) {
   return l;
 }
 
+// The all_reduce fit over `group` groups with the most points, of groups all inside a node or all across
+// nodes. Its t = alpha + bytes / beta at n ranks is a ring's 2(n - 1) steps: latency alpha / (2(n - 1))
+// each and the bus bandwidth beta 2(n - 1) / n, from which collective() (analysis/plan/ops.cpp) gives
+// the fit back at n ranks and a ring's time at other counts.
+Calibration::GroupFit group_fit(const std::vector<StoredComm>& comms, const std::string& group) {
+  Calibration::GroupFit best;
+  std::int64_t points = 0;
+  for (const StoredComm& sc : comms) {
+    const CommResult& r = sc.result;
+    const comm::bench::OpRow* op = comm::bench::find_op(r.op);
+    const auto spans = r.metadata.find("groups_span_nodes");
+    if (r.group != group || !op || op->op != comm::bench::BenchOp::all_reduce || r.group_size < 2 ||
+        spans == r.metadata.end() || (spans->second != "none" && spans->second != "all") || r.fit.points <= points)
+      continue;
+    const int n = static_cast<int>(r.group_size);
+    points = r.fit.points;
+    best.link = {r.fit.beta_Bps * comm::bench::bus_factor(op->op, n), std::max(0.0, r.fit.alpha_s) / (2.0 * (n - 1)), spans->second == "all"};
+    best.source = "comm fit /comm/" + run_name(sc.id) + " (all_reduce over " + group + ", " +
+                  (best.link.inter ? "across nodes" : "inside a node") + ")";
+  }
+  return best;
+}
+
 // A run's FLOPs and compute seconds as a typical step has them: per (rank, stage, kind) the median of
 // its actions' durations, times their count. The step time the plan is held to is the median of the
 // steps', and a step the machine's other work slowed (its actions are in the records too) would
@@ -156,6 +179,8 @@ void read_link(Calibration& c, const std::vector<std::pair<double, double>>& p2p
   } catch (const Error& e) {
     throw UsageError(what + ": its /comm group is damaged: " + e.what());
   }
+  c.tp = group_fit(c.comms, "tp");
+  c.dp = group_fit(c.comms, "dp");
   if (const StoredComm* best = best_fit(c.comms, "")) {
     const Calibration::Link l = link_of(*best);
     c.alpha = l.alpha, c.beta = l.beta, c.link_source = l.source;

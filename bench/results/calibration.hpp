@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/plan/gemm.hpp"
+#include "analysis/plan/model.hpp"
 #include "bench/results/comm_results.hpp"
 
 namespace pipebench::bench {
@@ -36,6 +37,14 @@ struct Calibration {
     std::string source;
   };
   Link intra, inter;
+  // A group kind's collectives (tp, dp): the file's all_reduce fit over that group with the most points,
+  // as the ring's bus bandwidth and latency per step on the tier it ran on (its groups all inside a
+  // node or all across nodes); bandwidth 0 where the file has none, and the plan takes the tier's link.
+  struct GroupFit {
+    analysis::plan::MachineSpec::GroupLink link;
+    std::string source;
+  };
+  GroupFit tp, dp;
   std::vector<StoredComm> comms;    // every /comm group with a fit
   std::map<std::string, std::string> config;  // of the first transformer run
   double step_time = 0;             // of the first transformer run (its summary's median), s

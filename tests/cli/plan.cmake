@@ -98,8 +98,11 @@ pipebench_cli_test(plan_fp8_without_peak RC 2
   MATCH "^pipebench: error: --evaluate: the configuration cannot run \\(precision\\): a100-80gb has no FP8 peak\n$"
   ARGS plan --model gpt3-175b --global-batch 8 --mapping 8x1x1 --schedule 1f1b --micro-batch-size 1 --evaluate --fp8)
 pipebench_cli_test(plan_evaluate_flags_in_search RC 2
-  MATCH "^pipebench: error: --pipeline-model-parallel-layout, --tp-comm-overlap, --ep-comm-overlap, --no-overlap-grad-reduce and --fp8 go with --evaluate\n$"
+  MATCH "^pipebench: error: --pipeline-model-parallel-layout, --tp-comm-overlap, --ep-comm-overlap, --no-overlap-grad-reduce, --no-async-tensor-model-parallel-allreduce and --fp8 go with --evaluate\n$"
   ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --tp-comm-overlap)
+pipebench_cli_test(plan_no_async_tp_in_search RC 2
+  MATCH "^pipebench: error: --pipeline-model-parallel-layout, .* go with --evaluate\n$"
+  ARGS plan --model gpt3-175b --gpus 8 --global-batch 8 --no-async-tensor-model-parallel-allreduce)
 
 # Issue 27: a FIFO given to --calibrate is refused at once (it blocked the HDF5 signature check).
 add_test(NAME cli.plan_calibrate_fifo

@@ -99,6 +99,35 @@ TEST(PlanOps, AsyncTensorParallelismHidesTheBackwardsCollectives) {
   EXPECT_DOUBLE_EQ(sync.layer_forward, async.layer_forward);
 }
 
+// A group kind's measured link (a calibration's all_reduce fit over tp or dp) replaces its tier's for that
+// kind's collectives on that tier only: at the fit's rank count the ring gives the fit back.
+TEST(PlanOps, AGroupsMeasuredLinkTimesItsCollectivesOnItsTier) {
+  MachineSpec mc = machine_preset("a100-80gb");
+  const double alpha = 3e-4, beta = 2e9, bytes = 131072;
+  const MachineSpec::GroupLink own{beta * 2 * 3.0 / 4, alpha / 6, false};  // 4 ranks: bus 2(n-1)/n, 2(n-1) steps
+  EXPECT_NEAR(collective(mc, false, bytes, 4, 2, own), alpha + bytes / beta, 1e-15);
+  EXPECT_NEAR(collective(mc, false, bytes, 4, 1, own), (alpha + bytes / beta) / 2, 1e-15);  // a reduce-scatter
+  EXPECT_DOUBLE_EQ(collective(mc, true, bytes, 4, 2, own), collective(mc, true, bytes, 4, 2));  // another tier
+  const Problem base = problem("gpt3-175b", "a100-80gb", 64);
+  Problem pr = base;
+  pr.machine.tp_link = own;
+  pr.cache = make_parts_cache();  // a copy shares its parts, which the machine decides
+  const Layout l = layout(8, 8, 1, "1f1b", 1, Recompute::none);
+  const auto tp_f = [&l](const Problem& x) {
+    double t = 0;
+    for (const OpCost& c : evaluate(x, l).layer_ops)
+      if (std::string(c.kind) == "tp") t += c.f;
+    return t;
+  };
+  const double act = 2.0 * 2048 * 12288;  // BF16 n h per micro-batch
+  EXPECT_NEAR(tp_f(pr), 2 * collective(pr.machine, false, act, 8, 2, own), 1e-12);
+  EXPECT_GT(tp_f(pr), tp_f(base));
+  pr.machine.tp_link = {};
+  pr.machine.dp_link = own;  // the dp link leaves the tp collectives alone
+  pr.cache = make_parts_cache();
+  EXPECT_DOUBLE_EQ(tp_f(pr), tp_f(base));
+}
+
 TEST(PlanLayout, MegatronLayoutStrings) {
   EXPECT_EQ(parse_pipeline_layout("Ettt|tttt|tttL"), (std::vector<int>{3, 4, 3}));
   EXPECT_EQ(parse_pipeline_layout("Et*3|(t*4|)*2t*3,L"), (std::vector<int>{3, 4, 4, 3}));

@@ -37,10 +37,12 @@ class PlanInputs : public ScratchDir {
   // One `pipebench comm` invocation with its fit, as issue 9's writer lays it out.
   // One `pipebench comm` result with its fit, as comm writes it (append_comm); `complete` false: cut
   // short (its complete attribute removed).
-  void add_comm_fit(const std::string& file, const std::string& op, double alpha, double beta, bool complete = true) {
+  void add_comm_fit(const std::string& file, const std::string& op, double alpha, double beta, bool complete = true,
+                    const std::string& group = "world", const std::string& spans = "") {
     CommResult r;
     r.op = op;
-    r.group = "world";
+    r.group = group;
+    if (!spans.empty()) r.metadata["groups_span_nodes"] = spans;
     r.groups = 1;
     r.group_size = 2;
     r.backend = "mpi";
@@ -142,6 +144,30 @@ TEST_F(PlanInputs, CalibrationTakesATypicalStepAndThePipelineMessagesCost) {
   EXPECT_DOUBLE_EQ(m.p2p_extra, c.p2p_extra);
   EXPECT_DOUBLE_EQ(m.p2p_wait, c.p2p_wait);
   EXPECT_NE(m.rates_from.find("pipeline messages 3.998 ms beyond the link and 0.500 ms after the receiver arrives"),
+            std::string::npos)
+      << m.rates_from;
+}
+
+// A group's all_reduce fit times that group's collectives (bench/results/calibration.hpp): at its 2 ranks a
+// ring of 2 steps, so the latency per step is alpha / 2 and the bus bandwidth beta (a factor 2(n-1)/n = 1).
+// A fit whose groups are neither all inside a node nor all across is not a tier's: ignored.
+TEST_F(PlanInputs, EachGroupsAllReduceFitTimesItsCollectives) {
+  const std::string file = path("cal.h5");
+  append_run(file, transformer_run("a"));
+  add_comm_fit(file, "sendrecv", 2e-6, 8e9, true, "world", "none");
+  add_comm_fit(file, "all_reduce", 4e-4, 1e9, true, "tp", "none");
+  add_comm_fit(file, "all_reduce", 1.0, 1.0, true, "dp", "some");
+  const Calibration c = read_calibration(file);
+  EXPECT_DOUBLE_EQ(c.tp.link.bandwidth, 1e9);
+  EXPECT_DOUBLE_EQ(c.tp.link.latency, 2e-4);
+  EXPECT_FALSE(c.tp.link.inter);
+  EXPECT_EQ(c.dp.link.bandwidth, 0);
+  EXPECT_DOUBLE_EQ(c.intra.beta, 8e9);  // the tiers keep the point-to-point fit
+  const analysis::plan::MachineSpec m = calibrated(analysis::plan::machine_preset("a100-80gb"), c);
+  EXPECT_DOUBLE_EQ(m.tp_link.latency, 2e-4);
+  EXPECT_EQ(m.dp_link.bandwidth, 0);
+  EXPECT_NE(m.rates_from.find("tp collectives from comm fit /comm/000002 (all_reduce over tp, inside a node), dp "
+                              "collectives from the link (no all_reduce fit over dp groups)"),
             std::string::npos)
       << m.rates_from;
 }
