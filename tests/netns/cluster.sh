@@ -331,13 +331,16 @@ rehearsal)
   # 1 Gbit/s (this kernel has no netem, so the 20 us and 100 us latencies are not set). On each:
   # comm, then the same sweep (synthetic stages with real p2p and DP bytes, four placements, and one
   # transformer layout for the calibration); then compare A B and plan --calibrate from each file.
+  # The transformer runs 1x2x1 on one rank per node (-ppn 1): its stages compute, and 4 ranks on
+  # this host's 2 cores made every action and message wait for a core (B/A's 95 % interval 26 points
+  # wide over the 5 repeats, against the plan check's 5).
   # The two machines are one cluster reshaped in turns, and the sweep runs as R rounds, one repeat of
   # each machine per round (A then B, then B then A, ...), so that both meet the same moments of load;
   # each machine's rounds become one file of R repeats per configuration (merge --as-repeats), which
   # compare takes as its samples.
   R=5
   SYN=(--schedule 1f1b -m 8 --tf 2ms --tb 4ms --tw 2ms --p2p-bytes 1MiB --dp-grad-bytes 8MiB --warmup 1 --steps 3 --timeout 10s)
-  TF=(--workload transformer --schedule 1f1b -m 8 --mapping 1x4x1 --layers 8 --hidden 256 --heads 8 --seq 128 --vocab 1024 --warmup 1 --steps 3 --timeout 10s)
+  TF=(--workload transformer --schedule 1f1b -m 8 --mapping 1x2x1 --layers 8 --hidden 256 --heads 8 --seq 128 --vocab 1024 --warmup 1 --steps 3 --timeout 10s)
   declare -A RATE_OF=([A]=10gbit [B]=1gbit)
   up 2 --inter-node-rate 10gbit
   as() { "$C" reshape --inter-node-rate "${RATE_OF[$1]}" || fail "reshape to machine $1"; }
@@ -356,7 +359,7 @@ rehearsal)
       mp -n 4 "$B" run "${SYN[@]}" --mapping 1x4x1,1x2x2 --order tp-dp-pp -o "$f" >>"run-$m.txt" || fail "$m round $k: run 1x4x1, pp across"
       mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --append -o "$f" >>"run-$m.txt" || fail "$m round $k: run dp across"
       mp -n 4 "$B" run "${SYN[@]}" --mapping 1x2x2 --order tp-pp-dp --dp-grad-bytes 0 --append -o "$f" >>"run-$m.txt" || fail "$m round $k: run inside"
-      mp -n 4 "$B" run "${TF[@]}" --append -o "$f" >>"run-$m.txt" || fail "$m round $k: transformer run"
+      mp -n 2 -ppn 1 "$B" run "${TF[@]}" --append -o "$f" >>"run-$m.txt" || fail "$m round $k: transformer run"
     done
   done
   down
@@ -384,8 +387,8 @@ rehearsal_plan)
   cd "$WORK/../rehearsal" && [ -f A.h5 ] && [ -f B.h5 ] || fail "the rehearsal's files are missing (run netns.rehearsal first)"
   for m in A B; do
     "$B" plan --calibrate "$m.h5" --layers 8 --hidden 256 --heads 8 --seq 128 --vocab 1024 --global-batch 8 \
-      --mapping 1x4x1 --schedule 1f1b --micro-batch-size 1 --recompute none --zero 0 --no-sequence-parallel \
-      --gpus-per-node 2 --evaluate --json >"plan-$m.json" 2>"plan-$m.err" || fail "plan --calibrate $m.h5: $(cat "plan-$m.err")"
+      --mapping 1x2x1 --schedule 1f1b --micro-batch-size 1 --recompute none --zero 0 --no-sequence-parallel \
+      --gpus-per-node 1 --evaluate --json >"plan-$m.json" 2>"plan-$m.err" || fail "plan --calibrate $m.h5: $(cat "plan-$m.err")"
     "$B" report "$m.h5" --run 5 --json >"tf-$m.json" || fail "report $m.h5 run 5"
   done
   # (the measured B/A's 95 % interval from compare, over the 5 repeats each: how far the measurement
