@@ -4,15 +4,23 @@
 //   S = Qs K^T (Qs = Q / sqrt(d), scaled once when the heads are split), P = causal softmax(S), O = P V.
 // F stores Qs, K, V (and P unless it is recomputed, "selective" recomputation); I needs all of them;
 // attention has no weights, so W has nothing to do here.
-// All s x s products are computed in full (the upper triangle is masked afterwards): the FLOP counts of
-// this code count them in full too, which is also the convention of Narayanan et al. 2021.
+// A device and short sequences compute the s x s products in full (the upper triangle is masked
+// afterwards); a host with a vendor BLAS skips the blocks above the diagonal (causal_blocks below). The
+// FLOP counts count the products in full either way, the convention of Narayanan et al. 2021.
 #include "kernels/gemm_batched.hpp"
 #include "kernels/host_math.hpp"
+#include "kernels/host_tuning.hpp"
 #include "kernels/transformer_config.hpp"
 #include "kernels/vector_math.hpp"
 #include "kernels/views.hpp"
 
+#include <algorithm>
+#include <initializer_list>
 #include <type_traits>
+
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+#include <KokkosBlas_Host_tpl.hpp>
+#endif
 
 namespace pipebench::kernels {
 
@@ -164,12 +172,12 @@ KOKKOS_INLINE_FUNCTION void softmax_row(S* p, int len, int s) {
   for (int j = len; j < s; ++j) p[j] = S(0);
 }
 
-// dp := p * (dp - sum_j p_j dp_j) over one row, 0 at and past len.
+// dp := p * (dp - sum_j p_j dp_j) over one row, 0 from len up to `end`.
 template <class S>
-KOKKOS_INLINE_FUNCTION void softmax_row_backward(const S* p, S* dp, int len, int s) {
+KOKKOS_INLINE_FUNCTION void softmax_row_backward(const S* p, S* dp, int len, int end) {
   const S dot = math::lane_sum<S>(len, [&](int j) { return p[j] * dp[j]; });
   for (int j = 0; j < len; ++j) dp[j] = p[j] * (dp[j] - dot);
-  for (int j = len; j < s; ++j) dp[j] = S(0);
+  for (int j = len; j < end; ++j) dp[j] = S(0);
 }
 
 // In place over rows of [rows, s] score matrices (row r is query position r % s): p_j = softmax over
@@ -236,6 +244,87 @@ void softmax_causal_backward(const typename Views<S, E>::ConstMat& p, const type
       });
 }
 
+// The causal products on a host by blocks of causal_rows query rows (issue 25): rows [r0, r1) of a
+// head's scores need the keys [0, r1) only, so S = Qs K^T, O = P V, dP = dO V^T and dQs = dS K run per
+// row block over its keys, and dV = P^T dO, dK = dS^T Qs per block of key columns over the rows at and
+// below it: (1 + causal_rows / s) / 2 of the full products' multiply-adds (0.56 at s = 1024), and a
+// block's 128 x r1 scores stay in the second-level cache from their product through the softmax to
+// P V. Each head is one host thread's, its BLAS calls single-threaded. P is written in full (0 above
+// the diagonal) as the full path writes it, since I and the stash read it whole; dS only up to each
+// row block's end, all the column products read. For at least two blocks (s >= 256), fp32 or fp64, no
+// 16-bit autocast, and a BLAS that runs each call on one thread where the heads take several; the
+// tally (GemmTally) records the full products, as the FLOP counts do.
+constexpr int causal_rows = 128;
+
+template <class S, class E>
+bool causal_blocks([[maybe_unused]] std::size_t s) {
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+  if constexpr (on_host<E>() && (std::is_same_v<S, float> || std::is_same_v<S, double>))
+    return s >= 2 * causal_rows && products_16() == Half::none && (E().concurrency() == 1 || blas_threads() == 1);
+#endif
+  return false;
+}
+
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+namespace detail {
+
+// Row-major C [m, n] (row stride ldc) = op(A) op(B) + beta C, one single-threaded host BLAS call: the
+// column-major C^T = op(B)^T op(A)^T.
+template <class S>
+void host_gemm(bool ta, bool tb, int m, int n, int k, const S* a, int lda, const S* b, int ldb, S beta, S* c, int ldc) {
+  KokkosBlas::Impl::HostBlas<S>::gemm(tb ? 'T' : 'N', ta ? 'T' : 'N', n, m, k, S(1), b, ldb, a, lda, beta, c, ldc);
+}
+
+// One head's P (and O = P V where o is not null) from its [s, d] Qs, K, V.
+template <class S>
+void causal_head_forward(const S* q, const S* k, const S* v, S* p, S* o, int s, int d) {
+  for (int r0 = 0; r0 < s; r0 += causal_rows) {
+    const int r1 = std::min(s, r0 + causal_rows), rows = r1 - r0;
+    S* pb = p + static_cast<std::size_t>(r0) * s;
+    host_gemm<S>(false, true, rows, r1, d, q + static_cast<std::size_t>(r0) * d, d, k, d, S(0), pb, s);
+    for (int r = r0; r < r1; ++r) {
+      if constexpr (std::is_same_v<S, float>)
+        host::softmax_row(p + static_cast<std::size_t>(r) * s, r + 1, s);
+      else
+        softmax_row(p + static_cast<std::size_t>(r) * s, r + 1, s);
+    }
+    if (o) host_gemm<S>(false, false, rows, d, r1, pb, s, v, d, S(0), o + static_cast<std::size_t>(r0) * d, d);
+  }
+}
+
+// One head's dQs, dK, dV from its P and dO; dp is an [s, s] workspace.
+template <class S>
+void causal_head_backward(const S* q, const S* k, const S* v, const S* p, const S* dout, S* dp, S* dq, S* dk, S* dv,
+                          int s, int d) {
+  const auto at = [](int row, int width) { return static_cast<std::size_t>(row) * width; };
+  for (int r0 = 0; r0 < s; r0 += causal_rows) {
+    const int r1 = std::min(s, r0 + causal_rows), rows = r1 - r0;
+    host_gemm<S>(false, true, rows, r1, d, dout + at(r0, d), d, v, d, S(0), dp + at(r0, s), s);  // dP = dO V^T
+    for (int r = r0; r < r1; ++r) softmax_row_backward(p + at(r, s), dp + at(r, s), r + 1, r1);  // dS
+    host_gemm<S>(false, false, rows, d, r1, dp + at(r0, s), s, k, d, S(0), dq + at(r0, d), d);  // dQs = dS K
+  }
+  for (int c0 = 0; c0 < s; c0 += causal_rows) {
+    const int cols = std::min(s, c0 + causal_rows) - c0, below = s - c0;
+    host_gemm<S>(true, false, cols, d, below, p + at(c0, s) + c0, s, dout + at(c0, d), d, S(0), dv + at(c0, d), d);
+    host_gemm<S>(true, false, cols, d, below, dp + at(c0, s) + c0, s, q + at(c0, d), d, S(0), dk + at(c0, d), d);
+  }
+}
+
+// f(i) for i in [0, g) on the host threads, one head each.
+template <class E, class F>
+void over_heads(std::size_t g, const F& f) {
+  Kokkos::parallel_for("pipebench::attention_causal_blocks", Kokkos::RangePolicy<E>(0, static_cast<int>(g)), f);  // host only
+}
+
+// The full products the blocks stand for, in the tally: `shapes` per head.
+inline void tally_full(std::size_t heads, std::initializer_list<GemmTally::Product> shapes) {
+  if (GemmTally* tally = gemm_tally())
+    for (std::size_t z = 0; z < heads; ++z) tally->products.insert(tally->products.end(), shapes);
+}
+
+}  // namespace detail
+#endif
+
 // Heads [z0, z0 + count) of a stack of [rows, cols] matrices, as a stack.
 template <class S, class E, class V>
 typename Views<S, E>::Heads substack(const V& v, std::size_t z0, std::size_t count) {
@@ -265,9 +354,23 @@ void attention_forward(const typename Views<S, E>::Heads& q, const typename View
   const std::size_t z = q.extent(0), s = q.extent(1);
   const std::size_t group = probs.data() && !on_host<E>() ? z : attention_group<E>(z);
   Heads work = probs.data() ? Heads() : alloc<Heads>("pipebench::attention_scores", group, s, s);
+  [[maybe_unused]] const bool blocks = causal_blocks<S, E>(s);
   for (std::size_t z0 = 0; z0 < z; z0 += group) {
     const std::size_t g = z - z0 < group ? z - z0 : group;
     const Heads p = probs.data() ? substack<S, E>(probs, z0, g) : substack<S, E>(work, 0, g);
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+    if constexpr (on_host<E>()) {
+      if (blocks) {
+        const int si = static_cast<int>(s), d = static_cast<int>(q.extent(2));
+        detail::over_heads<E>(g, [=](int i) {
+          const std::size_t h = z0 + static_cast<std::size_t>(i);
+          detail::causal_head_forward<S>(&q(h, 0, 0), &k(h, 0, 0), &v(h, 0, 0), &p(i, 0, 0), &o(h, 0, 0), si, d);
+        });
+        detail::tally_full(g, {{s, s, q.extent(2)}, {s, q.extent(2), s}});
+        continue;
+      }
+    }
+#endif
     gemm_batched<S, D>('N', 'T', S(1), substack<S, E>(q, z0, g), substack<S, E>(k, z0, g), S(0), p);
     softmax_causal_forward<S, E>(score_rows<S, E>(p));
     gemm_batched<S, D>('N', 'N', S(1), p, substack<S, E>(v, z0, g), S(0), substack<S, E>(o, z0, g));
@@ -286,11 +389,30 @@ void attention_backward_input(const typename Views<S, E>::Heads& q, const typena
   const std::size_t z = q.extent(0), s = q.extent(1), group = attention_group<E>(z);
   Heads work = probs.data() ? Heads() : alloc<Heads>("pipebench::attention_scores", group, s, s);
   Heads dp_all = alloc<Heads>("pipebench::attention_dprobs", group, s, s);
+  [[maybe_unused]] const bool blocks = causal_blocks<S, E>(s);
   for (std::size_t z0 = 0; z0 < z; z0 += group) {
     const std::size_t g = z - z0 < group ? z - z0 : group;
     const Heads qg = substack<S, E>(q, z0, g), kg = substack<S, E>(k, z0, g), dz = substack<S, E>(dout, z0, g);
     const Heads dp = substack<S, E>(dp_all, 0, g);
     Heads p = probs.data() ? substack<S, E>(probs, z0, g) : substack<S, E>(work, 0, g);
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+    if constexpr (on_host<E>()) {
+      if (blocks) {
+        const int si = static_cast<int>(s), d = static_cast<int>(q.extent(2));
+        const bool recompute = !probs.data();
+        detail::over_heads<E>(g, [=](int i) {
+          const std::size_t h = z0 + static_cast<std::size_t>(i);
+          if (recompute) detail::causal_head_forward<S>(&q(h, 0, 0), &k(h, 0, 0), nullptr, &p(i, 0, 0), nullptr, si, d);
+          detail::causal_head_backward<S>(&q(h, 0, 0), &k(h, 0, 0), &v(h, 0, 0), &p(i, 0, 0), &dout(h, 0, 0),
+                                          &dp(i, 0, 0), &dq(h, 0, 0), &dk(h, 0, 0), &dv(h, 0, 0), si, d);
+        });
+        const std::size_t dd = q.extent(2);
+        if (recompute) detail::tally_full(g, {{s, s, dd}});
+        detail::tally_full(g, {{s, s, dd}, {s, dd, s}, {s, dd, s}, {s, dd, s}});
+        continue;
+      }
+    }
+#endif
     if (!probs.data()) {
       gemm_batched<S, D>('N', 'T', S(1), qg, kg, S(0), p);
       softmax_causal_forward<S, E>(score_rows<S, E>(p));

@@ -35,6 +35,43 @@ AttentionRun run_attention(bool fused, int z, int s, int d) {
   return {host(o), host(dq), host(dk), host(dv)};
 }
 
+// s = 300: the unfused attention's causal blocks on a host (kernels/attention.hpp, 128 query rows: two full
+// blocks and a partial one) against the fused kernel, which shares none of their code, in fp64; with
+// the probabilities stored and recomputed (selective), and against the full products at the same s.
+TEST(UnfusedAttention, CausalBlocksMatchTheFusedKernel) {
+  if (!causal_blocks<double, Exec>(300)) GTEST_SKIP() << "no causal blocks on this backend";
+  const int z = 3, s = 300, d = 16;
+  const AttentionRun fused = run_attention<double>(true, z, s, d), unfused = run_attention<double>(false, z, s, d);
+  const auto near = [](const std::vector<double>& a, const std::vector<double>& b) {
+    double worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
+    return worst;
+  };
+  EXPECT_LT(near(fused.o, unfused.o), 1e-12);
+  EXPECT_LT(near(fused.dq, unfused.dq), 1e-12);
+  EXPECT_LT(near(fused.dk, unfused.dk), 1e-12);
+  EXPECT_LT(near(fused.dv, unfused.dv), 1e-12);
+  // selective recomputation: the probabilities recomputed in the backward, bitwise the stored path's
+  using V = Views<double, Exec>;
+  auto q = random_view(typename V::Heads("q", z, s, d), 61, 1.5), k = random_view(typename V::Heads("k", z, s, d), 62, 1.5);
+  auto v = random_view(typename V::Heads("v", z, s, d), 63, 1.0), dout = random_view(typename V::Heads("do", z, s, d), 64, 1.0);
+  typename V::Heads o("o", z, s, d), dq("dq", z, s, d), dk("dk", z, s, d), dv("dv", z, s, d);
+  GemmTally tally;  // the full products, as the FLOP counts have them: F 2 per head, selective I 5
+  {
+    CountGemms counting(tally);
+    attention_forward<double, Exec>(q, k, v, typename V::Heads(), o);
+    attention_backward_input<double, Exec>(q, k, v, typename V::Heads(), dout, dq, dk, dv);
+  }
+  double flops = 0;
+  for (const GemmTally::Product& x : tally.products) flops += x.flops();
+  EXPECT_EQ(tally.products.size(), 7u * z);
+  EXPECT_DOUBLE_EQ(flops, 7.0 * z * 2 * s * s * d);
+  EXPECT_EQ(host(o), unfused.o);
+  EXPECT_EQ(host(dq), unfused.dq);
+  EXPECT_EQ(host(dk), unfused.dk);
+  EXPECT_EQ(host(dv), unfused.dv);
+}
+
 // s = 70 is two host tiles (64), the second partial, so the diagonal, the full tile below it and the
 // ragged edge are all exercised; a device's tiles (16 to 64) give more.
 TEST(FusedAttention, MatchesUnfusedAndFiniteDifferences) {
