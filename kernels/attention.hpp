@@ -18,10 +18,6 @@
 #include <initializer_list>
 #include <type_traits>
 
-#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
-#include <KokkosBlas_Host_tpl.hpp>
-#endif
-
 namespace pipebench::kernels {
 
 template <class E>
@@ -172,6 +168,15 @@ KOKKOS_INLINE_FUNCTION void softmax_row(S* p, int len, int s) {
   for (int j = len; j < s; ++j) p[j] = S(0);
 }
 
+// softmax_row on a host: fp32 through kernels/host_math.hpp's vectorised exponent.
+template <class S>
+void host_softmax_row(S* p, int len, int s) {
+  if constexpr (std::is_same_v<S, float>)
+    host::softmax_row(p, len, s);
+  else
+    softmax_row(p, len, s);
+}
+
 // dp := p * (dp - sum_j p_j dp_j) over one row, 0 from len up to `end`.
 template <class S>
 KOKKOS_INLINE_FUNCTION void softmax_row_backward(const S* p, S* dp, int len, int end) {
@@ -192,10 +197,7 @@ void softmax_causal_forward(const typename Views<S, E>::Mat& p) {
     Kokkos::parallel_for(
         "pipebench::softmax_causal_forward", Kokkos::RangePolicy<E>(0, rows), [=](int l) {  // host only
           const int r = causal_row(l, rows, s, interleave);
-          if constexpr (std::is_same_v<S, float>)
-            host::softmax_row(&p(r, 0), r % s + 1, s);  // kernels/host_math.hpp: the vectorised exponent
-          else
-            softmax_row(&p(r, 0), r % s + 1, s);
+          host_softmax_row(&p(r, 0), r % s + 1, s);
         });
     return;
   }
@@ -268,27 +270,17 @@ bool causal_blocks([[maybe_unused]] std::size_t s) {
 #if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
 namespace detail {
 
-// Row-major C [m, n] (row stride ldc) = op(A) op(B) + beta C, one single-threaded host BLAS call: the
-// column-major C^T = op(B)^T op(A)^T.
-template <class S>
-void host_gemm(bool ta, bool tb, int m, int n, int k, const S* a, int lda, const S* b, int ldb, S beta, S* c, int ldc) {
-  KokkosBlas::Impl::HostBlas<S>::gemm(tb ? 'T' : 'N', ta ? 'T' : 'N', n, m, k, S(1), b, ldb, a, lda, beta, c, ldc);
-}
+// Offset of row `row` of a matrix `width` wide.
+inline std::size_t at(int row, int width) { return static_cast<std::size_t>(row) * static_cast<std::size_t>(width); }
 
 // One head's P (and O = P V where o is not null) from its [s, d] Qs, K, V.
 template <class S>
 void causal_head_forward(const S* q, const S* k, const S* v, S* p, S* o, int s, int d) {
   for (int r0 = 0; r0 < s; r0 += causal_rows) {
     const int r1 = std::min(s, r0 + causal_rows), rows = r1 - r0;
-    S* pb = p + static_cast<std::size_t>(r0) * s;
-    host_gemm<S>(false, true, rows, r1, d, q + static_cast<std::size_t>(r0) * d, d, k, d, S(0), pb, s);
-    for (int r = r0; r < r1; ++r) {
-      if constexpr (std::is_same_v<S, float>)
-        host::softmax_row(p + static_cast<std::size_t>(r) * s, r + 1, s);
-      else
-        softmax_row(p + static_cast<std::size_t>(r) * s, r + 1, s);
-    }
-    if (o) host_gemm<S>(false, false, rows, d, r1, pb, s, v, d, S(0), o + static_cast<std::size_t>(r0) * d, d);
+    host_blas_gemm<S>(false, true, rows, r1, d, S(1), q + at(r0, d), d, k, d, S(0), p + at(r0, s), s);  // S = Qs K^T
+    for (int r = r0; r < r1; ++r) host_softmax_row(p + at(r, s), r + 1, s);
+    if (o) host_blas_gemm<S>(false, false, rows, d, r1, S(1), p + at(r0, s), s, v, d, S(0), o + at(r0, d), d);  // O = P V
   }
 }
 
@@ -296,17 +288,16 @@ void causal_head_forward(const S* q, const S* k, const S* v, S* p, S* o, int s, 
 template <class S>
 void causal_head_backward(const S* q, const S* k, const S* v, const S* p, const S* dout, S* dp, S* dq, S* dk, S* dv,
                           int s, int d) {
-  const auto at = [](int row, int width) { return static_cast<std::size_t>(row) * width; };
   for (int r0 = 0; r0 < s; r0 += causal_rows) {
     const int r1 = std::min(s, r0 + causal_rows), rows = r1 - r0;
-    host_gemm<S>(false, true, rows, r1, d, dout + at(r0, d), d, v, d, S(0), dp + at(r0, s), s);  // dP = dO V^T
+    host_blas_gemm<S>(false, true, rows, r1, d, S(1), dout + at(r0, d), d, v, d, S(0), dp + at(r0, s), s);  // dP = dO V^T
     for (int r = r0; r < r1; ++r) softmax_row_backward(p + at(r, s), dp + at(r, s), r + 1, r1);  // dS
-    host_gemm<S>(false, false, rows, d, r1, dp + at(r0, s), s, k, d, S(0), dq + at(r0, d), d);  // dQs = dS K
+    host_blas_gemm<S>(false, false, rows, d, r1, S(1), dp + at(r0, s), s, k, d, S(0), dq + at(r0, d), d);  // dQs = dS K
   }
   for (int c0 = 0; c0 < s; c0 += causal_rows) {
     const int cols = std::min(s, c0 + causal_rows) - c0, below = s - c0;
-    host_gemm<S>(true, false, cols, d, below, p + at(c0, s) + c0, s, dout + at(c0, d), d, S(0), dv + at(c0, d), d);
-    host_gemm<S>(true, false, cols, d, below, dp + at(c0, s) + c0, s, q + at(c0, d), d, S(0), dk + at(c0, d), d);
+    host_blas_gemm<S>(true, false, cols, d, below, S(1), p + at(c0, s) + c0, s, dout + at(c0, d), d, S(0), dv + at(c0, d), d);
+    host_blas_gemm<S>(true, false, cols, d, below, S(1), dp + at(c0, s) + c0, s, q + at(c0, d), d, S(0), dk + at(c0, d), d);
   }
 }
 
@@ -361,12 +352,13 @@ void attention_forward(const typename Views<S, E>::Heads& q, const typename View
 #if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
     if constexpr (on_host<E>()) {
       if (blocks) {
-        const int si = static_cast<int>(s), d = static_cast<int>(q.extent(2));
+        const std::size_t d = q.extent(2);
         detail::over_heads<E>(g, [=](int i) {
           const std::size_t h = z0 + static_cast<std::size_t>(i);
-          detail::causal_head_forward<S>(&q(h, 0, 0), &k(h, 0, 0), &v(h, 0, 0), &p(i, 0, 0), &o(h, 0, 0), si, d);
+          detail::causal_head_forward<S>(&q(h, 0, 0), &k(h, 0, 0), &v(h, 0, 0), &p(i, 0, 0), &o(h, 0, 0),
+                                         static_cast<int>(s), static_cast<int>(d));
         });
-        detail::tally_full(g, {{s, s, q.extent(2)}, {s, q.extent(2), s}});
+        detail::tally_full(g, {{s, s, d}, {s, d, s}});
         continue;
       }
     }
@@ -398,17 +390,17 @@ void attention_backward_input(const typename Views<S, E>::Heads& q, const typena
 #if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
     if constexpr (on_host<E>()) {
       if (blocks) {
-        const int si = static_cast<int>(s), d = static_cast<int>(q.extent(2));
+        const std::size_t d = q.extent(2);
+        const int si = static_cast<int>(s), di = static_cast<int>(d);
         const bool recompute = !probs.data();
         detail::over_heads<E>(g, [=](int i) {
           const std::size_t h = z0 + static_cast<std::size_t>(i);
-          if (recompute) detail::causal_head_forward<S>(&q(h, 0, 0), &k(h, 0, 0), nullptr, &p(i, 0, 0), nullptr, si, d);
+          if (recompute) detail::causal_head_forward<S>(&q(h, 0, 0), &k(h, 0, 0), nullptr, &p(i, 0, 0), nullptr, si, di);
           detail::causal_head_backward<S>(&q(h, 0, 0), &k(h, 0, 0), &v(h, 0, 0), &p(i, 0, 0), &dout(h, 0, 0),
-                                          &dp(i, 0, 0), &dq(h, 0, 0), &dk(h, 0, 0), &dv(h, 0, 0), si, d);
+                                          &dp(i, 0, 0), &dq(h, 0, 0), &dk(h, 0, 0), &dv(h, 0, 0), si, di);
         });
-        const std::size_t dd = q.extent(2);
-        if (recompute) detail::tally_full(g, {{s, s, dd}});
-        detail::tally_full(g, {{s, s, dd}, {s, dd, s}, {s, dd, s}, {s, dd, s}});
+        if (recompute) detail::tally_full(g, {{s, s, d}});
+        detail::tally_full(g, {{s, s, d}, {s, d, s}, {s, d, s}, {s, d, s}});
         continue;
       }
     }

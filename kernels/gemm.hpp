@@ -14,8 +14,11 @@
 #include <type_traits>
 #include <vector>
 
-#if defined(KOKKOS_ENABLE_OPENMP) && defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
 #include <KokkosBlas_Host_tpl.hpp>
+#endif
+
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
 #include <omp.h>
 
 #include "kernels/host_tuning.hpp"
@@ -33,6 +36,18 @@ struct same_type {
 // Non-deduced: S and D come from C alone, so A and B may be passed as non-const views.
 template <class T>
 using nodeduce = typename same_type<T>::type;
+
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+// One call of the host BLAS on row-major operands: C [m, n] (row stride ldc) = alpha op(A) op(B) + beta C
+// is the column-major C^T = op(B)^T op(A)^T, so the BLAS gets B first.
+template <class S>
+void host_blas_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t k, S alpha, const S* a, std::size_t lda,
+                    const S* b, std::size_t ldb, S beta, S* c, std::size_t ldc) {
+  const auto i = [](std::size_t x) { return static_cast<int>(x); };
+  KokkosBlas::Impl::HostBlas<S>::gemm(tb ? 'T' : 'N', ta ? 'T' : 'N', i(n), i(m), i(k), alpha, b, i(ldb), a, i(lda), beta,
+                                      c, i(ldc));
+}
+#endif
 
 #if defined(PIPEBENCH_SPLIT_HOST_GEMM)
 // Products at least this large (multiply-adds, some 20 us on one core) are split over the OpenMP threads;
@@ -65,11 +80,8 @@ bool split_host_gemm(bool ta, bool tb, std::size_t m, std::size_t n, std::size_t
   const std::size_t extent = rows ? m : n;
   const std::size_t parts = std::min<std::size_t>(static_cast<std::size_t>(threads), extent);
   Kokkos::Profiling::pushRegion("pipebench::gemm[TPL_BLAS, split over " + std::to_string(parts) + " threads]");
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the BLAS gets B first.
   const auto blas = [=](std::size_t mm, std::size_t nn, const S* ap, const S* bp, S* cp) {
-    KokkosBlas::Impl::HostBlas<S>::gemm(tb ? 'T' : 'N', ta ? 'T' : 'N', static_cast<int>(nn), static_cast<int>(mm),
-                                        static_cast<int>(k), alpha, bp, static_cast<int>(ldb), ap,
-                                        static_cast<int>(lda), beta, cp, static_cast<int>(ldc));
+    host_blas_gemm<S>(ta, tb, mm, nn, k, alpha, ap, lda, bp, ldb, beta, cp, ldc);
   };
   Kokkos::parallel_for(
       "pipebench::gemm_split",

@@ -35,10 +35,8 @@ bool batch_over_host_threads(bool ta, bool tb, std::size_t batch, std::size_t m,
   Kokkos::parallel_for(
       "pipebench::gemm_batched",
       Kokkos::RangePolicy<Kokkos::OpenMP, Kokkos::Schedule<Kokkos::Static>>(0, static_cast<int>(batch)),
-      [=](int z) {  // host-only: this space is OpenMP. Row-major C = A B is column-major C^T = B^T A^T.
-        KokkosBlas::Impl::HostBlas<S>::gemm(tb ? 'T' : 'N', ta ? 'T' : 'N', static_cast<int>(n), static_cast<int>(m),
-                                            static_cast<int>(k), alpha, b + z * sb, static_cast<int>(ldb),
-                                            a + z * sa, static_cast<int>(lda), beta, c + z * sc, static_cast<int>(n));
+      [=](int z) {  // host-only: this space is OpenMP
+        host_blas_gemm<S>(ta, tb, m, n, k, alpha, a + z * sa, lda, b + z * sb, ldb, beta, c + z * sc, n);
       });
   Kokkos::Profiling::popRegion();
   return true;

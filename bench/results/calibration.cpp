@@ -94,9 +94,9 @@ Calibration::GroupFit group_fit(const std::vector<StoredComm>& comms, const std:
     if (r.group != group || !op || op->op != comm::bench::BenchOp::all_reduce || r.group_size < 2 ||
         spans == r.metadata.end() || (spans->second != "none" && spans->second != "all") || r.fit.points <= points)
       continue;
-    const int n = static_cast<int>(r.group_size);
+    const Calibration::Link l = link_of(sc);  // beta at the bus factor
     points = r.fit.points;
-    best.link = {r.fit.beta_Bps * comm::bench::bus_factor(op->op, n), std::max(0.0, r.fit.alpha_s) / (2.0 * (n - 1)), spans->second == "all"};
+    best.link = {l.beta, std::max(0.0, l.alpha) / (2.0 * double(r.group_size - 1)), spans->second == "all"};
     best.source = "comm fit /comm/" + run_name(sc.id) + " (all_reduce over " + group + ", " +
                   (best.link.inter ? "across nodes" : "inside a node") + ")";
   }
